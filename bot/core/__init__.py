@@ -1,0 +1,1 @@
+"""The synchronous deterministic core: events, clock, books, intents, the engine loop."""

@@ -1,0 +1,55 @@
+"""What a strategy asks for. Intents are values: the router and risk decide what is sent.
+
+Invariant: prices and sizes are integer micro-units on the token's tick grid; a strategy never
+talks to the venue, it only returns these.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from bot.venue.enums import OrderType, Side
+
+
+class Quote(msgspec.Struct, frozen=True):
+    """One resting order the strategy wants live (GTC unless ``expiration`` is set)."""
+
+    token_id: str
+    side: Side
+    price: int
+    size: int
+    post_only: bool = False
+    expiration: int = 0  # unix seconds; non-zero makes it GTD
+
+
+class QuoteTarget(msgspec.Struct, frozen=True):
+    """The complete desired set of resting quotes for one token; empty means none."""
+
+    token_id: str
+    quotes: tuple[Quote, ...] = ()
+
+
+class Take(msgspec.Struct, frozen=True):
+    """An immediate order: BUY spends ``amount`` USDC units, SELL sells ``amount`` share units.
+
+    ``price`` is the worst acceptable price in micro-units.
+    """
+
+    token_id: str
+    side: Side
+    price: int
+    amount: int
+    order_type: OrderType = OrderType.FOK
+
+
+class CancelOrder(msgspec.Struct, frozen=True):
+    order_id: str
+
+
+class CancelAll(msgspec.Struct, frozen=True):
+    """Cancel every own order on ``token_id``, or everywhere when it is ``None``."""
+
+    token_id: str | None = None
+
+
+Intent = QuoteTarget | Take | CancelOrder | CancelAll

@@ -1,0 +1,77 @@
+"""The venue's closed vocabularies, as string enums that serialize to the wire spelling."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Side(str, enum.Enum):
+    BUY = "BUY"
+    SELL = "SELL"
+
+    @property
+    def opposite(self) -> "Side":
+        return Side.SELL if self is Side.BUY else Side.BUY
+
+    @property
+    def uint8(self) -> int:
+        """The value signed in the EIP-712 order (0 = BUY, 1 = SELL)."""
+        return 0 if self is Side.BUY else 1
+
+
+class OrderType(str, enum.Enum):
+    GTC = "GTC"
+    GTD = "GTD"
+    FOK = "FOK"
+    FAK = "FAK"
+
+    @property
+    def is_market(self) -> bool:
+        return self in (OrderType.FOK, OrderType.FAK)
+
+
+class SignatureType(enum.IntEnum):
+    EOA = 0
+    POLY_PROXY = 1
+    POLY_GNOSIS_SAFE = 2
+    POLY_1271 = 3
+
+
+class TradeStatus(str, enum.Enum):
+    MATCHED = "MATCHED"
+    MATCHED_NOT_BROADCASTED = "MATCHED_NOT_BROADCASTED"
+    MINED = "MINED"
+    CONFIRMED = "CONFIRMED"
+    RETRYING = "RETRYING"
+    FAILED = "FAILED"
+
+    @classmethod
+    def parse(cls, text: str) -> "TradeStatus":
+        """Accept the REST ``TRADE_STATUS_`` prefix and any letter case."""
+        t = text.upper()
+        if t.startswith("TRADE_STATUS_"):
+            t = t[len("TRADE_STATUS_"):]
+        return cls(t)
+
+    @property
+    def terminal(self) -> bool:
+        return self in (TradeStatus.CONFIRMED, TradeStatus.FAILED)
+
+
+class OrderStatus(str, enum.Enum):
+    LIVE = "LIVE"
+    MATCHED = "MATCHED"
+    DELAYED = "DELAYED"
+    UNMATCHED = "UNMATCHED"
+    CANCELED = "CANCELED"
+    CANCELED_MARKET_RESOLVED = "CANCELED_MARKET_RESOLVED"
+    CANCELED_NOT_ENOUGH_BALANCE = "CANCELED_NOT_ENOUGH_BALANCE"
+    CANCELED_MARKET_NOT_FOUND = "CANCELED_MARKET_NOT_FOUND"
+    CANCELED_EXPIRED_ORDER = "CANCELED_EXPIRED_ORDER"
+    CANCELED_ORDER_TIMED_OUT = "CANCELED_ORDER_TIMED_OUT"
+    INVALID = "INVALID"
+
+
+def is_canceled_status(text: str) -> bool:
+    """Any status that starts with CANCELED (any case) means the order is gone."""
+    return text.upper().startswith("CANCELED")

@@ -1,0 +1,66 @@
+"""Exact conversion between the venue's decimal strings and integer micro-units.
+
+Invariant: every price, size and amount inside the framework is an ``int`` counting millionths
+(1 share = 1 USDC = 1_000_000 units). Strings are parsed exactly (never through ``float``); a value
+with more than six significant decimals is refused, never rounded silently.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+UNIT = 1_000_000
+DECIMALS = 6
+
+_PAD = ("000000", "00000", "0000", "000", "00", "0", "")
+
+
+class UnitsError(ValueError):
+    """A decimal string that is not an exact number of micro-units."""
+
+
+def parse_units(text: str) -> int:
+    """Parse a decimal string (``"0.52"``, ``"100"``, ``"-3.5"``) into micro-units, exactly."""
+    whole, dot, frac = text.partition(".")
+    if dot and 0 < len(frac) <= DECIMALS and frac.isdigit() and (whole.isdigit() or not whole):
+        return int(whole or "0") * UNIT + int(frac + _PAD[len(frac)])
+    if not dot and whole.isdigit():
+        return int(whole) * UNIT
+    return _parse_slow(text)
+
+
+def _parse_slow(text: str) -> int:
+    try:
+        value = Decimal(text.strip())
+    except (InvalidOperation, AttributeError):
+        raise UnitsError(f"not a decimal number: {text!r}") from None
+    if not value.is_finite():
+        raise UnitsError(f"not a finite number: {text!r}")
+    scaled = value.scaleb(DECIMALS)
+    if scaled != scaled.to_integral_value():
+        raise UnitsError(f"more than {DECIMALS} decimals: {text!r}")
+    return int(scaled)
+
+
+def format_units(units: int) -> str:
+    """Format micro-units as the shortest exact decimal string (``520000`` -> ``"0.52"``)."""
+    sign = "-" if units < 0 else ""
+    whole, frac = divmod(abs(units), UNIT)
+    if not frac:
+        return f"{sign}{whole}"
+    return f"{sign}{whole}.{frac:06d}".rstrip("0")
+
+
+def units_to_decimal(units: int) -> Decimal:
+    """Micro-units as an exact ``Decimal`` (for edges that need decimal arithmetic)."""
+    return Decimal(units).scaleb(-DECIMALS)
+
+
+def decimal_to_units(value: Decimal) -> int:
+    """An exact ``Decimal`` as micro-units; refuses values finer than one unit."""
+    return _parse_slow(str(value))
+
+
+def notional(price: int, size: int) -> int:
+    """USDC micro-units for ``size`` shares at ``price``, floored (exact on the tick grid)."""
+    return price * size // UNIT

@@ -1,0 +1,1 @@
+"""Strategies shipped with the framework, one module each."""

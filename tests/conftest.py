@@ -1,0 +1,35 @@
+"""Shared test fixtures: the async backend and the venue's reference data beside the checkout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("BOT_SHARED_DIR", REPO.parent / "shared"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.fail(f"reference data not found at {SHARED} (set BOT_SHARED_DIR)")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def data_dir(shared_dir: Path) -> Path:
+    return shared_dir / "data"
+
+
+@pytest.fixture(scope="session")
+def signing_vectors(shared_dir: Path) -> dict:
+    import json
+
+    return json.loads((shared_dir / "vectors" / "order_signing.json").read_text())
