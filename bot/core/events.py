@@ -1,0 +1,44 @@
+"""Execution events the core passes between reconciler, portfolio, risk and strategy.
+
+Invariant: every amount is integer micro-units; a fill is identified by ``(trade_id, order_id)``
+and is delivered once, at first sight; a later ``FAILED`` settlement arrives as a ``FillReversal``
+of that same key.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from bot.venue.enums import Side, TradeStatus
+
+
+class Fill(msgspec.Struct, frozen=True):
+    """Our order ``order_id`` traded ``size`` shares of ``token_id`` at ``price`` in trade ``trade_id``."""
+
+    trade_id: str
+    order_id: str
+    token_id: str
+    side: Side  # our side
+    price: int
+    size: int
+    fee: int = 0  # USDC units paid (negative: rebate)
+    is_maker: bool = True
+    status: TradeStatus = TradeStatus.MATCHED
+    ts: float = 0.0  # venue time, unix seconds
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.trade_id, self.order_id)
+
+
+class FillReversal(msgspec.Struct, frozen=True):
+    """A fill whose trade ended FAILED: its effect on balances is undone."""
+
+    fill: Fill
+
+
+class SettlementUpdate(msgspec.Struct, frozen=True):
+    """A known trade moved to a new settlement status (MINED, CONFIRMED, RETRYING...)."""
+
+    trade_id: str
+    status: TradeStatus
