@@ -1,1 +1,1 @@
-"""ops"""
+"""Operations: configuration, logging, metrics."""

@@ -1,1 +1,29 @@
-"""sim"""
+"""The simulated venue: matching engine, accounts, settlement, synthetic traders, and the small
+latency and queue models. Pure and deterministic (time is a parameter, randomness is seeded);
+knows nothing of HTTP. See ``matching.py`` for the engine's rules."""
+
+from bot.sim.events import (
+    BookLevelChanged,
+    BookSnapshot,
+    MakerOrderView,
+    OrderEvent,
+    OrderView,
+    TickSizeChanged,
+    TradeEvent,
+    TradePrint,
+    TradeView,
+)
+from bot.sim.flow import FlowConfig, SyntheticMarket
+from bot.sim.matching import Balance, EngineConfig, MatchingEngine
+from bot.sim.orders import LOT, AmountsError, OrderRequest
+from bot.sim.positions import Position
+from bot.sim.results import CancelResult, OrderResult
+from bot.sim.settlement import SettlementConfig
+from bot.sim.ticks import TickConfig
+
+__all__ = [
+    "LOT", "AmountsError", "Balance", "BookLevelChanged", "BookSnapshot", "CancelResult",
+    "EngineConfig", "FlowConfig", "MakerOrderView", "MatchingEngine", "OrderEvent",
+    "OrderRequest", "OrderResult", "OrderView", "Position", "SettlementConfig",
+    "SyntheticMarket", "TickConfig", "TickSizeChanged", "TradeEvent", "TradePrint", "TradeView",
+]

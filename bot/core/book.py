@@ -1,0 +1,527 @@
+"""Level-2 order books, one per outcome token, kept in integer micro-units.
+
+Invariants:
+
+- ``bids`` and ``asks`` map price -> size (both ``int`` micro-units); a level present has size > 0.
+- The best bid is the highest bid price and the best ask the lowest ask price, whatever order the
+  wire sent the levels in (never "the first element").
+- A snapshot replaces both sides; a level change sets that level's total (0 removes it).
+- ``epoch`` counts continuity breaks: it increments on a tick-size change and on the first
+  snapshot after the book was marked for resync (a reconnect, a REST fallback). Anything derived
+  from a book (queue estimates, quotes) is valid only within one epoch.
+- ``hash`` is an opaque change token copied from the venue; it is never validated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from bot.venue.units import UNIT, UnitsError, parse_units
+
+# A cached best price that must be recomputed from the levels.
+_DIRTY = -1
+_SCALE = (UNIT, 100_000, 10_000, 1_000, 100, 10, 1)
+
+Levels = Iterable[tuple[int, int]]
+
+
+class BookError(ValueError):
+    """A book message whose prices or sizes are not valid micro-units."""
+
+
+# Prices are few (at most 10,000 on the finest tick): the string -> units map is shared by all
+# books and bounded by the grid, so it never grows without limit on valid input.
+_PRICE_CACHE: dict[str, int] = {}
+_PRICE_CACHE_MAX = 65_536
+# Sizes repeat too (removals are all "0", round sizes recur); the cache keeps the first sizes seen
+# up to its bound and then stops growing, so it costs bounded memory on any input.
+_SIZE_CACHE: dict[str, int] = {}
+_SIZE_CACHE_MAX = 32_768
+
+
+def price_units(text: str) -> int:
+    """A price string as micro-units, cached (prices repeat; the grid is small)."""
+    try:
+        return _PRICE_CACHE[text]
+    except KeyError:
+        pass
+    value = _parse_nonneg(text)
+    if value > UNIT:
+        raise BookError(f"price above 1: {text!r}")
+    if len(_PRICE_CACHE) < _PRICE_CACHE_MAX:
+        _PRICE_CACHE[text] = value
+    return value
+
+
+def size_units(text: str) -> int:
+    """A size string (``"3300"``, ``"21574.08"``) as non-negative micro-units, exactly."""
+    whole, dot, frac = text.partition(".")
+    if whole.isdecimal():
+        if not dot:
+            return int(whole) * UNIT
+        n = len(frac)
+        if 0 < n <= 6 and frac.isdecimal():
+            return int(whole) * UNIT + int(frac) * _SCALE[n]
+    return _parse_nonneg(text)
+
+
+def _parse_nonneg(text: Any) -> int:
+    if not isinstance(text, str):
+        raise BookError(f"expected a decimal string, got {type(text).__name__}")
+    try:
+        value = parse_units(text)
+    except UnitsError as exc:
+        raise BookError(str(exc)) from None
+    if value < 0:
+        raise BookError(f"negative value: {text!r}")
+    return value
+
+
+def parse_levels(levels: Iterable[Any]) -> list[tuple[int, int]]:
+    """Wire levels (objects with ``price``/``size`` strings) as ``(price, size)`` unit pairs."""
+    return [(price_units(lv.price), size_units(lv.size)) for lv in levels]
+
+
+class Book:
+    """The L2 book of one token: see the module invariants."""
+
+    __slots__ = (
+        "token_id", "market", "bids", "asks", "tick", "min_size", "last_trade_price",
+        "epoch", "stale", "resync", "hash", "timestamp_ms", "updates", "snapshots", "_other",
+        "_bb", "_ba",
+    )
+
+    def __init__(self, token_id: str, *, tick: int = 10_000, market: str = "") -> None:
+        self.token_id = token_id
+        self.market = market
+        self.bids: dict[int, int] = {}
+        self.asks: dict[int, int] = {}
+        self.tick = tick
+        self.min_size = 0
+        self.last_trade_price: int | None = None
+        self.epoch = 0
+        # A book starts stale and resyncing: nothing is known until the first snapshot.
+        self.stale = True
+        self.resync = True
+        self.hash = ""
+        self.timestamp_ms = 0
+        self.updates = 0  # level changes applied
+        self.snapshots = 0  # snapshots applied
+        self._other = 0  # tick and trade-print changes
+        self._bb: int | None = None
+        self._ba: int | None = None
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def apply_snapshot(
+        self,
+        bids: Levels,
+        asks: Levels,
+        *,
+        hash: str = "",
+        timestamp_ms: int = 0,
+        tick: int | None = None,
+        last_trade_price: int | None = None,
+        min_size: int | None = None,
+    ) -> bool:
+        """Replace both sides. Returns False (and changes nothing) for a snapshot older than the
+        book's last update while the book is live; a resyncing book accepts any snapshot and
+        starts a new epoch with it."""
+        if not self.resync and timestamp_ms and timestamp_ms < self.timestamp_ms:
+            return False
+        new_bids = {p: s for p, s in bids if s > 0}
+        new_asks = {p: s for p, s in asks if s > 0}
+        self.bids = new_bids
+        self.asks = new_asks
+        self._bb = max(new_bids) if new_bids else None
+        self._ba = min(new_asks) if new_asks else None
+        if self.resync:
+            self.epoch += 1
+            self.resync = False
+        self.stale = False
+        if tick is not None and tick != self.tick:
+            self.tick = tick
+        if last_trade_price is not None:
+            self.last_trade_price = last_trade_price
+        if min_size is not None:
+            self.min_size = min_size
+        self.hash = hash
+        if timestamp_ms:
+            self.timestamp_ms = timestamp_ms
+        self.snapshots += 1
+        return True
+
+    def set_level(self, is_bid: bool, price: int, size: int) -> None:
+        """Set the total size at ``price`` on one side; size 0 removes the level."""
+        if is_bid:
+            side = self.bids
+            if size:
+                side[price] = size
+                bb = self._bb
+                if bb is None or (bb != _DIRTY and price > bb):
+                    self._bb = price
+            else:
+                side.pop(price, None)
+                if price == self._bb:
+                    self._bb = _DIRTY
+        else:
+            side = self.asks
+            if size:
+                side[price] = size
+                ba = self._ba
+                if ba is None or (ba != _DIRTY and price < ba):
+                    self._ba = price
+            else:
+                side.pop(price, None)
+                if price == self._ba:
+                    self._ba = _DIRTY
+        self.updates += 1
+
+    def set_tick(self, tick: int) -> None:
+        """A tick-size change: new grid, new epoch (queue positions and quotes are void)."""
+        self.tick = tick
+        self.epoch += 1
+        self._other += 1
+
+    def set_last_trade(self, price: int, timestamp_ms: int = 0) -> None:
+        self.last_trade_price = price
+        if timestamp_ms > self.timestamp_ms:
+            self.timestamp_ms = timestamp_ms
+        self._other += 1
+
+    def mark_stale(self) -> None:
+        """The feed for this book broke (stream down, silent, reconnecting): the levels are kept
+        for display but are not trusted, and the next snapshot starts a new epoch."""
+        self.stale = True
+        self.resync = True
+
+    # -- reads ----------------------------------------------------------------------------
+
+    @property
+    def seq(self) -> int:
+        """Changes of any kind so far (snapshots, level changes, ticks, trade prints): a cheap
+        "has anything changed since I last looked" token."""
+        return self.updates + self.snapshots + self._other
+
+    @property
+    def best_bid(self) -> int | None:
+        bb = self._bb
+        if bb == _DIRTY:
+            bb = self._bb = max(self.bids) if self.bids else None
+        return bb
+
+    @property
+    def best_ask(self) -> int | None:
+        ba = self._ba
+        if ba == _DIRTY:
+            ba = self._ba = min(self.asks) if self.asks else None
+        return ba
+
+    @property
+    def best_bid_size(self) -> int:
+        bb = self.best_bid
+        return 0 if bb is None else self.bids[bb]
+
+    @property
+    def best_ask_size(self) -> int:
+        ba = self.best_ask
+        return 0 if ba is None else self.asks[ba]
+
+    @property
+    def mid(self) -> int | None:
+        """Midpoint in micro-units, floored to a whole unit; None unless both sides exist."""
+        bb, ba = self.best_bid, self.best_ask
+        if bb is None or ba is None:
+            return None
+        return (bb + ba) // 2
+
+    @property
+    def spread(self) -> int | None:
+        bb, ba = self.best_bid, self.best_ask
+        if bb is None or ba is None:
+            return None
+        return ba - bb
+
+    @property
+    def crossed(self) -> bool:
+        """True when best bid >= best ask (possible transiently between deltas, never after a
+        snapshot of an uncrossed book)."""
+        bb, ba = self.best_bid, self.best_ask
+        return bb is not None and ba is not None and bb >= ba
+
+    def depth_to(self, is_bid: bool, limit_price: int) -> int:
+        """Total size resting at prices at least as good as ``limit_price`` on one side: bids
+        >= limit for the bid side, asks <= limit for the ask side (what a taker could hit)."""
+        if is_bid:
+            return sum(s for p, s in self.bids.items() if p >= limit_price)
+        return sum(s for p, s in self.asks.items() if p <= limit_price)
+
+    def cost_to_fill(self, is_buy: bool, size: int) -> tuple[int, int]:
+        """Walk the opposite side for a taker order of ``size``: returns ``(filled, notional)``
+        in micro-units, notional floored per level (exact on the tick grid)."""
+        if is_buy:
+            levels = sorted(self.asks.items())
+        else:
+            levels = sorted(self.bids.items(), reverse=True)
+        filled = notional = 0
+        for price, avail in levels:
+            take = min(avail, size - filled)
+            filled += take
+            notional += price * take // UNIT
+            if filled >= size:
+                break
+        return filled, notional
+
+    def levels(self, is_bid: bool, n: int | None = None) -> list[tuple[int, int]]:
+        """Levels best first (bids descending, asks ascending), at most ``n``."""
+        if is_bid:
+            out = sorted(self.bids.items(), reverse=True)
+        else:
+            out = sorted(self.asks.items())
+        return out if n is None else out[:n]
+
+    def __repr__(self) -> str:
+        return (f"Book({self.token_id[:10]}…, bid={self.best_bid}, ask={self.best_ask}, "
+                f"epoch={self.epoch}, stale={self.stale}, seq={self.seq})")
+
+
+class Books:
+    """All books by token id, and the hot path that applies decoded market events to them.
+
+    Events are duck-typed on the wire field names (``asset_id``, ``price``, ``side``, ``size``,
+    ``bids``/``asks`` of ``price``/``size`` strings), so the venue models and any lean decoder
+    feed the same code. Events for tokens not tracked are ignored and counted.
+    """
+
+    __slots__ = ("_books", "ignored", "errors", "track_all")
+
+    def __init__(self, token_ids: Iterable[str] = (), *, track_all: bool = False) -> None:
+        self._books: dict[str, Book] = {}
+        self.ignored = 0
+        self.errors = 0
+        self.track_all = track_all  # create books on first sight instead of ignoring
+        for t in token_ids:
+            self.add(t)
+
+    def add(self, token_id: str, *, tick: int = 10_000, market: str = "") -> Book:
+        book = self._books.get(token_id)
+        if book is None:
+            book = self._books[token_id] = Book(token_id, tick=tick, market=market)
+        return book
+
+    def remove(self, token_id: str) -> None:
+        self._books.pop(token_id, None)
+
+    def get(self, token_id: str) -> Book | None:
+        return self._books.get(token_id)
+
+    def __getitem__(self, token_id: str) -> Book:
+        return self._books[token_id]
+
+    def __contains__(self, token_id: object) -> bool:
+        return token_id in self._books
+
+    def __iter__(self):
+        return iter(self._books.values())
+
+    def __len__(self) -> int:
+        return len(self._books)
+
+    def token_ids(self) -> list[str]:
+        return list(self._books)
+
+    def _book_for(self, token_id: str) -> Book | None:
+        book = self._books.get(token_id)
+        if book is None and self.track_all:
+            book = self.add(token_id)
+        return book
+
+    def mark_stale(self, token_ids: Iterable[str] | None = None) -> None:
+        """Mark some (default: all) books stale and due for a new epoch."""
+        books = self._books
+        for t in (books if token_ids is None else token_ids):
+            b = books.get(t)
+            if b is not None:
+                b.mark_stale()
+
+    # -- event application ----------------------------------------------------------------
+
+    def apply_book(self, ev: Any) -> Book | None:
+        """Apply a full snapshot (WS ``book`` event or REST book). Bad levels raise BookError
+        and leave the book unchanged."""
+        book = self._book_for(ev.asset_id)
+        if book is None:
+            self.ignored += 1
+            return None
+        bids = parse_levels(ev.bids or ())
+        asks = parse_levels(ev.asks or ())
+        tick = getattr(ev, "tick_size", None)
+        ltp = getattr(ev, "last_trade_price", None)
+        mos = getattr(ev, "min_order_size", None)
+        book.apply_snapshot(
+            bids, asks,
+            hash=ev.hash or "",
+            timestamp_ms=_ms(getattr(ev, "timestamp", 0)),
+            tick=price_units(tick) if isinstance(tick, str) and tick else None,
+            last_trade_price=price_units(ltp) if isinstance(ltp, str) and ltp else None,
+            min_size=size_units(mos) if isinstance(mos, str) and mos else None,
+        )
+        if not book.market:
+            book.market = getattr(ev, "market", "") or ""
+        return book
+
+    def apply_changes(self, changes: Iterable[Any], timestamp_ms: int = 0) -> int:
+        """Apply ``price_change`` level changes (``asset_id``, ``price``, ``side``, ``size``,
+        ``hash``); returns how many were applied. A bad level raises BookError after the levels
+        before it were applied (each level is independent: size is the new total).
+
+        This is the hot path: prices and sizes go through caches, nothing is allocated per level
+        beyond the size integer, and switching asset (frames interleave a market's two tokens)
+        costs one dict lookup."""
+        books = self._books
+        pcache = _PRICE_CACHE
+        scache = _SIZE_CACHE
+        applied = 0
+        last_id = None
+        book: Book | None = None
+        bids = asks = _EMPTY
+        prev_sz = None
+        prev_size = 0
+        for ch in changes:
+            aid = ch.asset_id
+            if aid != last_id:
+                last_id = aid
+                book = books.get(aid)
+                if book is None:
+                    if not self.track_all:
+                        self.ignored += 1
+                        continue
+                    book = self.add(aid)
+                bids = book.bids
+                asks = book.asks
+                if timestamp_ms > book.timestamp_ms:
+                    book.timestamp_ms = timestamp_ms
+            elif book is None:
+                self.ignored += 1
+                continue
+            p = ch.price
+            try:
+                price = pcache[p]
+            except KeyError:
+                price = price_units(p)
+            sz = ch.size
+            if sz == prev_sz:  # the complement token's echo carries the same size
+                size = prev_size
+            else:
+                size = scache.get(sz)
+                if size is None:
+                    whole, dot, frac = sz.partition(".")
+                    k = len(frac)
+                    if dot and 0 < k <= 6 and whole.isdecimal() and frac.isdecimal():
+                        size = int(whole) * UNIT + int(frac) * _SCALE[k]
+                    else:
+                        size = size_units(sz)
+                    if len(scache) < _SIZE_CACHE_MAX:
+                        scache[sz] = size
+                prev_sz = sz
+                prev_size = size
+            side = ch.side
+            if side == "BUY":
+                if size:
+                    bids[price] = size
+                    bb = book._bb
+                    if bb is None or (bb != _DIRTY and price > bb):
+                        book._bb = price
+                elif bids.pop(price, None) is not None and price == book._bb:
+                    book._bb = _DIRTY
+            elif side == "SELL":
+                if size:
+                    asks[price] = size
+                    ba = book._ba
+                    if ba is None or (ba != _DIRTY and price < ba):
+                        book._ba = price
+                elif asks.pop(price, None) is not None and price == book._ba:
+                    book._ba = _DIRTY
+            else:
+                raise BookError(f"unknown side {side!r}")
+            book.updates += 1
+            h = ch.hash
+            if h:
+                book.hash = h
+            applied += 1
+        return applied
+
+    def apply_tick_size_change(self, ev: Any) -> Book | None:
+        book = self._book_for(ev.asset_id)
+        if book is None:
+            self.ignored += 1
+            return None
+        book.set_tick(price_units(ev.new_tick_size))
+        return book
+
+    def apply_last_trade(self, ev: Any) -> Book | None:
+        book = self._book_for(ev.asset_id)
+        if book is None:
+            self.ignored += 1
+            return None
+        book.set_last_trade(price_units(ev.price), _ms(getattr(ev, "timestamp", 0)))
+        return book
+
+    def apply_event(self, ev: Any) -> Book | None:
+        """Dispatch one decoded market event on its kind (the Struct tag ``event_type``, or an
+        ``event_type`` attribute); unknown kinds are ignored. Returns the book touched (the last
+        one for a multi-asset ``price_change``).
+
+        Bad input never raises here: a level or snapshot that does not parse is counted in
+        ``errors`` and the books it concerns are marked stale (their next snapshot resyncs them)."""
+        et = event_type(ev)
+        try:
+            if et == "price_change":
+                changes = ev.price_changes
+                self.apply_changes(changes, _ms(getattr(ev, "timestamp", 0)))
+                return self._books.get(changes[-1].asset_id) if changes else None
+            if et == "book":
+                return self.apply_book(ev)
+            if et == "tick_size_change":
+                return self.apply_tick_size_change(ev)
+            if et == "last_trade_price":
+                return self.apply_last_trade(ev)
+        except BookError:
+            self.errors += 1
+            if et == "price_change":
+                self.mark_stale({ch.asset_id for ch in ev.price_changes})
+            else:
+                self.mark_stale([ev.asset_id])
+            return None
+        return None
+
+
+_TAGS: dict[type, Any] = {}
+
+
+def event_type(ev: Any) -> Any:
+    """The ``event_type`` of a decoded event: its msgspec tag, else an ``event_type`` attribute."""
+    cls = type(ev)
+    try:
+        return _TAGS[cls]
+    except KeyError:
+        pass
+    cfg = getattr(cls, "__struct_config__", None)
+    tag = getattr(cfg, "tag", None) if cfg is not None else None
+    if tag is None:
+        return getattr(ev, "event_type", None)
+    _TAGS[cls] = tag
+    return tag
+
+
+_EMPTY: dict[int, int] = {}
+
+
+def _ms(value: Any) -> int:
+    """A venue timestamp (epoch-ms string or int) as an int; 0 when absent or malformed."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return 0

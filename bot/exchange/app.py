@@ -1,0 +1,105 @@
+"""Assembly of the exchange's ASGI apps: one per surface, or one app serving every surface.
+
+Invariant: every HTTP request goes through ``guard``: allow fault latency, then the edge limits
+(429 + Retry-After), then injected 5xx faults, then the handler; a ``Reply`` becomes its JSON
+body and status, and any other exception becomes 500 ``internal_error: <detail>``, so bad
+input never crashes the server. With ``single_port`` the surfaces are mounted at ``/catalog``,
+``/clob`` and ``/data-api`` (WebSockets at ``/ws/...``); otherwise each surface has its own app
+at the root and the WebSockets live on the CLOB port.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+
+import anyio
+import structlog
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Mount, Route
+
+from bot.exchange import account_routes, catalog_routes, clob_routes, ws
+from bot.exchange.auth_check import AllowList, Authenticator
+from bot.exchange.config import ExchangeConfig
+from bot.exchange.edge import EdgeLimits
+from bot.exchange.markets_view import MarketsView
+from bot.exchange.replies import Reply, internal, json_response
+from bot.exchange.state import ExchangeState
+
+log = structlog.get_logger("bot.exchange")
+MOUNTS = {"catalog": "/catalog", "clob": "/clob", "data": "/data-api"}
+
+
+class Exchange:
+    """Everything the routes share: state, authentication, limits, allow-list, renderers."""
+
+    def __init__(self, config: ExchangeConfig, clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.state = ExchangeState(config, clock)
+        self.hub = ws.Hub(self.state)
+        self.auth = Authenticator(self.state.keys, config.chain_id, config.auth_window_s, clock)
+        self.limits = EdgeLimits(config.limits_scale, config.limits_enabled, time.monotonic)
+        self.allow = AllowList(config.allow_ips)
+        self.markets_view = MarketsView(self.state.catalog, self.state.price_of)
+        self.catalog_view = catalog_routes.CatalogView(self.state.catalog)
+        self.clob = clob_routes.ClobRoutes(self)
+        self.account = account_routes.AccountRoutes(self)
+
+    def guard(self, surface: str, endpoint):
+        faults = self.state.faults
+
+        @functools.wraps(endpoint)
+        async def wrapped(request: Request):
+            try:
+                delay = faults.latency_s()
+                if delay:
+                    await anyio.sleep(delay)
+                client = request.client.host if request.client else "?"
+                burst = faults.in_rate_limit_burst()
+                if burst:
+                    from bot.exchange.replies import throttled
+
+                    raise throttled(burst, "fault")
+                path = request.scope.get("route_path") or _local_path(request)
+                self.limits.request(surface, request.method, path, client)
+                if faults.inject_error(path):
+                    raise internal("injected fault")
+                return await endpoint(request)
+            except Reply as r:
+                return json_response(r.body, r.status, r.headers)
+            except Exception as exc:  # never crash on input: answer internal_error
+                log.error("request_failed", path=request.url.path, error=type(exc).__name__)
+                return json_response({"error": f"internal_error: {type(exc).__name__}: {exc}"}, 500)
+
+        return wrapped
+
+    def surface_routes(self, surface: str) -> list[Route]:
+        if surface == "catalog":
+            raw = catalog_routes.routes(self.catalog_view)
+        elif surface == "clob":
+            raw = self.clob.routes()
+        else:
+            raw = self.account.routes()
+        return [Route(r.path, self.guard(surface, r.endpoint), methods=list(r.methods or ["GET"])) for r in raw]
+
+    def apps(self) -> dict[str, Starlette]:
+        """``{"catalog": app, "clob": app, "data": app}`` or ``{"all": app}`` in single-port mode."""
+        if self.config.single_port:
+            routes = [Mount(MOUNTS[s], routes=self.surface_routes(s)) for s in ("catalog", "clob", "data")]
+            return {"all": Starlette(routes=ws.routes(self.hub) + routes)}
+        return {
+            "catalog": Starlette(routes=self.surface_routes("catalog")),
+            "clob": Starlette(routes=ws.routes(self.hub) + self.surface_routes("clob")),
+            "data": Starlette(routes=self.surface_routes("data")),
+        }
+
+
+def _local_path(request: Request) -> str:
+    """The request path without the mount prefix (what the client signs and the table names)."""
+    path = request.url.path
+    root = request.scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):] or "/"
+    return path

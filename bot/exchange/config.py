@@ -1,0 +1,109 @@
+"""Configuration of the local exchange: frozen msgspec Structs that reject unknown fields.
+
+Invariant: every field has a default, so ``ExchangeConfig()`` is a complete, runnable exchange
+(one funded demo account, a seeded catalog, live synthetic books, the venue's limits, no faults).
+Configs load from TOML (``load_config``) with the same field names as the Structs.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import msgspec
+
+
+class FaultConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Deliberate misbehaviour, off by default. Rates are probabilities in [0, 1]."""
+
+    latency_ms_min: float = 0.0  # added latency, uniform in [min, max] per request
+    latency_ms_max: float = 0.0
+    error_rate: float = 0.0  # share of requests answered 500 internal_error (any route)
+    error_routes: tuple[str, ...] = ()  # restrict error_rate to these paths (empty = all)
+    rate_limit_burst_every_s: float = 0.0  # every N s, answer 429 to everything for burst_s
+    rate_limit_burst_s: float = 0.0
+    restart_every_s: float = 0.0  # engine restart cycle: 425 for restart_s, then post-only
+    restart_s: float = 0.0
+    post_only_s: float = 0.0
+    ws_drop_every_s: float = 0.0  # close every WebSocket connection this often
+    user_event_delay_ms: float = 0.0  # delay user-channel events by this much
+    user_event_duplicate_rate: float = 0.0  # send some user events twice
+    user_event_reorder_rate: float = 0.0  # swap some adjacent user events
+    settlement_fail_rate: float = 0.0  # trades that end FAILED (passed to the sim settlement)
+    version_mismatch_rate: float = 0.0  # POST /order(s) answered {"error": "order_version_mismatch"}
+    seed: int = 7
+
+
+class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Synthetic background traders (bot/sim/flow.py) driven on the server clock."""
+
+    enabled: bool = True
+    interval_s: float = 0.25  # one flow step per interval
+    markets: int = 0  # how many markets get traders (0 = all)
+
+
+class SettlementConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """How long trades take through MATCHED -> MINED -> CONFIRMED."""
+
+    mined_after_s: float = 0.3
+    confirmed_after_s: float = 0.6
+
+
+class AccountSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An extra funded account; with fixed API credentials when given (e.g. test vectors)."""
+
+    private_key: str = ""  # 0x-hex; empty with an address = funds without a key
+    address: str = ""
+    api_key: str = ""
+    secret: str = ""
+    passphrase: str = ""
+    usdc: str = "10000"
+    tokens: dict[str, str] = {}  # token id -> shares held at start
+
+
+class MarketSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A market with fixed ids (for replaying known vectors); the complement token is made up."""
+
+    condition_id: str
+    token_id: str
+    complement_token_id: str = ""
+    tick_size: str = "0.01"
+    neg_risk: bool = False
+    question: str = ""
+    mid: str = "0.5"
+
+
+class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    host: str = "127.0.0.1"
+    catalog_port: int = 0  # 0 = a free port
+    clob_port: int = 0
+    data_port: int = 0
+    single_port: bool = False  # serve every surface (and WebSockets) on one port
+    port: int = 0  # the port when single_port
+    seed: int = 1
+    catalog_file: str = ""  # JSON catalog to load instead of generating one
+    markets: int = 8  # generated binary markets (neg-risk events come on top)
+    neg_risk_events: int = 1
+    neg_risk_outcomes: int = 3
+    extra_markets: tuple[MarketSeed, ...] = ()
+    chain_id: int = 137
+    demo_usdc: str = "100000"  # the demo account's starting USDC
+    demo_shares: str = "1000"  # shares of every outcome token the demo account starts with
+    accounts: tuple[AccountSeed, ...] = ()
+    limits_scale: float = 1.0  # multiply every limit capacity (tests use < 1)
+    limits_enabled: bool = True
+    allow_ips: tuple[str, ...] = ("127.0.0.1", "::1", "localhost")  # for /positions, /holders
+    auth_window_s: float = 30.0  # L2/L1 timestamp freshness
+    heartbeat_timeout_s: float = 10.0
+    clob_markets_variant: str = "B"  # the shape of GET /markets listings: "A" or "B"
+    flow: FlowConfig = FlowConfig()
+    settlement: SettlementConfig = SettlementConfig()
+    faults: FaultConfig = FaultConfig()
+    log_requests: bool = False
+
+
+def load_config(path: str | Path, **overrides: object) -> ExchangeConfig:
+    """Read a TOML file (sections ``[flow]``, ``[faults]``...); ``overrides`` win over it."""
+    data = tomllib.loads(Path(path).read_text()) if path else {}
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return msgspec.convert(data, ExchangeConfig)

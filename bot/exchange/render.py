@@ -1,0 +1,113 @@
+"""Engine snapshots (bot/sim/events.py) rendered as the venue's wire models.
+
+Invariant: money leaves as exact decimal strings (``format_units``); books list bids ascending
+and asks descending (best last) and carry the SHA-1 hash of venue.md 7.2; WS timestamps are
+epoch-ms strings, user ``order.created_at`` and trade ``match_time``/``last_update`` are epoch
+seconds; REST ``createdAt``/``match_time`` are ISO 8601 / epoch-second strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+
+import msgspec
+
+from bot.sim.events import BookSnapshot, OrderView, TradeView
+from bot.venue.models.book import Level, OrderBook
+from bot.venue.models.orders import OpenOrder
+from bot.venue.models.trade import MakerOrder, Trade
+from bot.venue.models.ws import BookEvent, OrderEvent, TradeEvent
+from bot.venue.units import format_units
+
+_enc = msgspec.json.Encoder()
+
+
+def ms(t: float) -> str:
+    return str(int(t * 1000))
+
+
+def secs(t: float) -> str:
+    return str(int(t))
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def book_hash(book: OrderBook) -> str:
+    """SHA-1 hex of the compact JSON of the book with ``hash`` = "" (field order = recipe order)."""
+    blank = msgspec.structs.replace(book, hash="")
+    return hashlib.sha1(_enc.encode(blank)).hexdigest()
+
+
+def _levels(levels: list[tuple[int, int]]) -> list[Level]:
+    return [Level(price=format_units(p), size=format_units(s)) for p, s in levels]
+
+
+def book(snap: BookSnapshot, now: float, event: bool = False) -> OrderBook:
+    cls = BookEvent if event else OrderBook
+    b = cls(
+        market=snap.market, asset_id=snap.token, timestamp=ms(now), hash="", bids=_levels(snap.bids),
+        asks=_levels(snap.asks), min_order_size=format_units(snap.min_size), tick_size=format_units(snap.tick),
+        neg_risk=snap.neg_risk, last_trade_price=format_units(snap.last_trade_price),
+    )
+    if event:
+        plain = OrderBook(**msgspec.structs.asdict(b))
+        return msgspec.structs.replace(b, hash=book_hash(plain))
+    return msgspec.structs.replace(b, hash=book_hash(b))
+
+
+def open_order(o: OrderView) -> OpenOrder:
+    return OpenOrder(
+        associate_trades=list(o.associate_trades), id=o.id, status=o.status.value, market=o.market,
+        original_size=format_units(o.original_size), outcome=o.outcome, maker_address=o.account,
+        owner=o.owner, price=format_units(o.price), side=o.side.value, size_matched=format_units(o.size_matched),
+        asset_id=o.asset_id, expiration=str(o.expiration), order_type=o.order_type.value,
+        created_at=iso(o.created_at),
+    )
+
+
+def order_event(o: OrderView, kind: str, now: float) -> OrderEvent:
+    return OrderEvent(
+        id=o.id, owner=o.owner, order_owner=o.owner, market=o.market, asset_id=o.asset_id, side=o.side.value,
+        price=format_units(o.price), original_size=format_units(o.original_size),
+        size_matched=format_units(o.size_matched), outcome=o.outcome, order_type=o.order_type.value,
+        status=o.status.value, maker_address=o.account, associate_trades=list(o.associate_trades),
+        created_at=secs(o.created_at), expiration=str(o.expiration), timestamp=ms(now), type=kind,
+    )
+
+
+def _makers(t: TradeView) -> list[MakerOrder]:
+    return [
+        MakerOrder(order_id=m.order_id, owner=m.owner, maker_address=m.account,
+                   matched_amount=format_units(m.matched_amount), price=format_units(m.price),
+                   fee_rate_bps=str(m.fee_rate_bps), asset_id=m.asset_id, outcome=m.outcome, side=m.side.value)
+        for m in t.maker_orders
+    ]
+
+
+def role_of(t: TradeView, account: str) -> str:
+    """TAKER when ``account`` placed the taker order, else MAKER."""
+    return "TAKER" if t.account.lower() == account.lower() else "MAKER"
+
+
+def trade(t: TradeView, role: str = "TAKER") -> Trade:
+    return Trade(
+        id=t.id, taker_order_id=t.taker_order_id, market=t.market, asset_id=t.asset_id, side=t.side.value,
+        size=format_units(t.size), fee_rate_bps=str(t.fee_rate_bps), price=format_units(t.price),
+        status=t.status.value, match_time=secs(t.match_time), last_update=secs(t.last_update),
+        outcome=t.outcome, maker_address=t.account, owner=t.owner, transaction_hash=t.transaction_hash,
+        bucket_index=t.bucket_index, maker_orders=_makers(t), type=role, trader_side=role,
+    )
+
+
+def trade_event(t: TradeView, role: str, trade_owner: str, now: float) -> TradeEvent:
+    return TradeEvent(
+        id=t.id, taker_order_id=t.taker_order_id, market=t.market, asset_id=t.asset_id, side=t.side.value,
+        size=format_units(t.size), fee_rate_bps=str(t.fee_rate_bps), price=format_units(t.price),
+        status=t.status.value, match_time=secs(t.match_time), last_update=secs(t.last_update),
+        outcome=t.outcome, maker_address=t.account, owner=trade_owner, transaction_hash=t.transaction_hash,
+        bucket_index=t.bucket_index, maker_orders=_makers(t), type="TRADE", trader_side=role,
+        trade_owner=trade_owner, timestamp=ms(now),
+    )

@@ -1,0 +1,221 @@
+"""Running the exchange: ``LocalExchange`` (async, in-process) and ``start_in_thread`` (sync).
+
+Invariant: the servers listen on sockets bound before ``__aenter__`` returns, so ``ex.urls`` are
+live the moment they are handed out; the engine clock loop (expiry, settlement, heartbeats, fault
+drops, synthetic flow) runs in the same event loop as the handlers, so the engine is only ever
+touched from one thread.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+
+import anyio
+import msgspec
+import uvicorn
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from bot.exchange.app import MOUNTS, Exchange
+from bot.exchange.config import ExchangeConfig
+from bot.exchange.state import DemoAccount
+
+TICK_S = 0.05
+
+
+class Urls(msgspec.Struct, frozen=True):
+    catalog: str
+    clob: str
+    data: str
+    ws: str  # WebSocket base: {ws}/ws/market, {ws}/ws/user
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
+class LocalExchange:
+    """``async with LocalExchange(config) as ex:`` serves every surface until the block ends."""
+
+    def __init__(self, config: ExchangeConfig | None = None) -> None:
+        self.config = config or ExchangeConfig()
+        self.exchange = Exchange(self.config)
+        self.state = self.exchange.state
+        self.urls: Urls | None = None
+        self._servers: list[uvicorn.Server] = []
+        self._tg = None
+
+    @property
+    def demo_account(self) -> DemoAccount:
+        return self.state.demo
+
+    def new_account(self, index: int, usdc: str = "10000", shares: str = "1000") -> DemoAccount:
+        return self.state.new_account(index, usdc, shares)
+
+    async def __aenter__(self) -> "LocalExchange":
+        c = self.config
+        apps = self.exchange.apps()
+        host = c.host
+        shown = f"[{host}]" if ":" in host else host
+        if c.single_port:
+            plan = [("all", c.port)]
+        else:
+            plan = [("catalog", c.catalog_port), ("clob", c.clob_port), ("data", c.data_port)]
+        ports = {}
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        try:
+            for name, port in plan:
+                sock = _bind(host, port)
+                ports[name] = sock.getsockname()[1]
+                cfg = uvicorn.Config(apps[name], log_level="warning", lifespan="off", ws="websockets-sansio"
+                                     if _has_sansio() else "websockets", access_log=c.log_requests)
+                server = uvicorn.Server(cfg)
+                server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+                self._servers.append(server)
+                self._tg.start_soon(self._serve, server, sock)
+            self._tg.start_soon(self._clock_loop)
+            if self.config.faults.ws_drop_every_s > 0:
+                self._tg.start_soon(self._drop_loop)
+            if self.config.flow.enabled:
+                self._tg.start_soon(self._flow_loop)
+            with anyio.fail_after(10):
+                while not all(s.started for s in self._servers):
+                    await anyio.sleep(0.01)
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        if c.single_port:
+            base = f"http://{shown}:{ports['all']}"
+            self.urls = Urls(base + MOUNTS["catalog"], base + MOUNTS["clob"], base + MOUNTS["data"],
+                             f"ws://{shown}:{ports['all']}")
+        else:
+            self.urls = Urls(f"http://{shown}:{ports['catalog']}", f"http://{shown}:{ports['clob']}",
+                             f"http://{shown}:{ports['data']}", f"ws://{shown}:{ports['clob']}")
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        for s in self._servers:
+            s.should_exit = True
+        self.exchange.hub.drop_all()
+        if self._tg is not None:
+            tg, self._tg = self._tg, None
+            with anyio.move_on_after(3, shield=True):
+                while not all(getattr(s, "_exited", True) for s in self._servers):
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+
+    @staticmethod
+    async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
+        server._exited = False  # type: ignore[attr-defined]
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            server._exited = True  # type: ignore[attr-defined]
+            sock.close()
+
+    async def _clock_loop(self) -> None:
+        while True:
+            try:
+                self.state.advance()
+            except Exception:  # the clock must keep running; failures surface in requests
+                pass
+            await anyio.sleep(TICK_S)
+
+    async def _drop_loop(self) -> None:
+        while True:
+            await anyio.sleep(self.config.faults.ws_drop_every_s)
+            self.exchange.hub.drop_all()
+
+    async def _flow_loop(self) -> None:
+        from bot.exchange.flow_driver import FlowDriver
+
+        driver = FlowDriver.create(self.state, self.config.flow)
+        if driver is None:
+            return
+        while True:
+            await anyio.sleep(self.config.flow.interval_s)
+            try:
+                driver.step(self.state.clock())
+                self.state.publish()
+            except Exception:
+                pass
+
+
+def _has_sansio() -> bool:
+    try:
+        import uvicorn.protocols.websockets.websockets_sansio_impl  # noqa: F401
+
+        return True
+    except Exception:
+        return False
+
+
+class ThreadedExchange:
+    """A running exchange owned by a background thread (for sync code and pytest fixtures)."""
+
+    def __init__(self, portal_cm, portal: BlockingPortal, ex_cm, ex: LocalExchange) -> None:
+        self._portal_cm = portal_cm
+        self.portal = portal
+        self._ex_cm = ex_cm
+        self.exchange = ex
+
+    @property
+    def urls(self) -> Urls:
+        return self.exchange.urls  # type: ignore[return-value]
+
+    @property
+    def demo_account(self) -> DemoAccount:
+        return self.exchange.demo_account
+
+    def call(self, fn: Callable, *args):
+        """Run ``fn(*args)`` on the exchange's event loop thread (engine access is single-threaded)."""
+
+        async def run():
+            return fn(*args)
+
+        return self.portal.call(run)
+
+    def new_account(self, index: int, usdc: str = "10000", shares: str = "1000") -> DemoAccount:
+        return self.call(self.exchange.new_account, index, usdc, shares)
+
+    def stop(self) -> None:
+        try:
+            self._ex_cm.__exit__(None, None, None)
+        finally:
+            self._portal_cm.__exit__(None, None, None)
+
+    def __enter__(self) -> "ThreadedExchange":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def start_in_thread(config: ExchangeConfig | None = None) -> ThreadedExchange:
+    """Start the exchange in a background thread; returns once every port is listening."""
+    portal_cm = start_blocking_portal()
+    portal = portal_cm.__enter__()
+    try:
+        ex = portal.call(_build_async, config)
+        ex_cm = portal.wrap_async_context_manager(ex)
+        ex_cm.__enter__()
+    except BaseException:
+        portal_cm.__exit__(None, None, None)
+        raise
+    return ThreadedExchange(portal_cm, portal, ex_cm, ex)
+
+
+async def _build_async(config):
+    return LocalExchange(config)
+
+
+def _build(config):
+    return _build_async(config)

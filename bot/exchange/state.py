@@ -1,0 +1,183 @@
+"""The exchange's state: catalog, matching engine, accounts, keys, heartbeats and event fan-out.
+
+Invariant: every engine command runs on the event loop thread between awaits (the engine is
+single-threaded and synchronous) and is followed by ``publish()``, which drains the engine's
+outbox into the WebSocket hub, so each event reaches subscribers exactly once, in engine order.
+Accounts are keyed by checksummed address. The clock is wall time in unix seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from collections.abc import Callable
+
+import msgspec
+
+from bot.exchange.config import ExchangeConfig
+from bot.exchange.faults import Faults
+from bot.exchange.keys import Credentials, KeyStore
+from bot.exchange.seed import Catalog, add_fixed_market, generate_catalog, load_catalog
+from bot.sim.matching import EngineConfig, MatchingEngine
+from bot.sim.orders import OrderRequest
+from bot.sim.settlement import SettlementConfig as SimSettlement
+from bot.venue.eip712 import Wallet, to_checksum_address
+from bot.venue.enums import OrderType, Side
+from bot.venue.units import UNIT, parse_units
+
+LIQUIDITY_ACCOUNT = "0x000000000000000000000000000000000000dEaD"
+
+
+class DemoAccount(msgspec.Struct, frozen=True):
+    """A funded account ready to trade: wallet key, address and L2 credentials."""
+
+    private_key: str
+    address: str
+    creds: Credentials
+
+    def __repr__(self) -> str:
+        return f"DemoAccount(address={self.address!r}, private_key=<redacted>, creds={self.creds!r})"
+
+
+class Heartbeat:
+    __slots__ = ("expected", "deadline")
+
+    def __init__(self, expected: str, deadline: float) -> None:
+        self.expected = expected
+        self.deadline = deadline
+
+
+def demo_private_key(seed: int, index: int = 0) -> str:
+    return "0x" + hashlib.sha256(f"pmbot-local-exchange-demo|{seed}|{index}".encode()).hexdigest()
+
+
+class ExchangeState:
+    def __init__(self, config: ExchangeConfig, clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.clock = clock
+        self.catalog: Catalog = (
+            load_catalog(config.catalog_file) if config.catalog_file
+            else generate_catalog(config.seed, config.markets, config.neg_risk_events, config.neg_risk_outcomes)
+        )
+        for ms in config.extra_markets:
+            add_fixed_market(self.catalog, ms)
+        f = config.faults
+        s = config.settlement
+        self.engine = MatchingEngine(EngineConfig(
+            seed=config.seed,
+            settlement=SimSettlement(
+                mined_after=s.mined_after_s, confirmed_after=s.confirmed_after_s,
+                fail_share=min(1.0, f.settlement_fail_rate), retrying_after=s.mined_after_s,
+                failed_after=s.confirmed_after_s,
+            ),
+        ))
+        for m in self.catalog.markets:
+            self.engine.add_market(m.info)
+        self.keys = KeyStore(config.seed)
+        self.faults = Faults(f, clock)
+        self.heartbeats: dict[str, Heartbeat] = {}
+        self.hub = None  # set by the WebSocket hub (ws.Hub); receives engine events
+        self.rng = random.Random(config.seed)
+        self.demo = self._make_demo()
+        for acc in config.accounts:
+            self.add_account(acc)
+        self._seed_liquidity()
+        self.publish()
+
+    # accounts ------------------------------------------------------------------------------
+    def fund(self, address: str, usdc: int, shares: int = 0) -> None:
+        if usdc:
+            self.engine.fund(address, usdc)
+        if shares:
+            for t in self.engine.tokens():
+                self.engine.mint_tokens(address, t, shares)
+
+    def _make_demo(self) -> DemoAccount:
+        key = demo_private_key(self.config.seed)
+        wallet = Wallet(key)
+        creds = self.keys.derive(wallet.address, 0)
+        self.fund(wallet.address, parse_units(self.config.demo_usdc), parse_units(self.config.demo_shares))
+        return DemoAccount(key, wallet.address, creds)
+
+    def add_account(self, acc) -> DemoAccount:
+        """Fund an ``AccountSeed`` (and install its fixed credentials when given)."""
+        address = to_checksum_address(acc.address or Wallet(acc.private_key).address)
+        if acc.api_key:
+            creds = Credentials(acc.api_key, acc.secret, acc.passphrase)
+            self.keys.register(creds, address)
+        else:
+            creds = self.keys.derive(address, 0)
+        self.fund(address, parse_units(acc.usdc))
+        for token, shares in acc.tokens.items():
+            self.engine.mint_tokens(address, token, parse_units(shares))
+        return DemoAccount(acc.private_key, address, creds)
+
+    def new_account(self, index: int, usdc: str = "10000", shares: str = "1000") -> DemoAccount:
+        """Another deterministic funded account (index >= 1), e.g. a counterparty in tests."""
+        key = demo_private_key(self.config.seed, index)
+        wallet = Wallet(key)
+        creds = self.keys.derive(wallet.address, 0)
+        self.fund(wallet.address, parse_units(usdc), parse_units(shares))
+        self.publish()
+        return DemoAccount(key, wallet.address, creds)
+
+    def _seed_liquidity(self) -> None:
+        """A resting ladder around each market's mid so books are never empty at start."""
+        eng = self.engine
+        self.fund(LIQUIDITY_ACCOUNT, 10**9 * UNIT, 10**6 * UNIT)
+        now = self.clock()
+        for m in self.catalog.markets:
+            tick = parse_units(m.tick_size)
+            step = max(tick, 10_000)
+            mid = parse_units(m.mid)
+            yes = m.token_ids[0]
+            for k in range(1, 6):
+                for side, price in ((Side.BUY, mid - k * step), (Side.SELL, mid + k * step)):
+                    if not tick <= price <= UNIT - tick:
+                        continue
+                    oid = "0x" + hashlib.sha256(f"seed|{m.condition_id}|{side}|{k}".encode()).hexdigest()
+                    eng.place(OrderRequest(oid, LIQUIDITY_ACCOUNT, yes, side, price, (20 + 10 * k) * UNIT,
+                                           OrderType.GTC, owner="liquidity"), now)
+
+    # engine time and events ----------------------------------------------------------------
+    def publish(self) -> None:
+        events = self.engine.drain()
+        if events and self.hub is not None:
+            self.hub.dispatch(events)
+
+    def advance(self) -> None:
+        now = self.clock()
+        events = self.engine.advance(now)
+        if events and self.hub is not None:
+            self.hub.dispatch(events)
+        self._check_heartbeats(now)
+
+    def price_of(self, token: str) -> float:
+        m = self.catalog.by_token.get(token)
+        if m is not None and m.winner >= 0:
+            return 1.0 if m.token_ids[m.winner] == token else 0.0
+        mid = self.engine.midpoint(token)
+        if mid is None:
+            last = self.engine.last_trade_price(token)
+            return last / UNIT if last else 0.5
+        return mid / UNIT
+
+    # heartbeats (venue.md 10.4) --------------------------------------------------------------
+    def heartbeat(self, api_key: str, given: str) -> tuple[bool, str]:
+        """(accepted, id): a new id on success, the expected id on a wrong one."""
+        now = self.clock()
+        hb = self.heartbeats.get(api_key)
+        if hb is not None and given != hb.expected:
+            return False, hb.expected
+        new_id = "%032x" % self.rng.getrandbits(128)
+        new_id = f"{new_id[:8]}-{new_id[8:12]}-{new_id[12:16]}-{new_id[16:20]}-{new_id[20:]}"
+        self.heartbeats[api_key] = Heartbeat(new_id, now + self.config.heartbeat_timeout_s)
+        return True, new_id
+
+    def _check_heartbeats(self, now: float) -> None:
+        for key, hb in list(self.heartbeats.items()):
+            if now >= hb.deadline:
+                del self.heartbeats[key]
+                self.engine.cancel_all(key, now)
+        self.publish()

@@ -1,0 +1,280 @@
+"""WebSocket channels ``/ws/market`` and ``/ws/user`` (venue.md 9).
+
+Invariants: a market subscriber gets one ``book`` snapshot per asset on subscribe (one array
+frame) and then every level change as ``price_change`` with ``size`` = the new total, in engine
+order; a user subscriber gets ``order`` and ``trade`` events only for its own address, filtered
+by market (case-insensitive), with every settlement status of a trade under the same id. Text
+``PING`` is answered ``PONG``. More than 500 assets on one connection closes it with 1008.
+Frames are queued per connection; a subscriber too slow to drain 10 000 frames is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import anyio
+import msgspec
+from anyio.streams.memory import MemoryObjectSendStream
+from starlette.routing import WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from bot.exchange import render
+from bot.sim.events import BookLevelChanged, OrderEvent, TickSizeChanged, TradeEvent, TradePrint
+from bot.venue.models.ws import (
+    BestBidAskEvent, LastTradePriceEvent, LevelChange, MarketResolvedEvent, PriceChangeEvent,
+    TickSizeChangeEvent,
+)
+from bot.venue.units import format_units
+
+MAX_ASSETS = 500
+_enc = msgspec.json.Encoder()
+
+
+class Conn:
+    __slots__ = ("send", "assets", "custom", "address", "markets", "api_key", "closed")
+
+    def __init__(self, send: MemoryObjectSendStream) -> None:
+        self.send = send
+        self.assets: set[str] = set()
+        self.custom = False
+        self.address = ""
+        self.api_key = ""
+        self.markets: set[str] | None = None
+        self.closed = False
+
+    def push(self, payload: bytes | str) -> None:
+        if self.closed:
+            return
+        try:
+            self.send.send_nowait(payload)
+        except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.closed = True
+            self.send.close()
+
+
+class Hub:
+    """Fans engine events out to connected subscribers."""
+
+    def __init__(self, state) -> None:
+        self.state = state
+        self.market_conns: set[Conn] = set()
+        self.user_conns: set[Conn] = set()
+        state.hub = self
+
+    # -- fan-out ---------------------------------------------------------------------------
+    def dispatch(self, events: list) -> None:
+        now = self.state.clock()
+        changes: dict[str, list[BookLevelChanged]] = {}
+        for ev in events:
+            if isinstance(ev, BookLevelChanged):
+                changes.setdefault(ev.market, []).append(ev)
+                continue
+            if changes:
+                self._flush_changes(changes, now)
+                changes = {}
+            if isinstance(ev, TradePrint):
+                self._market(ev.token, LastTradePriceEvent(
+                    asset_id=ev.token, market=ev.market, price=format_units(ev.price), side=ev.side.value,
+                    size=format_units(ev.size), fee_rate_bps=str(ev.fee_rate_bps), timestamp=render.ms(ev.time)))
+            elif isinstance(ev, TickSizeChanged):
+                self._market(ev.token, TickSizeChangeEvent(
+                    asset_id=ev.token, market=ev.market, old_tick_size=format_units(ev.old),
+                    new_tick_size=format_units(ev.new), timestamp=render.ms(ev.time)))
+            elif isinstance(ev, OrderEvent):
+                o = ev.order
+                self._user(o.account, o.market, render.order_event(o, ev.type, ev.time))
+            elif isinstance(ev, TradeEvent):
+                t = ev.trade
+                self._user(t.account, t.market, render.trade_event(t, "TAKER", t.owner, ev.time))
+                seen = {t.account.lower()}
+                for m in t.maker_orders:
+                    if m.account.lower() not in seen:
+                        seen.add(m.account.lower())
+                        self._user(m.account, t.market, render.trade_event(t, "MAKER", m.owner, ev.time))
+        if changes:
+            self._flush_changes(changes, now)
+
+    def _flush_changes(self, changes: dict[str, list[BookLevelChanged]], now: float) -> None:
+        eng = self.state.engine
+        for market, evs in changes.items():
+            tokens = {e.token for e in evs}
+            tops = {t: eng.best_bid_ask(t) for t in tokens}
+            hashes = {t: render.book(eng.book(t), now).hash for t in tokens}
+            items = [
+                LevelChange(asset_id=e.token, price=format_units(e.price), size=format_units(e.size),
+                            side=e.side.value, hash=hashes[e.token], best_bid=format_units(tops[e.token][0]),
+                            best_ask=format_units(tops[e.token][1]))
+                for e in evs
+            ]
+            for conn in list(self.market_conns):
+                mine = [i for i in items if i.asset_id in conn.assets]
+                if mine:
+                    conn.push(_enc.encode(PriceChangeEvent(market=market, timestamp=render.ms(now), price_changes=mine)))
+                    if conn.custom:
+                        for t in sorted(tokens & conn.assets):
+                            bid, ask = tops[t]
+                            conn.push(_enc.encode(BestBidAskEvent(
+                                asset_id=t, market=market, best_bid=format_units(bid), best_ask=format_units(ask),
+                                spread=format_units(max(0, ask - bid)) if bid and ask else "0",
+                                timestamp=render.ms(now))))
+
+    def _market(self, token: str, event) -> None:
+        payload = _enc.encode(event)
+        for conn in list(self.market_conns):
+            if token in conn.assets:
+                conn.push(payload)
+
+    def market_resolved(self, market, winner: int) -> None:
+        ev = MarketResolvedEvent(
+            id=market.id, market=market.condition_id, assets_ids=list(market.token_ids),
+            winning_asset_id=market.token_ids[winner], winning_outcome=market.outcomes[winner],
+            timestamp=render.ms(self.state.clock()))
+        payload = _enc.encode(ev)
+        for conn in list(self.market_conns):
+            if conn.custom and set(market.token_ids) & conn.assets:
+                conn.push(payload)
+
+    def _user(self, account: str, market: str, event) -> None:
+        faults = self.state.faults
+        payload = _enc.encode(event)
+        for conn in list(self.user_conns):
+            if conn.address != account.lower():
+                continue
+            if conn.markets is not None and market.lower() not in conn.markets:
+                continue
+            conn.push(payload)
+            if faults.duplicate_user_event():
+                conn.push(payload)
+
+    def drop_all(self) -> None:
+        """Fault injection: close every connection (clients must reconnect)."""
+        for conn in list(self.market_conns | self.user_conns):
+            conn.closed = True
+            conn.send.close()
+
+    # -- connections ---------------------------------------------------------------------
+    async def serve(self, ws: WebSocket, channel: str) -> None:
+        await ws.accept()
+        send, receive = anyio.create_memory_object_stream(10_000)
+        conn = Conn(send)
+        delay = self.state.config.faults.user_event_delay_ms / 1000.0 if channel == "user" else 0.0
+        reorder = self.state.faults.reorder_user_event if channel == "user" else None
+
+        async def writer() -> None:
+            held = None
+            async with receive:
+                async for payload in receive:
+                    if delay:
+                        await anyio.sleep(delay)
+                    if reorder is not None and held is None and reorder():
+                        held = payload
+                        continue
+                    await (ws.send_bytes if isinstance(payload, bytes) and False else ws.send_text)(
+                        payload.decode() if isinstance(payload, bytes) else payload)
+                    if held is not None:
+                        await ws.send_text(held.decode() if isinstance(held, bytes) else held)
+                        held = None
+            await ws.close(1000)
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer)
+                try:
+                    await self._reader(ws, conn, channel)
+                finally:
+                    conn.closed = True
+                    self.market_conns.discard(conn)
+                    self.user_conns.discard(conn)
+                    send.close()
+                    tg.cancel_scope.cancel()
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            pass
+        finally:
+            self.market_conns.discard(conn)
+            self.user_conns.discard(conn)
+
+    async def _reader(self, ws: WebSocket, conn: Conn, channel: str) -> None:
+        first = True
+        while not conn.closed:
+            try:
+                text = await ws.receive_text()
+            except (WebSocketDisconnect, KeyError, RuntimeError):
+                return
+            if text.strip().upper() == "PING":
+                conn.push("PONG")
+                continue
+            try:
+                msg = json.loads(text)
+            except ValueError:
+                continue
+            if not isinstance(msg, dict):
+                continue
+            if first:
+                if msg.get("type", "").lower() != channel:
+                    await ws.close(1008, f"first frame must have type {channel}")
+                    return
+                first = False
+                if channel == "market":
+                    if not await self._subscribe_assets(ws, conn, msg):
+                        return
+                    self.market_conns.add(conn)
+                else:
+                    if not await self._auth_user(ws, conn, msg):
+                        return
+                    self.user_conns.add(conn)
+                continue
+            op = str(msg.get("operation", "")).lower()
+            if channel == "market":
+                if op == "subscribe":
+                    if not await self._subscribe_assets(ws, conn, msg):
+                        return
+                elif op == "unsubscribe":
+                    conn.assets -= set(map(str, msg.get("assets_ids") or []))
+            else:
+                markets = {str(m).lower() for m in msg.get("markets") or []}
+                if op == "subscribe" and markets:
+                    conn.markets = (conn.markets or set()) | markets
+                elif op == "unsubscribe" and conn.markets is not None:
+                    conn.markets -= markets
+
+    async def _subscribe_assets(self, ws: WebSocket, conn: Conn, msg: dict) -> bool:
+        assets = [str(a) for a in msg.get("assets_ids") or []]
+        if "custom_feature_enabled" in msg:
+            conn.custom = bool(msg.get("custom_feature_enabled"))
+        if len(conn.assets | set(assets)) > MAX_ASSETS:
+            await ws.close(1008, f"too many assets (max {MAX_ASSETS})")
+            return False
+        eng = self.state.engine
+        now = self.state.clock()
+        books = []
+        for a in assets:
+            if a in self.state.catalog.by_token and a not in conn.assets:
+                books.append(render.book(eng.book(a), now, event=True))
+        conn.assets |= set(assets)
+        if books:
+            conn.push(_enc.encode(books))
+        return True
+
+    async def _auth_user(self, ws: WebSocket, conn: Conn, msg: dict) -> bool:
+        auth = msg.get("auth") or {}
+        rec = self.state.keys.get(str(auth.get("apiKey", "")))
+        if (rec is None or auth.get("secret") is None or auth.get("passphrase") != rec.creds.passphrase
+                or auth.get("secret", "").rstrip("=") != rec.creds.secret.rstrip("=")):
+            await ws.close(1008, "unauthorized: invalid credentials")
+            return False
+        conn.address = rec.address
+        conn.api_key = rec.creds.apiKey
+        markets = msg.get("markets")
+        conn.markets = {str(m).lower() for m in markets} if markets else None
+        return True
+
+
+def routes(hub: Hub) -> list[WebSocketRoute]:
+    async def market(ws: WebSocket) -> None:
+        await hub.serve(ws, "market")
+
+    async def user(ws: WebSocket) -> None:
+        await hub.serve(ws, "user")
+
+    return [WebSocketRoute("/ws/market", market), WebSocketRoute("/ws/user", user)]

@@ -1,0 +1,213 @@
+"""Own order state: the life of every order this bot has sent, and the views risk reads.
+
+Invariant: an order only moves along ``TRANSITIONS``; a terminal order (FILLED, CANCELED) never
+comes back; sizes are integer micro-units with ``0 <= filled`` and ``remaining = max(0, size -
+max(filled, venue_matched))``. Only the reconciler calls the mutating methods of ``OrderStore``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Iterator
+
+from bot.venue.enums import OrderType, Side
+from bot.venue.units import notional
+
+
+class OrderState(str, enum.Enum):
+    PENDING_SUBMIT = "PENDING_SUBMIT"  # built and sent, no answer yet
+    UNKNOWN = "UNKNOWN"  # send outcome unknown (timeout, 5xx, reset): resolve, never resend blindly
+    LIVE = "LIVE"
+    PARTIALLY_FILLED = "PARTIALLY_FILLED"
+    PENDING_CANCEL = "PENDING_CANCEL"
+    FILLED = "FILLED"
+    CANCELED = "CANCELED"
+    REJECTED = "REJECTED"
+
+    @property
+    def terminal(self) -> bool:
+        return self in (OrderState.FILLED, OrderState.CANCELED, OrderState.REJECTED)
+
+    @property
+    def working(self) -> bool:
+        """The order may rest on (or be about to reach) the book and reserves funds."""
+        return not self.terminal
+
+
+S = OrderState
+
+TRANSITIONS: dict[OrderState, frozenset[OrderState]] = {
+    S.PENDING_SUBMIT: frozenset(
+        {S.LIVE, S.PARTIALLY_FILLED, S.FILLED, S.REJECTED, S.UNKNOWN, S.CANCELED, S.PENDING_CANCEL}
+    ),
+    S.UNKNOWN: frozenset(
+        {S.PENDING_SUBMIT, S.LIVE, S.PARTIALLY_FILLED, S.FILLED, S.REJECTED, S.CANCELED, S.PENDING_CANCEL}
+    ),
+    S.LIVE: frozenset({S.PARTIALLY_FILLED, S.FILLED, S.CANCELED, S.PENDING_CANCEL}),
+    S.PARTIALLY_FILLED: frozenset({S.FILLED, S.CANCELED, S.PENDING_CANCEL}),
+    # a refused cancel puts the order back where it was
+    S.PENDING_CANCEL: frozenset({S.CANCELED, S.FILLED, S.LIVE, S.PARTIALLY_FILLED, S.PENDING_SUBMIT}),
+    S.FILLED: frozenset(),
+    S.CANCELED: frozenset(),
+    # a rejection is our reading of an ack; the venue showing the order (a resend raced the
+    # original) wins over it
+    S.REJECTED: frozenset({S.LIVE, S.PARTIALLY_FILLED, S.FILLED, S.CANCELED}),
+}
+
+
+def can_transition(old: OrderState, new: OrderState) -> bool:
+    return new is old or new in TRANSITIONS[old]
+
+
+class OwnOrder:
+    """One own order. ``order_id`` is the signed order's hash, known before it is sent."""
+
+    __slots__ = (
+        "order_id", "token_id", "side", "price", "size", "order_type", "post_only", "expiration",
+        "state", "filled", "venue_matched", "trade_ids", "reducing", "signed", "sent_at",
+        "updated_at", "before_cancel", "reason", "market",
+    )
+
+    def __init__(
+        self,
+        order_id: str,
+        token_id: str,
+        side: Side,
+        price: int,
+        size: int,
+        *,
+        order_type: OrderType = OrderType.GTC,
+        post_only: bool = False,
+        expiration: int = 0,
+        state: OrderState = OrderState.PENDING_SUBMIT,
+        filled: int = 0,
+        venue_matched: int = 0,
+        trade_ids: tuple[str, ...] | list[str] = (),
+        reducing: bool = False,
+        signed: Any = None,
+        sent_at: float = 0.0,
+        updated_at: float = 0.0,
+        reason: str = "",
+        market: str = "",
+    ) -> None:
+        self.order_id = order_id
+        self.token_id = token_id
+        self.side = Side(side)
+        self.price = price
+        self.size = size
+        self.order_type = OrderType(order_type)
+        self.post_only = post_only
+        self.expiration = expiration
+        self.state = OrderState(state)
+        self.filled = filled
+        self.venue_matched = venue_matched
+        self.trade_ids: list[str] = list(trade_ids)
+        self.reducing = reducing
+        self.signed = signed
+        self.sent_at = sent_at
+        self.updated_at = updated_at
+        self.before_cancel: OrderState | None = None
+        self.reason = reason
+        self.market = market
+
+    @property
+    def matched(self) -> int:
+        """Shares matched, by our fills or by the venue's count, whichever is further."""
+        return max(self.filled, self.venue_matched)
+
+    @property
+    def remaining(self) -> int:
+        if self.state.terminal:
+            return 0
+        return max(0, self.size - self.matched)
+
+    @property
+    def is_working(self) -> bool:
+        return self.state.working
+
+    def reserved(self) -> int:
+        """Funds this order holds: USDC units for a BUY, share units for a SELL."""
+        rem = self.remaining
+        return notional(self.price, rem) if self.side is Side.BUY else rem
+
+    def __repr__(self) -> str:
+        return (
+            f"OwnOrder({self.order_id[:10]} {self.token_id} {self.side.value} {self.price}x{self.size}"
+            f" {self.state.value} filled={self.filled})"
+        )
+
+
+class OrderStore:
+    """All own orders by id, with the per-token views the router and risk read."""
+
+    __slots__ = ("_orders", "_by_token")
+
+    def __init__(self) -> None:
+        self._orders: dict[str, OwnOrder] = {}
+        self._by_token: dict[str, dict[str, OwnOrder]] = {}
+
+    # --- reads -----------------------------------------------------------------------------
+    def get(self, order_id: str) -> OwnOrder | None:
+        return self._orders.get(order_id)
+
+    def __contains__(self, order_id: object) -> bool:
+        return order_id in self._orders
+
+    def __iter__(self) -> Iterator[OwnOrder]:
+        return iter(self._orders.values())
+
+    def __len__(self) -> int:
+        return len(self._orders)
+
+    def working(self, token_id: str | None = None) -> list[OwnOrder]:
+        """Non-terminal orders (on one token, or all), oldest first."""
+        src = self._orders.values() if token_id is None else self._by_token.get(token_id, {}).values()
+        return [o for o in src if o.state.working]
+
+    def open_orders(self, token_id: str) -> list[OwnOrder]:
+        """What may rest on the book of ``token_id`` now (risk's view of open exposure)."""
+        return self.working(token_id)
+
+    def tokens(self) -> list[str]:
+        return [t for t, d in self._by_token.items() if any(o.state.working for o in d.values())]
+
+    def in_state(self, *states: OrderState) -> list[OwnOrder]:
+        return [o for o in self._orders.values() if o.state in states]
+
+    def reserved_notional(self, token_id: str | None = None) -> int:
+        """USDC units held by working BUY orders (on one token, or all)."""
+        return sum(o.reserved() for o in self.working(token_id) if o.side is Side.BUY)
+
+    def reserved_shares(self, token_id: str) -> int:
+        """Share units of ``token_id`` held by working SELL orders."""
+        return sum(o.reserved() for o in self.working(token_id) if o.side is Side.SELL)
+
+    # --- writes (reconciler only) ----------------------------------------------------------
+    def add(self, order: OwnOrder) -> OwnOrder:
+        existing = self._orders.get(order.order_id)
+        if existing is not None:
+            return existing
+        self._orders[order.order_id] = order
+        self._by_token.setdefault(order.token_id, {})[order.order_id] = order
+        return order
+
+    def transition(self, order: OwnOrder, new: OrderState, now: float) -> bool:
+        """Move ``order`` to ``new`` if the state machine allows it; returns whether it changed."""
+        old = order.state
+        if new is old or not can_transition(old, new):
+            return False
+        if new is OrderState.PENDING_CANCEL:
+            order.before_cancel = old
+        elif old is OrderState.PENDING_CANCEL:
+            order.before_cancel = None
+        order.state = new
+        order.updated_at = now
+        return True
+
+    def forget_closed(self, before: float) -> int:
+        """Drop terminal orders last updated before ``before`` (memory bound); returns how many."""
+        gone = [o for o in self._orders.values() if o.state.terminal and o.updated_at < before]
+        for o in gone:
+            del self._orders[o.order_id]
+            self._by_token[o.token_id].pop(o.order_id, None)
+        return len(gone)

@@ -1,0 +1,667 @@
+"""The only writer of own order state: acks, cancel results, user-stream events, REST pages.
+
+Invariants (the races are named where they are guarded):
+
+- each fill ``(trade_id, order_id)`` is emitted exactly once, at first sight, whatever the order,
+  duplication or source (user stream, ``/data/trades``, restart) of the trade's records;
+- a trade that ends ``FAILED`` has each of its fills reversed exactly once; a trade's status only
+  moves forward (MATCHED < RETRYING < MINED < CONFIRMED|FAILED), so a late, stale record never
+  rolls it back, and the last ``SettlementUpdate`` of a trade is its final status;
+- *fill before ack*: a trade naming an order we do not know yet is held and matched as soon as
+  the order becomes known (sent, acked or adopted);
+- *unknown submit outcome* (timeout, 5xx, reset): the order goes UNKNOWN and is resolved by a
+  lookup; it is resent (the same signed order, same hash) only when the venue shows it absent;
+- *cancel vs ack*: a cancel that reaches the venue before the order is answered leaves the order
+  pending, never lost;
+- fills only ever come from trades: acks and order events move states, never positions.
+
+Plain object, no clock, no I/O: every method takes ``now`` and returns the events for the core
+and the requests (``LookupOrder``, ``ResendOrder``, ``CancelOrder``, ``FetchTrades``) for the shell.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Iterable, Protocol, Sequence
+
+import msgspec
+
+from bot.core.events import Fill, FillReversal, SettlementUpdate
+from bot.core.intents import CancelOrder
+from bot.execution.orders import OrderState, OrderStore, OwnOrder
+from bot.execution.records import (
+    OrderRecord,
+    OrderResult,
+    TradeRecord,
+    cancel_result,
+    order_record,
+    order_result,
+    trade_record,
+)
+from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
+from bot.venue.units import UNIT
+
+S = OrderState
+
+TRADES_CURSOR = "trades"
+_END_CURSORS = ("", "LTE=")
+
+_RANK = {
+    TradeStatus.MATCHED: 0,
+    TradeStatus.MATCHED_NOT_BROADCASTED: 0,
+    TradeStatus.RETRYING: 1,
+    TradeStatus.MINED: 2,
+    TradeStatus.CONFIRMED: 3,
+    TradeStatus.FAILED: 3,
+}
+
+
+def advance_status(old: TradeStatus, new: TradeStatus) -> TradeStatus:
+    """The settlement status after seeing ``new``: forward only, and terminal is final."""
+    if old.terminal or _RANK[new] <= _RANK[old]:
+        return old
+    return new
+
+
+class ReconcilerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    owner: str = ""  # our API key: marks our maker legs in trades even before we know the order
+    orphan_policy: str = "cancel"  # a live venue order we do not know: "adopt", "cancel" or "ignore"
+    max_held_trades: int = 10_000  # bound on trades held for orders not known yet
+    taker_fee: bool = True  # charge fee_rate_bps * min(p, 1-p) * size on taker fills
+
+    def __post_init__(self) -> None:
+        if self.orphan_policy not in ("adopt", "cancel", "ignore"):
+            raise ValueError(f"orphan_policy must be adopt, cancel or ignore, not {self.orphan_policy!r}")
+
+
+class OrderUpdate(msgspec.Struct, frozen=True):
+    """An own order changed (state, matched size); sent to the strategy."""
+
+    order_id: str
+    token_id: str
+    state: OrderState
+    filled: int
+    remaining: int
+    reason: str = ""
+
+
+class LookupOrder(msgspec.Struct, frozen=True):
+    """Shell: ``GET /data/order/{order_id}``, then feed ``on_order_lookup``."""
+
+    order_id: str
+
+
+class ResendOrder(msgspec.Struct, frozen=True):
+    """Shell: POST the same signed order again (venue showed it absent after an unknown outcome)."""
+
+    order_id: str
+    signed: Any = None
+
+
+class FetchTrades(msgspec.Struct, frozen=True):
+    """Shell: read ``/data/trades`` (an order closed without all its fills seen)."""
+
+    order_ids: tuple[str, ...] = ()
+
+
+Output = Fill | FillReversal | SettlementUpdate | OrderUpdate | LookupOrder | ResendOrder | CancelOrder | FetchTrades
+
+
+class JournalSink(Protocol):
+    def order(self, order: OwnOrder) -> None: ...
+    def fill(self, fill: Fill) -> None: ...
+    def reversal(self, fill: Fill) -> None: ...
+    def trade_status(self, trade_id: str, status: TradeStatus) -> None: ...
+    def cursor(self, name: str, value: str) -> None: ...
+    def commit(self) -> None: ...
+
+
+class TradeState:
+    """What we know of one trade: its settlement status and our fills in it."""
+
+    __slots__ = ("status", "record", "fills", "reversed")
+
+    def __init__(self, status: TradeStatus, record: TradeRecord | None = None) -> None:
+        self.status = status
+        self.record = record
+        self.fills: dict[str, Fill] = {}
+        self.reversed: set[str] = set()
+
+
+class Leg(msgspec.Struct, frozen=True):
+    order_id: str
+    token_id: str
+    side: Side
+    price: int
+    size: int
+    is_maker: bool
+    fee_rate_bps: int = 0
+
+
+def trade_legs(rec: TradeRecord) -> list[Leg]:
+    """Every order leg of a trade: the taker order, then each maker order at its own price."""
+    legs: list[Leg] = []
+    if rec.taker_order_id and rec.side is not None:
+        legs.append(Leg(rec.taker_order_id, rec.token_id, rec.side, rec.price, rec.size, False, rec.fee_rate_bps))
+    for m in rec.maker_orders:
+        side = m.side or (rec.side.opposite if rec.side is not None else None)
+        if side is None or not m.order_id:
+            continue
+        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, m.fee_rate_bps))
+    return legs
+
+
+def taker_fee(price: int, size: int, fee_rate_bps: int) -> int:
+    """USDC units: ``bps/10^4 * min(p, 1-p) * size``, floored."""
+    if fee_rate_bps <= 0:
+        return 0
+    return fee_rate_bps * min(price, UNIT - price) * size // (10_000 * UNIT)
+
+
+class Reconciler:
+    """Turns everything the venue says about our orders into order state, fills and settlements."""
+
+    def __init__(
+        self,
+        config: ReconcilerConfig | None = None,
+        store: OrderStore | None = None,
+        journal: JournalSink | None = None,
+    ) -> None:
+        self.config = config or ReconcilerConfig()
+        self.orders = store if store is not None else OrderStore()
+        self._journal = journal
+        self._trades: dict[str, TradeState] = {}
+        self._held: OrderedDict[str, tuple[str, ...]] = OrderedDict()  # trade id -> order ids it waits for
+        self._held_by_order: dict[str, set[str]] = {}
+        self._orphans_canceled: set[str] = set()
+        self.cursors: dict[str, str] = {}
+
+    # --- reads -----------------------------------------------------------------------------
+    def trade_status(self, trade_id: str) -> TradeStatus | None:
+        st = self._trades.get(trade_id)
+        return st.status if st else None
+
+    def fills(self) -> list[Fill]:
+        """Every fill seen (reversed ones included), in first-sight order per trade."""
+        return [f for st in self._trades.values() for f in st.fills.values()]
+
+    def is_reversed(self, trade_id: str, order_id: str) -> bool:
+        st = self._trades.get(trade_id)
+        return bool(st and order_id in st.reversed)
+
+    @property
+    def held_trades(self) -> list[str]:
+        return list(self._held)
+
+    @property
+    def trades_cursor(self) -> str:
+        return self.cursors.get(TRADES_CURSOR, "MA==")
+
+    # --- what we sent ----------------------------------------------------------------------
+    def on_places_sent(self, orders: Iterable[OwnOrder], now: float) -> list[Output]:
+        """Orders about to be POSTed (call before the request leaves): PENDING_SUBMIT, journaled."""
+        out: list[Output] = []
+        for o in orders:
+            known = self.orders.get(o.order_id)
+            if known is None:
+                o.state = S.PENDING_SUBMIT
+                o.sent_at = o.updated_at = now
+                self.orders.add(o)
+                self._changed(o, out)
+                self._claim_held(o.order_id, now, out)
+            elif known.state is S.UNKNOWN:  # a resend of the same signed order
+                self.orders.transition(known, S.PENDING_SUBMIT, now)
+                known.sent_at = now
+                self._changed(known, out)
+        self._commit()
+        return out
+
+    def on_cancels_sent(self, order_ids: Iterable[str], now: float) -> list[Output]:
+        out: list[Output] = []
+        for oid in order_ids:
+            o = self.orders.get(oid)
+            if o is not None and self.orders.transition(o, S.PENDING_CANCEL, now):
+                self._changed(o, out)
+        self._commit()
+        return out
+
+    # --- answers to what we sent -----------------------------------------------------------
+    def on_ack(self, order_id: str, result: Any, now: float) -> list[Output]:
+        """One POST /order(s) result for our order ``order_id`` (its precomputed hash)."""
+        return self.on_acks([order_id], [result], now)
+
+    def on_acks(self, order_ids: Sequence[str], results: Sequence[Any], now: float) -> list[Output]:
+        """A POST /orders response: ``results[i]`` answers ``order_ids[i]`` (request order)."""
+        out: list[Output] = []
+        for oid, raw in zip(order_ids, results):
+            self._apply_ack(oid, order_result(raw), now, out)
+        self._commit()
+        return out
+
+    def _apply_ack(self, oid: str, r: OrderResult, now: float, out: list[Output]) -> None:
+        o = self.orders.get(oid)
+        if o is None:
+            return
+        if r.accepted:
+            if o.state is S.PENDING_CANCEL:
+                if o.before_cancel in (S.PENDING_SUBMIT, S.UNKNOWN):
+                    o.before_cancel = S.LIVE
+                return
+            market = o.order_type.is_market
+            if market and r.status == "matched":
+                target = S.FILLED
+            elif o.matched > 0:
+                target = S.FILLED if o.matched >= o.size else S.PARTIALLY_FILLED
+            else:
+                target = S.LIVE
+            if self.orders.transition(o, target, now):
+                self._changed(o, out)
+            self._claim_held(oid, now, out)
+            if r.order_id and r.order_id != oid:
+                self._claim_held(r.order_id, now, out)
+            return
+        # not accepted: a fill or the venue showing the order outranks our reading of the ack
+        if o.matched > 0 or o.state not in (S.PENDING_SUBMIT, S.UNKNOWN, S.PENDING_CANCEL):
+            return
+        o.reason = r.error_msg or r.status or "rejected"
+        target = S.CANCELED if o.state is S.PENDING_CANCEL else S.REJECTED
+        if self.orders.transition(o, target, now):
+            self._changed(o, out)
+
+    def on_place_failed(self, order_ids: Iterable[str], now: float, *, unknown: bool, reason: str = "") -> list[Output]:
+        """The POST failed as a whole. ``unknown`` (timeout, 5xx, reset): maybe placed → look up.
+
+        Otherwise (400, 425, 429...) nothing was placed: the orders are rejected and the router
+        places again from the latest target if it still wants them.
+        """
+        out: list[Output] = []
+        for oid in order_ids:
+            o = self.orders.get(oid)
+            if o is None:
+                continue
+            if unknown:
+                if o.state is S.PENDING_SUBMIT and self.orders.transition(o, S.UNKNOWN, now):
+                    o.reason = reason
+                    self._changed(o, out)
+                if o.state is S.UNKNOWN or (o.state is S.PENDING_CANCEL and o.before_cancel is S.PENDING_SUBMIT):
+                    if o.state is S.PENDING_CANCEL:
+                        o.before_cancel = S.UNKNOWN
+                    out.append(LookupOrder(oid))
+            elif o.state in (S.PENDING_SUBMIT, S.UNKNOWN, S.PENDING_CANCEL) and o.matched == 0:
+                o.reason = reason or "request failed"
+                if self.orders.transition(o, S.CANCELED if o.state is S.PENDING_CANCEL else S.REJECTED, now):
+                    self._changed(o, out)
+        self._commit()
+        return out
+
+    def on_cancel_result(self, result: Any, now: float, requested: Iterable[str] = ()) -> list[Output]:
+        """A cancel response ``{canceled, not_canceled}``; ids requested but in neither are reverted."""
+        r = cancel_result(result)
+        out: list[Output] = []
+        for oid in r.canceled:
+            o = self.orders.get(oid)
+            if o is not None:
+                self._close(o, now, out)
+        closed: list[str] = []
+        for oid, reason in r.not_canceled.items():
+            o = self.orders.get(oid)
+            if o is None or o.state.terminal:
+                continue
+            before = o.before_cancel if o.state is S.PENDING_CANCEL else o.state
+            if before in (S.PENDING_SUBMIT, S.UNKNOWN):
+                # cancel overtook the POST: the order is not there yet; the ack decides
+                if o.state is S.PENDING_CANCEL and self.orders.transition(o, before, now):
+                    self._changed(o, out)
+                if before is S.UNKNOWN:
+                    out.append(LookupOrder(oid))
+                continue
+            # acked earlier and now "not cancelable": it is already closed on the venue
+            o.reason = reason
+            self._close(o, now, out)
+            closed.append(oid)
+        answered = set(r.canceled) | set(r.not_canceled)
+        out.extend(self._revert_cancels([i for i in requested if i not in answered], now))
+        if closed:
+            out.append(FetchTrades(tuple(closed)))
+        self._commit()
+        return out
+
+    def on_cancel_failed(self, order_ids: Iterable[str], now: float) -> list[Output]:
+        """The cancel request failed as a whole: the orders are back where they were."""
+        out = self._revert_cancels(order_ids, now)
+        self._commit()
+        return out
+
+    def _revert_cancels(self, order_ids: Iterable[str], now: float) -> list[Output]:
+        out: list[Output] = []
+        for oid in order_ids:
+            o = self.orders.get(oid)
+            if o is not None and o.state is S.PENDING_CANCEL and o.before_cancel is not None:
+                if self.orders.transition(o, o.before_cancel, now):
+                    self._changed(o, out)
+        return out
+
+    # --- what the venue tells ---------------------------------------------------------------
+    def on_order_event(self, event: Any, now: float) -> list[Output]:
+        """A user-stream ``order`` event (PLACEMENT / UPDATE / CANCELLATION)."""
+        out: list[Output] = []
+        rec = order_record(event)
+        o = self.orders.get(rec.order_id)
+        if o is None:
+            if rec.event != "CANCELLATION" and _is_open_status(rec.status):
+                self._orphan(rec, now, out)
+        else:
+            self._apply_order(o, rec, now, out)
+        self._commit()
+        return out
+
+    def on_trade_event(self, event: Any, now: float) -> list[Output]:
+        """A user-stream ``trade`` event (the same id is re-emitted on each status change)."""
+        out: list[Output] = []
+        self._apply_trade(trade_record(event), now, out)
+        self._commit()
+        return out
+
+    def on_trades_page(
+        self, items: Iterable[Any], now: float, cursor: str | None = None, next_cursor: str | None = None
+    ) -> list[Output]:
+        """One ``GET /data/trades`` page fetched with ``cursor``; remembers where to resume."""
+        out: list[Output] = []
+        for item in items:
+            self._apply_trade(trade_record(item), now, out)
+        if next_cursor is not None:
+            resume = cursor if next_cursor in _END_CURSORS else next_cursor
+            if resume:
+                self._set_cursor(TRADES_CURSOR, resume)
+        self._commit()
+        return out
+
+    def on_order_lookup(self, order_id: str, found: Any | None, now: float) -> list[Output]:
+        """``GET /data/order/{id}``: the order, or ``None`` when the venue does not have it."""
+        out: list[Output] = []
+        o = self.orders.get(order_id)
+        if o is not None:
+            if found is not None:
+                self._apply_order(o, order_record(found), now, out)
+            else:
+                self._absent(o, now, out)
+        self._commit()
+        return out
+
+    def on_open_orders(
+        self, items: Iterable[Any], now: float, as_of: float, *, resend_unknown: bool = True
+    ) -> list[Output]:
+        """A complete ``GET /data/orders`` listing, requested at ``as_of``.
+
+        Unknown live orders are orphans (adopted or cancelled per config); orders we think open
+        but absent are closed (filled if fully matched, else canceled) and their trades fetched;
+        orders sent after ``as_of`` are left alone (the listing could not show them). An UNKNOWN
+        order absent with no fill is resent, or closed when ``resend_unknown`` is false.
+        """
+        out: list[Output] = []
+        seen: set[str] = set()
+        for item in items:
+            rec = order_record(item)
+            seen.add(rec.order_id)
+            o = self.orders.get(rec.order_id)
+            if o is None:
+                self._orphan(rec, now, out)
+            else:
+                self._apply_order(o, rec, now, out)
+        closed: list[str] = []
+        for o in self.orders.working():
+            if o.order_id in seen or o.sent_at > as_of or o.state is S.PENDING_SUBMIT:
+                continue
+            if o.state is S.PENDING_CANCEL and o.before_cancel is S.PENDING_SUBMIT:
+                continue
+            if self._absent(o, now, out, resend=resend_unknown):
+                closed.append(o.order_id)
+        if closed:
+            out.append(FetchTrades(tuple(closed)))
+        self._commit()
+        return out
+
+    # --- restart ----------------------------------------------------------------------------
+    def load(
+        self,
+        orders: Iterable[OwnOrder],
+        fills: Iterable[Fill],
+        reversed_keys: Iterable[tuple[str, str]],
+        trade_statuses: dict[str, TradeStatus],
+        cursors: dict[str, str],
+    ) -> None:
+        """Rebuild from a journal: nothing is emitted, what was seen before is not seen again."""
+        for o in orders:
+            self.orders.add(o)
+        for tid, status in trade_statuses.items():
+            self._trades[tid] = TradeState(status)
+        for f in fills:
+            st = self._trades.setdefault(f.trade_id, TradeState(f.status))
+            st.fills[f.order_id] = f
+        for tid, oid in reversed_keys:
+            st = self._trades.get(tid)
+            if st is not None:
+                st.reversed.add(oid)
+        self.cursors.update(cursors)
+
+    # --- internals --------------------------------------------------------------------------
+    def _apply_order(self, o: OwnOrder, rec: OrderRecord, now: float, out: list[Output]) -> None:
+        changed = False
+        if rec.size_matched > o.venue_matched:
+            o.venue_matched = rec.size_matched
+            changed = True
+        for t in rec.associate_trades:
+            if t not in o.trade_ids:
+                o.trade_ids.append(t)
+                changed = True
+        if not o.market and rec.market:
+            o.market = rec.market
+        status = rec.status
+        target: OrderState | None
+        if rec.event == "CANCELLATION" or is_canceled_status(status):
+            target = S.FILLED if o.matched >= o.size else S.CANCELED
+            if status:
+                o.reason = status
+        elif status == "MATCHED":
+            target = S.FILLED
+        elif status in ("LIVE", "DELAYED", ""):
+            if o.state is S.PENDING_CANCEL:
+                if o.before_cancel in (S.PENDING_SUBMIT, S.UNKNOWN):
+                    o.before_cancel = S.LIVE
+                target = S.FILLED if o.matched >= o.size else None
+            elif o.matched >= o.size and o.size > 0:
+                target = S.FILLED
+            else:
+                target = S.PARTIALLY_FILLED if o.matched > 0 else S.LIVE
+        elif status in ("UNMATCHED", "INVALID"):
+            o.reason = status
+            target = S.REJECTED if o.state in (S.PENDING_SUBMIT, S.UNKNOWN) else S.CANCELED
+        else:
+            target = None
+        if target is not None and target is S.LIVE and o.state is S.PARTIALLY_FILLED:
+            target = None
+        if target is not None and self.orders.transition(o, target, now):
+            changed = True
+        if changed:
+            self._changed(o, out)
+        self._claim_held(o.order_id, now, out)
+
+    def _absent(self, o: OwnOrder, now: float, out: list[Output], resend: bool = True) -> bool:
+        """The venue does not show ``o`` as open. Returns True when it was closed here."""
+        if resend and o.state is S.UNKNOWN and o.matched == 0:
+            out.append(ResendOrder(o.order_id, o.signed))
+            return False
+        self._close(o, now, out)
+        return True
+
+    def _close(self, o: OwnOrder, now: float, out: list[Output]) -> None:
+        target = S.FILLED if o.matched >= o.size and o.size > 0 else S.CANCELED
+        if self.orders.transition(o, target, now):
+            self._changed(o, out)
+
+    def _orphan(self, rec: OrderRecord, now: float, out: list[Output]) -> None:
+        policy = self.config.orphan_policy
+        if policy == "adopt" and rec.side is not None and rec.token_id:
+            o = OwnOrder(
+                rec.order_id, rec.token_id, rec.side, rec.price, rec.original_size,
+                order_type=_order_type(rec.order_type), state=S.LIVE, venue_matched=rec.size_matched,
+                trade_ids=rec.associate_trades, sent_at=now, updated_at=now, market=rec.market,
+                reason="adopted",
+            )
+            if o.venue_matched > 0:
+                o.state = S.PARTIALLY_FILLED
+            self.orders.add(o)
+            self._changed(o, out)
+            self._claim_held(o.order_id, now, out)
+        elif policy == "cancel" and rec.order_id not in self._orphans_canceled:
+            self._orphans_canceled.add(rec.order_id)
+            out.append(CancelOrder(rec.order_id))
+
+    def _apply_trade(self, rec: TradeRecord, now: float, out: list[Output]) -> None:
+        if not rec.trade_id:
+            return
+        st = self._trades.get(rec.trade_id)
+        changed = False
+        if st is None:
+            st = self._trades[rec.trade_id] = TradeState(rec.status, rec)
+            changed = True
+        else:
+            if st.record is None or not st.record.maker_orders and rec.maker_orders:
+                st.record = rec
+            new = advance_status(st.status, rec.status)
+            if new is not st.status:
+                st.status = new
+                changed = True
+        if changed:
+            self._journal_trade(rec.trade_id, st.status)
+        self._settle(rec.trade_id, st, rec, now, out, status_changed=changed)
+
+    def _settle(
+        self, trade_id: str, st: TradeState, rec: TradeRecord, now: float, out: list[Output], status_changed: bool
+    ) -> None:
+        """Emit first-sight fills of our legs, the settlement update, and reversals if FAILED."""
+        new_fills = False
+        legs = trade_legs(rec)
+        known = bool(st.fills) or any(leg.order_id in self.orders for leg in legs)
+        waiting: list[str] = []
+        for leg in legs:
+            o = self.orders.get(leg.order_id)
+            if o is None:
+                # nothing of ours known in it yet: any leg may be ours (fill before ack);
+                # otherwise only a maker leg carrying our owner key is
+                if not known or (
+                    self.config.owner and leg.is_maker and self._maker_owner(rec, leg) == self.config.owner
+                ):
+                    waiting.append(leg.order_id)
+                continue
+            if leg.order_id in st.fills:
+                continue
+            fee = taker_fee(leg.price, leg.size, leg.fee_rate_bps) if not leg.is_maker and self.config.taker_fee else 0
+            fill = Fill(
+                trade_id=trade_id, order_id=leg.order_id, token_id=leg.token_id or o.token_id, side=leg.side,
+                price=leg.price, size=leg.size, fee=fee, is_maker=leg.is_maker, status=st.status,
+                ts=rec.match_time,
+            )
+            st.fills[leg.order_id] = fill
+            new_fills = True
+            if self._journal is not None:
+                self._journal.fill(fill)
+            out.append(fill)
+            o.filled += leg.size
+            if trade_id not in o.trade_ids:
+                o.trade_ids.append(trade_id)
+            self._after_fill(o, now)
+            self._changed(o, out)
+        if st.fills and (new_fills or status_changed):
+            out.append(SettlementUpdate(trade_id, st.status))
+        if st.status is TradeStatus.FAILED:
+            for oid, fill in st.fills.items():
+                if oid in st.reversed:
+                    continue
+                st.reversed.add(oid)
+                if self._journal is not None:
+                    self._journal.reversal(fill)
+                out.append(FillReversal(fill))
+                o = self.orders.get(oid)
+                if o is not None:
+                    o.filled = max(0, o.filled - fill.size)
+                    self._changed(o, out)
+        if waiting:
+            self._hold(trade_id, waiting)
+        elif trade_id in self._held and st.fills:
+            self._unhold(trade_id)
+
+    @staticmethod
+    def _maker_owner(rec: TradeRecord, leg: Leg) -> str:
+        for m in rec.maker_orders:
+            if m.order_id == leg.order_id:
+                return m.owner
+        return ""
+
+    def _after_fill(self, o: OwnOrder, now: float) -> None:
+        full = o.size > 0 and o.matched >= o.size
+        if o.state in (S.PENDING_SUBMIT, S.UNKNOWN, S.LIVE, S.REJECTED):
+            self.orders.transition(o, S.FILLED if full else S.PARTIALLY_FILLED, now)
+        elif o.state in (S.PARTIALLY_FILLED, S.PENDING_CANCEL) and full:
+            self.orders.transition(o, S.FILLED, now)
+
+    def _hold(self, trade_id: str, order_ids: list[str]) -> None:
+        if trade_id in self._held:
+            return
+        self._held[trade_id] = tuple(order_ids)
+        for oid in order_ids:
+            self._held_by_order.setdefault(oid, set()).add(trade_id)
+        while len(self._held) > self.config.max_held_trades:
+            old, _ = self._held.popitem(last=False)
+            self._unindex(old)
+
+    def _unhold(self, trade_id: str) -> None:
+        self._held.pop(trade_id, None)
+        self._unindex(trade_id)
+
+    def _unindex(self, trade_id: str) -> None:
+        for oid, tids in list(self._held_by_order.items()):
+            tids.discard(trade_id)
+            if not tids:
+                del self._held_by_order[oid]
+
+    def _claim_held(self, order_id: str, now: float, out: list[Output]) -> None:
+        """Race *fill before ack*: replay held trades that name ``order_id`` now that it is known."""
+        tids = self._held_by_order.pop(order_id, None)
+        if not tids:
+            return
+        for tid in sorted(tids):
+            st = self._trades.get(tid)
+            if st is None or st.record is None:
+                continue
+            self._held.pop(tid, None)
+            self._settle(tid, st, st.record, now, out, status_changed=False)
+
+    def _changed(self, o: OwnOrder, out: list[Output]) -> None:
+        if self._journal is not None:
+            self._journal.order(o)
+        out.append(OrderUpdate(o.order_id, o.token_id, o.state, o.filled, o.remaining, o.reason))
+
+    def _journal_trade(self, trade_id: str, status: TradeStatus) -> None:
+        if self._journal is not None:
+            self._journal.trade_status(trade_id, status)
+
+    def _set_cursor(self, name: str, value: str) -> None:
+        self.cursors[name] = value
+        if self._journal is not None:
+            self._journal.cursor(name, value)
+
+    def _commit(self) -> None:
+        if self._journal is not None:
+            self._journal.commit()
+
+
+def _is_open_status(status: str) -> bool:
+    return status in ("LIVE", "DELAYED", "")
+
+
+def _order_type(text: str) -> OrderType:
+    try:
+        return OrderType(text.upper())
+    except ValueError:
+        return OrderType.GTC

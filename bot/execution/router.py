@@ -1,0 +1,366 @@
+"""From risk-accepted intents to request batches that never exceed a rate limit.
+
+Invariants:
+
+- a batch is emitted only when every throttle it spends from grants it *now* (``try_take``), so
+  no sliding window of any limit is ever exceeded, whatever the intent flood; the router reports
+  when it next can send (``next_ready``) instead of queuing requests;
+- in each ``poll`` cancels come before places; under pressure the order is cancels, then
+  risk-reducing orders, then the rest;
+- desired quotes are state, not a queue: only the latest target per token matters, and the diff
+  is recomputed from it on every poll, so a reprice whose target has since changed is dropped,
+  never sent late; a token whose cancels could not all be sent gets no new non-reducing order;
+- a POST batch holds at most ``max_batch`` (<= 15) orders, a DELETE batch at most
+  ``max_cancel_ids``; each order is signed only when its batch is granted, and its hash is its
+  id from then on.
+
+Contract with the shell: pass each emitted batch to the reconciler (``on_places_sent`` /
+``on_cancels_sent``) before the next ``poll``. Plain object: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Protocol, Sequence
+
+import msgspec
+
+from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take
+from bot.execution.diff import diff
+from bot.execution.orders import OrderState, OwnOrder
+from bot.venue.enums import OrderType, Side
+from bot.venue.units import UNIT
+
+MAX_BATCH = 15  # POST /orders: 1 to 15 items
+MAX_CANCEL_IDS = 3000  # DELETE /orders
+
+
+class Throttle(Protocol):
+    """Linked rate windows (``bot.venue.throttle.Throttle`` satisfies it)."""
+
+    def delay(self, n: int, now: float) -> float: ...
+    def try_take(self, n: int, now: float) -> bool: ...
+    def available(self, now: float) -> int: ...
+
+
+class OrderView(Protocol):
+    """Read-only own order state (``OrderStore`` satisfies it)."""
+
+    def working(self, token_id: str | None = None) -> list[OwnOrder]: ...
+    def get(self, order_id: str) -> OwnOrder | None: ...
+
+
+class Signed(Protocol):
+    @property
+    def hash(self) -> str: ...
+
+
+class RouterConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    max_batch: int = MAX_BATCH
+    max_cancel_ids: int = MAX_CANCEL_IDS
+    count_per_order: bool = True  # trading-write tokens: one per order (venue) or one per request
+    size_tolerance: int = 0  # units: a live order whose remaining is this close to the target is kept
+    take_ttl: float = 1.0  # seconds a throttled Take may wait before it is dropped as stale
+    cancel_retry_after: float = 5.0  # seconds before an emitted cancel may be emitted again
+    default_tick: int = 10_000
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_batch <= MAX_BATCH:
+            raise ValueError(f"max_batch must be within 1..{MAX_BATCH}, got {self.max_batch}")
+        if not 1 <= self.max_cancel_ids <= MAX_CANCEL_IDS:
+            raise ValueError(f"max_cancel_ids must be within 1..{MAX_CANCEL_IDS}, got {self.max_cancel_ids}")
+        if self.size_tolerance < 0 or self.take_ttl < 0 or self.cancel_retry_after < 0:
+            raise ValueError("size_tolerance, take_ttl and cancel_retry_after must be >= 0")
+
+
+class OrderRequest(msgspec.Struct, frozen=True):
+    """What the signer needs to build one order.
+
+    Limit (GTC/GTD): ``size`` shares at ``price``. Market (FOK/FAK): ``amount`` (BUY: USDC units,
+    SELL: share units) with ``price`` the worst acceptable price; ``size`` is then the share
+    estimate used for bookkeeping.
+    """
+
+    token_id: str
+    side: Side
+    price: int
+    size: int
+    order_type: OrderType = OrderType.GTC
+    post_only: bool = False
+    expiration: int = 0
+    amount: int = 0
+    reducing: bool = False
+
+
+class CancelBatch(msgspec.Struct, frozen=True):
+    """``DELETE /orders`` with these ids (``DELETE /order`` when there is one)."""
+
+    order_ids: tuple[str, ...]
+
+
+class PlaceBatch(msgspec.Struct, frozen=True):
+    """``POST /orders`` with these orders, in this order (their results come back in it)."""
+
+    orders: tuple[OwnOrder, ...]
+
+    @property
+    def order_ids(self) -> tuple[str, ...]:
+        return tuple(o.order_id for o in self.orders)
+
+
+Batch = CancelBatch | PlaceBatch
+
+
+class _Target:
+    __slots__ = ("target", "reducing")
+
+    def __init__(self, target: QuoteTarget, reducing: tuple[bool, ...]) -> None:
+        self.target = target
+        self.reducing = reducing
+
+
+class RouterStats:
+    __slots__ = ("dropped_takes", "cancel_batches", "place_batches", "orders_placed", "orders_canceled")
+
+    def __init__(self) -> None:
+        self.dropped_takes = 0
+        self.cancel_batches = 0
+        self.place_batches = 0
+        self.orders_placed = 0
+        self.orders_canceled = 0
+
+
+class Router:
+    """Diffs targets against live orders and packs the work into throttled batches."""
+
+    def __init__(
+        self,
+        orders: OrderView,
+        sign: Callable[[OrderRequest], Any],
+        *,
+        place_throttle: Throttle,
+        cancel_throttle: Throttle,
+        route_throttles: Sequence[Throttle] = (),
+        config: RouterConfig | None = None,
+        tick_of: Callable[[str], int] | None = None,
+    ) -> None:
+        self.config = config or RouterConfig()
+        self._orders = orders
+        self._sign = sign
+        self._place = place_throttle
+        self._cancel = cancel_throttle
+        self._routes = tuple(route_throttles)
+        self._tick_of = tick_of or (lambda _t: self.config.default_tick)
+        self._targets: dict[str, _Target] = {}
+        self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
+        self._takes: list[tuple[Take, bool, float]] = []
+        self._emitted_cancels: dict[str, float] = {}
+        self._rr = 0
+        self.stats = RouterStats()
+
+    # --- intents ---------------------------------------------------------------------------
+    def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
+        """Take one risk-accepted intent; ``reducing`` per quote (sequence) or for all (bool)."""
+        if isinstance(intent, QuoteTarget):
+            self.set_target(intent, reducing)
+        elif isinstance(intent, Take):
+            self.take(intent, now, bool(reducing))
+        elif isinstance(intent, CancelOrder):
+            self.cancel(intent.order_id)
+        elif isinstance(intent, CancelAll):
+            self.cancel_all(intent.token_id)
+        else:  # pragma: no cover - closed union
+            raise TypeError(f"not an intent: {intent!r}")
+
+    def set_target(self, target: QuoteTarget, reducing: bool | Sequence[bool] = False) -> None:
+        """Replace the desired quotes of ``target.token_id`` (the previous target is forgotten)."""
+        if isinstance(reducing, bool):
+            flags = (reducing,) * len(target.quotes)
+        else:
+            flags = tuple(bool(x) for x in reducing)
+            if len(flags) != len(target.quotes):
+                raise ValueError("one reducing flag per quote")
+        self._targets[target.token_id] = _Target(target, flags)
+
+    def take(self, take: Take, now: float, reducing: bool = False) -> None:
+        self._takes.append((take, reducing, now))
+
+    def cancel(self, order_id: str) -> None:
+        self._cancels[order_id] = None
+
+    def cancel_all(self, token_id: str | None = None) -> None:
+        """Cancel every working own order (on one token) and forget the targets and takes there."""
+        tokens = list(self._targets) if token_id is None else [token_id]
+        for t in tokens:
+            self._targets[t] = _Target(QuoteTarget(t), ())
+        self._takes = [x for x in self._takes if token_id is not None and x[0].token_id != token_id]
+        for o in self._orders.working(token_id):
+            if o.state is not OrderState.PENDING_CANCEL:
+                self._cancels[o.order_id] = None
+
+    def targets(self) -> dict[str, QuoteTarget]:
+        return {t: x.target for t, x in self._targets.items()}
+
+    # --- planning --------------------------------------------------------------------------
+    def _plan(self, now: float) -> tuple[list[str], list[tuple[OrderRequest, bool]], dict[str, str]]:
+        """All work wanted now: cancel ids (explicit first), ``(request, is_take)`` by priority,
+        and the token of each diff cancel still to send."""
+        self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
+        cancels: dict[str, None] = {}
+        for oid in self._cancels:
+            o = self._orders.get(oid)
+            if o is not None and (o.state.terminal or o.state is OrderState.PENDING_CANCEL):
+                continue
+            if self._recently_cancelled(oid, now):
+                continue
+            cancels[oid] = None
+        places_reducing: list[tuple[OrderRequest, bool]] = []
+        places_other: list[tuple[OrderRequest, bool]] = []
+        cancel_tokens: dict[str, str] = {}
+        for take, reducing, _t in self._takes:
+            (places_reducing if reducing else places_other).append((_take_request(take, reducing), True))
+        tokens = list(self._targets)
+        if tokens:
+            k = self._rr % len(tokens)
+            tokens = tokens[k:] + tokens[:k]
+        for token in tokens:
+            tgt = self._targets[token]
+            live = [
+                o for o in self._orders.working(token)
+                if o.state is not OrderState.PENDING_CANCEL and not o.order_type.is_market
+            ]
+            to_cancel, to_place = diff(tgt.target, live, self._tick_of(token), self.config.size_tolerance)
+            for oid in to_cancel:
+                if self._recently_cancelled(oid, now):
+                    continue  # in flight
+                cancels[oid] = None
+                cancel_tokens[oid] = token
+            if not to_place:
+                continue
+            flags = {id(q): r for q, r in zip(tgt.target.quotes, tgt.reducing)}
+            for q in to_place:
+                reducing = flags.get(id(q), False)
+                (places_reducing if reducing else places_other).append((_quote_request(q, reducing), False))
+        return list(cancels), places_reducing + places_other, cancel_tokens
+
+    def _recently_cancelled(self, oid: str, now: float) -> bool:
+        t = self._emitted_cancels.get(oid)
+        return t is not None and now - t < self.config.cancel_retry_after
+
+    # --- emission --------------------------------------------------------------------------
+    def poll(self, now: float) -> list[Batch]:
+        """The batches the throttles grant now: cancels first, then places by priority."""
+        cancels, places, cancel_tokens = self._plan(now)
+        self._rr += 1
+        out: list[Batch] = []
+        sent_cancels: set[str] = set()
+        i = 0
+        while i < len(cancels):
+            k = self._grant(self._cancel, min(len(cancels) - i, self.config.max_cancel_ids), now)
+            if k == 0:
+                break
+            ids = tuple(cancels[i:i + k])
+            i += k
+            for oid in ids:
+                self._emitted_cancels[oid] = now
+                self._cancels.pop(oid, None)
+            sent_cancels.update(ids)
+            out.append(CancelBatch(ids))
+            self.stats.cancel_batches += 1
+            self.stats.orders_canceled += len(ids)
+        # cancels first: a token whose cancels could not all go gets no new non-reducing order
+        blocked = {cancel_tokens[oid] for oid in cancels[i:] if oid in cancel_tokens}
+        eligible = [(r, is_take) for r, is_take in places if r.reducing or r.token_id not in blocked]
+        j = 0
+        while j < len(eligible):
+            k = self._grant(self._place, min(len(eligible) - j, self.config.max_batch), now)
+            if k == 0:
+                break
+            chunk = eligible[j:j + k]
+            j += k
+            built = tuple(self._build(req, now) for req, _ in chunk)
+            for req, is_take in chunk:
+                if is_take:
+                    self._drop_take(req)
+            out.append(PlaceBatch(built))
+            self.stats.place_batches += 1
+            self.stats.orders_placed += len(built)
+        self._forget_old_cancels(now)
+        return out
+
+    def next_ready(self, now: float) -> float | None:
+        """When the next batch could be sent (``now`` if at once), or ``None`` with no work."""
+        cancels, places, cancel_tokens = self._plan(now)
+        times: list[float] = []
+        t_cancel = now + self._wait(self._cancel, now)
+        if cancels:
+            times.append(t_cancel)
+        blocked = set(cancel_tokens.values())
+        t_place = now + self._wait(self._place, now)
+        for r, _ in places:
+            if r.reducing or r.token_id not in blocked:
+                times.append(t_place)
+                break
+        else:
+            if places:
+                times.append(max(t_place, t_cancel))
+        return min(times) if times else None
+
+    def has_work(self, now: float) -> bool:
+        cancels, places, _ = self._plan(now)
+        return bool(cancels or places)
+
+    # --- internals -------------------------------------------------------------------------
+    def _cost(self, n: int) -> int:
+        return n if self.config.count_per_order else 1
+
+    def _grant(self, throttle: Throttle, want: int, now: float) -> int:
+        """Spend tokens for one request of up to ``want`` items; returns how many were granted."""
+        if want <= 0 or any(r.available(now) < 1 for r in self._routes):
+            return 0
+        k = min(want, throttle.available(now)) if self.config.count_per_order else want
+        if k <= 0 or (not self.config.count_per_order and throttle.available(now) < 1):
+            return 0
+        if not throttle.try_take(self._cost(k), now):
+            return 0
+        for r in self._routes:
+            if not r.try_take(1, now):  # cannot happen single-threaded; stays conservative
+                return 0
+        return k
+
+    def _wait(self, throttle: Throttle, now: float) -> float:
+        return max([throttle.delay(1, now)] + [r.delay(1, now) for r in self._routes])
+
+    def _build(self, req: OrderRequest, now: float) -> OwnOrder:
+        signed = self._sign(req)
+        return OwnOrder(
+            signed.hash, req.token_id, req.side, req.price, req.size,
+            order_type=req.order_type, post_only=req.post_only, expiration=req.expiration,
+            reducing=req.reducing, signed=signed, sent_at=now, updated_at=now,
+        )
+
+    def _drop_take(self, req: OrderRequest) -> None:
+        for idx, (take, reducing, _t) in enumerate(self._takes):
+            if _take_request(take, reducing) == req:
+                del self._takes[idx]
+                return
+
+    def _forget_old_cancels(self, now: float) -> None:
+        if len(self._emitted_cancels) > 4096:
+            horizon = self.config.cancel_retry_after
+            self._emitted_cancels = {k: t for k, t in self._emitted_cancels.items() if now - t < horizon}
+
+
+def _quote_request(q: Quote, reducing: bool) -> OrderRequest:
+    return OrderRequest(
+        q.token_id, q.side, q.price, q.size,
+        order_type=OrderType.GTD if q.expiration else OrderType.GTC,
+        post_only=q.post_only, expiration=q.expiration, reducing=reducing,
+    )
+
+
+def _take_request(t: Take, reducing: bool) -> OrderRequest:
+    size = t.amount if t.side is Side.SELL else (t.amount * UNIT // t.price if t.price > 0 else 0)
+    return OrderRequest(
+        t.token_id, t.side, t.price, size, order_type=t.order_type, amount=t.amount, reducing=reducing,
+    )
+

@@ -1,0 +1,128 @@
+"""The risk gate: the stateful shell around the pure checks (trading state, kill switch, order
+rate, reject counters and log lines).
+
+Invariants: every rejection is logged once and counted under its reason; the order-rate window
+is charged only with orders that were accepted and will be sent; a halt (manual or from the
+kill switch) returns a ``CancelAll`` to send before anything else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import structlog
+
+from bot.core.intents import Intent
+from bot.core.markets import MarketIndex
+
+from .checks import BookLike, PositionsLike, Reason, RiskDecision, Universe, check_intents
+from .limits import RiskLimits
+from .state import HaltReason, KillSwitch, TradingState, TradingStatus, Trigger
+from .window import SlidingWindow
+
+
+class RiskGate:
+    """Checks intents before the router sees them; owns the trading state."""
+
+    def __init__(self, limits: RiskLimits, markets: MarketIndex, *, log: Any = None) -> None:
+        self.limits = limits
+        self.universe = Universe(markets)
+        self.status = TradingStatus()
+        self.kill_switch = KillSwitch(limits)
+        self.rate = SlidingWindow(limits.rate_window_s)
+        self.reject_counts: dict[Reason, int] = {}
+        self.halt_counts: dict[HaltReason, int] = {}
+        self.log = log if log is not None else structlog.get_logger("risk")
+
+    @property
+    def state(self) -> TradingState:
+        return self.status.state
+
+    # -- pre-trade ------------------------------------------------------------------------
+
+    def check(
+        self,
+        intents: Iterable[Intent],
+        *,
+        positions: PositionsLike,
+        open_orders: Iterable[Any],
+        books: Mapping[str, BookLike] | Any,
+        now: float,
+    ) -> RiskDecision:
+        budget = None
+        if self.limits.max_orders_per_window is not None:
+            budget = max(0, self.limits.max_orders_per_window - self.rate.count(now))
+        decision = check_intents(
+            intents,
+            state=self.status.state,
+            limits=self.limits,
+            universe=self.universe,
+            positions=positions,
+            open_orders=open_orders,
+            books=books,
+            rate_budget=budget,
+        )
+        if decision.new_orders:
+            self.rate.record(now, decision.new_orders)
+        for r in decision.rejections:
+            self.reject_counts[r.reason] = self.reject_counts.get(r.reason, 0) + 1
+            o = r.order
+            self.log.warning(
+                "risk_reject",
+                reason=r.reason.value,
+                token_id=o.token_id,
+                side=o.side.value,
+                price=o.price,
+                size=getattr(o, "size", None) or getattr(o, "amount", None),
+                detail=r.detail,
+                state=self.status.state.value,
+            )
+        return decision
+
+    # -- kill switch and manual control ---------------------------------------------------
+
+    def on_event(self, event: Any, now: float) -> list[Intent]:
+        """Feed a kill-switch event (connectivity, venue error, reject, accept) and evaluate."""
+        self.kill_switch.on_event(event, now)
+        return self.evaluate(now)
+
+    def evaluate(
+        self,
+        now: float,
+        *,
+        books: Iterable[Any] | None = None,
+        daily_pnl: int | None = None,
+        total_pnl: int | None = None,
+    ) -> list[Intent]:
+        """Run the kill switch; returns the intents a resulting halt requires (``CancelAll``)."""
+        if books is not None:
+            self.kill_switch.observe_books(books, now)
+        out: list[Intent] = []
+        for trigger in self.kill_switch.triggers(now, daily_pnl=daily_pnl, total_pnl=total_pnl):
+            out.extend(self._halt(trigger))
+        return out
+
+    def halt(self, detail: str = "") -> list[Intent]:
+        """Manual halt: cancel everything, accept nothing but cancels until ``resume``."""
+        return self._halt(Trigger(HaltReason.MANUAL, detail))
+
+    def reduce_only(self, detail: str = "") -> list[Intent]:
+        """Manual switch to REDUCING (from ACTIVE): cancel everything, then only reduce."""
+        out = self.status.reduce(Trigger(HaltReason.MANUAL, detail))
+        if out:
+            self.log.warning("risk_reducing", detail=detail)
+        return out
+
+    def resume(self) -> None:
+        """Manual resume to ACTIVE; counted errors and the reject streak are forgotten."""
+        self.status.resume()
+        self.kill_switch.reset()
+        self.log.warning("risk_resumed")
+
+    def _halt(self, trigger: Trigger) -> list[Intent]:
+        known = self.status.state is TradingState.HALTED and self.status.has_reason(trigger.reason)
+        out = self.status.halt(trigger)
+        if not known:
+            self.halt_counts[trigger.reason] = self.halt_counts.get(trigger.reason, 0) + 1
+            self.log.error("risk_halt", reason=trigger.reason.value, detail=trigger.detail)
+        return out

@@ -1,0 +1,41 @@
+"""Risk limits, as one frozen config.
+
+Invariant: every limit is an integer in micro-units (shares or USDC) or a count; ``None`` means
+"no limit". Unknown keys are refused when the config is decoded.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class RiskLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    # pre-trade, per order
+    max_order_size: int | None = 1_000_000_000  # shares units (1000 shares)
+    price_band_ticks: int | None = None  # |price - mid| allowed, in ticks
+    price_band_bps: int | None = None  # |price - mid| allowed, in basis points of the mid
+    # pre-trade, projected as if every resting and new order filled
+    max_position: int | None = 5_000_000_000  # shares units per token
+    max_market_notional: int | None = 2_500_000_000  # USDC units per market (cost + buys)
+    max_event_notional: int | None = 10_000_000_000  # USDC units per neg-risk event
+    max_net_exposure: int | None = 5_000_000_000  # |YES - NO| shares units per market
+    max_event_loss: int | None = 2_500_000_000  # worst-case loss, USDC units, per event/market
+    max_open_orders: int | None = 200
+    max_orders_per_window: int | None = 50  # new orders sent per sliding window
+    rate_window_s: float = 1.0
+    # kill switch
+    max_daily_loss: int | None = None  # USDC units, realized + unrealized - fees since UTC midnight
+    max_total_loss: int | None = None  # USDC units, since start
+    stale_halt_s: float | None = 30.0  # a tracked book stale for longer than this halts
+    max_errors: int | None = 20  # errors within error_window_s that halt
+    error_window_s: float = 60.0
+    max_reject_streak: int | None = 10  # consecutive venue rejects that halt
+    disconnect_halt_s: float | None = 5.0  # venue connectivity lost for longer than this halts
+
+    def __post_init__(self) -> None:
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"risk limit {name} must not be negative, got {value}")
+        if self.rate_window_s <= 0 or self.error_window_s <= 0:
+            raise ValueError("risk windows must be positive")

@@ -1,0 +1,79 @@
+"""Order latency for the simulated venues: how long an order takes to reach the matching engine
+(``entry``) and how long its answer takes to come back (``response``).
+
+Invariants: delays are non-negative seconds; a seeded model draws from its own
+``random.Random(seed)``, so the same seed and call sequence give the same delays.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Protocol
+
+import msgspec
+
+
+class LatencyModel(Protocol):
+    def entry(self, now: float) -> float: ...
+
+    def response(self, now: float) -> float: ...
+
+
+class ConstantLatency:
+    __slots__ = ("_entry", "_response")
+
+    def __init__(self, entry: float = 0.05, response: float = 0.05) -> None:
+        if entry < 0 or response < 0:
+            raise ValueError("latency must be >= 0")
+        self._entry = entry
+        self._response = response
+
+    def entry(self, now: float) -> float:
+        return self._entry
+
+    def response(self, now: float) -> float:
+        return self._response
+
+
+class LognormalLatency:
+    """``median * exp(sigma * N(0, 1))``, capped at ``cap`` seconds."""
+
+    __slots__ = ("_entry", "_response", "_sigma", "_cap", "_rng")
+
+    def __init__(self, entry: float = 0.05, response: float = 0.05, sigma: float = 0.5,
+                 cap: float = 5.0, seed: int = 0) -> None:
+        if entry < 0 or response < 0 or sigma < 0 or cap < 0:
+            raise ValueError("latency parameters must be >= 0")
+        self._entry = entry
+        self._response = response
+        self._sigma = sigma
+        self._cap = cap
+        self._rng = random.Random(seed)
+
+    def _draw(self, median: float) -> float:
+        return min(self._cap, median * math.exp(self._sigma * self._rng.gauss(0.0, 1.0)))
+
+    def entry(self, now: float) -> float:
+        return self._draw(self._entry)
+
+    def response(self, now: float) -> float:
+        return self._draw(self._response)
+
+
+class LatencyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    kind: str = "constant"  # constant | lognormal
+    entry: float = 0.05  # seconds (the median for lognormal)
+    response: float = 0.05
+    sigma: float = 0.5
+    cap: float = 5.0
+    seed: int = 0
+
+
+def latency_model(config: LatencyConfig) -> LatencyModel:
+    if config.kind == "constant":
+        return ConstantLatency(config.entry, config.response)
+    if config.kind == "lognormal":
+        return LognormalLatency(config.entry, config.response, config.sigma, config.cap,
+                                config.seed)
+    raise ValueError(f"unknown latency model: {config.kind!r}")

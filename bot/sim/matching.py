@@ -1,0 +1,796 @@
+"""The matching engine: one book per outcome token, price-time priority, integer units.
+
+Invariants after every command:
+
+* No crossed book across a binary market: for a token ``T`` with complement ``C``, the best
+  effective bid of ``T`` (own bids, and ``1 - a`` for every ask ``a`` of ``C``) is below its best
+  effective ask (own asks, and ``1 - b`` for every bid ``b`` of ``C``). A BUY of ``T`` takes, best
+  price first and oldest first at equal prices, both ``T`` asks and ``C`` bids (minting a pair,
+  each side paying its own price); a SELL of ``T`` takes ``T`` bids and ``C`` asks (merging a
+  pair into 1 USDC split by price).
+* Every fill is a whole number of lots (0.01 share), so every amount of collateral is exact.
+* Resting BUY orders reserve ``price * remaining`` collateral and resting SELL orders reserve
+  ``remaining`` tokens; nothing is placed beyond the free balance.
+* Neg-risk markets are matched as independent binary markets; conversions between the markets of
+  a neg-risk event are not simulated.
+* Self-trades are allowed (no self-trade prevention).
+
+Time is a parameter: ``now`` is unix seconds (float) on every command; GTD ``expiration`` is unix
+seconds. Commands return results; events go to an outbox read with ``drain()``.
+``advance(now)`` expires GTD orders and moves settlement forward, and returns ``drain()``.
+With ``EngineConfig.emit_events = False`` no event or level-change bookkeeping is done (the
+benchmark's mode); results and queries are unaffected.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from bisect import insort
+
+import msgspec
+
+from bot.core.markets import MarketInfo
+from bot.sim import results as R
+from bot.sim.accounts import Ledger
+from bot.sim.book import Book, Level
+from bot.sim.events import (
+    BookLevelChanged,
+    BookSnapshot,
+    OrderEvent,
+    OrderView,
+    TickSizeChanged,
+    TradeEvent,
+    TradePrint,
+    TradeView,
+)
+from bot.sim.orders import LOT, Order, OrderRequest
+from bot.sim.positions import Position, PositionFill, positions_from_fills
+from bot.sim.results import CancelResult, OrderResult, rejected
+from bot.sim.settlement import Settlement, SettlementConfig
+from bot.sim.ticks import TickConfig, next_tick
+from bot.sim.trades import MakerFill, Trade, apply_trade, taker_fee
+from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
+from bot.venue.units import UNIT
+
+BUY = Side.BUY
+SELL = Side.SELL
+GTC = OrderType.GTC
+GTD = OrderType.GTD
+FOK = OrderType.FOK
+LIVE = OrderStatus.LIVE
+MATCHED = OrderStatus.MATCHED
+FAILED = TradeStatus.FAILED
+_NONE = 1 << 62  # "no level" sentinel, above any price
+
+
+class EngineConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    seed: int = 0
+    fee_rate_bps: int = 0  # taker fee, venue style (trades.taker_fee)
+    fee_account: str = "fees"  # receives taker fees
+    emit_events: bool = True
+    mirror_books: bool = True  # views and level events include the complement's orders at 1-p
+    enforce_min_size: bool = True  # limit orders below the market's min_size are rejected
+    settlement: SettlementConfig = SettlementConfig()
+    ticks: TickConfig = TickConfig()
+
+
+class Balance(msgspec.Struct, frozen=True):
+    account: str
+    collateral: int
+    collateral_reserved: int
+    tokens: dict[str, int]
+    tokens_reserved: dict[str, int]
+
+
+class MarketState:
+    """A market's mutable part: its current tick and its two books."""
+
+    __slots__ = ("info", "tick", "yes", "no", "accepting", "min_size")
+
+    def __init__(self, info: MarketInfo, enforce_min_size: bool = True) -> None:
+        self.info = info
+        self.tick = info.tick
+        self.min_size = info.min_size if enforce_min_size else 0
+        self.yes = Book(info.tokens[0], info.condition_id, info.outcomes[0])
+        self.no = Book(info.tokens[1], info.condition_id, info.outcomes[1])
+        self.yes.comp, self.no.comp = self.no, self.yes
+        self.yes.state = self.no.state = self
+        self.accepting = True
+
+
+class MatchingEngine:
+    """Commands: add_market, fund, mint_tokens, split, merge, place, cancel, cancel_orders,
+    cancel_all, cancel_market, expire, advance. Queries: book, best_bid_ask, open_orders, order,
+    trades_of, trade, balance, positions, holders, take_level_changes."""
+
+    def __init__(self, config: EngineConfig | None = None) -> None:
+        self.config = cfg = config or EngineConfig()
+        self.rng = random.Random(cfg.seed)
+        self.ledger = Ledger()
+        self.settlement = Settlement(cfg.settlement, self.rng)
+        self.markets: dict[str, MarketState] = {}
+        self._state: dict[str, MarketState] = {}  # token -> market state
+        self._books: dict[str, Book] = {}
+        self._comp: dict[str, Book] = {}  # token -> complement's book
+        self._outcome: dict[str, str] = {}
+        self.orders: dict[str, Order] = {}
+        self.trades: dict[str, Trade] = {}
+        self._expiry: list[tuple[int, int, Order]] = []
+        self._seq = 0
+        self._events = cfg.emit_events
+        self._mirror = cfg.mirror_books
+        self._outbox: list = []
+        self._dirty: set[tuple[Book, bool, int]] = set()  # own levels touched by this command
+        self._level_changes: dict[tuple[str, Side, int], tuple[str, int]] = {}
+        self._external: dict[str, list[tuple[int, PositionFill]]] = {}
+        self.post_only_mode = False
+        self.now = 0.0
+        # prices inside [calm_lo, calm_hi] can never trigger a tick change when resting (taking
+        # liquidity only moves best prices inward); with ``revert`` every command is checked
+        tc = cfg.ticks
+        if not tc.enabled:
+            self._calm_lo, self._calm_hi = 0, UNIT
+        elif tc.revert:
+            self._calm_lo, self._calm_hi = UNIT, 0
+        else:
+            self._calm_lo = max(tc.low, UNIT - tc.high)
+            self._calm_hi = min(tc.high, UNIT - tc.low)
+        self._id_prefix = "%032x" % self.rng.getrandbits(128)
+        self._id_prefix = (f"{self._id_prefix[:8]}-{self._id_prefix[8:12]}-4"
+                           f"{self._id_prefix[13:16]}-{self._id_prefix[16:20]}-")
+        self._trade_count = 0  # trade ids: UUID-shaped, seeded prefix + 12-hex-digit counter
+        self._settle = cfg.settlement.enabled
+        self._fee_account = cfg.fee_account
+        self._fee_bps = cfg.fee_rate_bps
+
+    # setup -------------------------------------------------------------------------------
+    def add_market(self, info: MarketInfo) -> MarketState:
+        if info.condition_id in self.markets:
+            return self.markets[info.condition_id]
+        ms = MarketState(info, self.config.enforce_min_size)
+        self.markets[info.condition_id] = ms
+        yes, no = ms.yes, ms.no
+        for book, comp, outcome in ((yes, no, info.outcomes[0]), (no, yes, info.outcomes[1])):
+            self._state[book.token] = ms
+            self._books[book.token] = book
+            self._comp[book.token] = comp
+            self._outcome[book.token] = outcome
+        return ms
+
+    def market_of(self, token: str) -> MarketInfo:
+        return self._state[token].info
+
+    def fund(self, account: str, collateral: int) -> None:
+        self.ledger.fund(account, collateral)
+
+    def mint_tokens(self, account: str, token: str, size: int) -> None:
+        """Airdrop tokens (demo accounts); they enter positions at zero cost."""
+        self._state[token]  # KeyError on unknown token
+        self.ledger.mint_tokens(account, token, size)
+        self._note_external(account, token, BUY, size, 0)
+
+    def split(self, account: str, market: str, size: int) -> None:
+        """Collateral -> YES + NO pairs (each enters positions at 0.5)."""
+        info = self.markets[market].info
+        self.ledger.split(account, market, info.tokens, size)
+        for t in info.tokens:
+            self._note_external(account, t, BUY, size, size // 2)
+
+    def merge(self, account: str, market: str, size: int) -> None:
+        """YES + NO pairs -> collateral (each leaves positions at 0.5)."""
+        info = self.markets[market].info
+        self.ledger.merge(account, market, info.tokens, size)
+        for t in info.tokens:
+            self._note_external(account, t, SELL, size, size // 2)
+
+    def _note_external(self, account: str, token: str, side: Side, size: int, cash: int) -> None:
+        acct = self.ledger.get(account)
+        self._external.setdefault(account, []).append(
+            (len(acct.trade_ids), PositionFill(token, side, size, cash))
+        )
+
+    # placing -----------------------------------------------------------------------------
+    def place(self, req: OrderRequest, now: float) -> OrderResult:
+        """Validate, match and rest one order; see the module docstring for the rules."""
+        self.now = now
+        if self._expiry and self._expiry[0][0] <= now:
+            self.expire(now)
+        oid = req.order_id
+        if not oid or oid in self.orders:
+            return rejected(oid, R.DUPLICATED)
+        token = req.token
+        book = self._books.get(token)
+        if book is None:
+            return rejected(oid, R.UNKNOWN_TOKEN)
+        ms = book.state
+        if not ms.accepting:
+            return rejected(oid, R.NOT_READY)
+        acct = self.ledger.accounts.get(req.account) or self.ledger.get(req.account)
+        side = req.side
+        price = req.price
+        size = req.size
+        ot = req.order_type
+        if ot is GTC or ot is GTD:
+            if self.post_only_mode and not req.post_only:
+                return rejected(oid, R.POST_ONLY_MODE)
+            exp = req.expiration
+            if (ot is GTD and exp <= now) or (ot is GTC and exp):
+                return rejected(oid, R.INVALID_EXPIRATION)
+            tick = ms.tick
+            if price % tick or price < tick or price > UNIT - tick:
+                return rejected(oid, R.invalid_tick(price, tick))
+            if size <= 0 or size % LOT:
+                return rejected(oid, R.invalid_lot(size))
+            if size < ms.min_size:
+                return rejected(oid, R.invalid_size(size, ms.min_size))
+            comp = book.comp
+            if side is BUY:
+                if acct.collateral - acct.reserved < price * size // UNIT:
+                    return rejected(oid, R.NOT_ENOUGH_BALANCE)
+                ak = book.ask_keys
+                cb = comp.bid_prices
+                crosses = (ak and -ak[-1] <= price) or (cb and UNIT - cb[-1] <= price)
+            else:
+                if acct.tokens.get(token, 0) - acct.reserved_tokens.get(token, 0) < size:
+                    return rejected(oid, R.NOT_ENOUGH_BALANCE)
+                bp = book.bid_prices
+                ck = comp.ask_keys
+                crosses = (bp and bp[-1] >= price) or (ck and UNIT + ck[-1] >= price)
+            if crosses and req.post_only:
+                return rejected(oid, R.POST_ONLY_CROSSES)
+            order = Order(oid, req.account, req.owner or req.account, token, book.market, side,
+                          price, size, size, ot, req.post_only, exp, now, book.outcome)
+            self.orders[oid] = order
+            trades = self._match(order, book, comp, price, -1, now) if crosses else None
+            rem = order.remaining
+            if rem:  # rest (inlined Book.add: this is the hot path)
+                self._seq = seq = self._seq + 1
+                order.seq = seq
+                if side is BUY:
+                    acct.reserved += price * rem // UNIT
+                    levels, keys, key = book.bids, book.bid_prices, price
+                else:
+                    rt = acct.reserved_tokens
+                    rt[token] = rt.get(token, 0) + rem
+                    levels, keys, key = book.asks, book.ask_keys, -price
+                acct.open_orders[oid] = order
+                level = levels.get(price)
+                if level is None:
+                    level = levels[price] = Level(price)
+                    if not keys or key > keys[-1]:
+                        keys.append(key)
+                    else:
+                        insort(keys, key)
+                level.orders.append(order)
+                level.total += rem
+                if ot is GTD:
+                    heapq.heappush(self._expiry, (exp, seq, order))
+                if self._events:
+                    self._dirty.add((book, side is BUY, price))
+            else:
+                order.status = MATCHED
+            if self._events:
+                self._outbox.append(OrderEvent(self._view(order), "PLACEMENT", now))
+                self._flush(ms, now)
+            elif not self._calm_lo <= price <= self._calm_hi:
+                self._check_tick(ms, now)
+            if trades:
+                return self._result(order, trades)
+            return OrderResult(True, "", oid, "live")
+        # FOK / FAK: BUY size is USDC to spend, SELL size is shares; price is the worst price
+        if req.post_only:
+            return rejected(oid, R.POST_ONLY_MARKET)
+        if self.post_only_mode:
+            return rejected(oid, R.POST_ONLY_MODE)
+        if req.expiration:
+            return rejected(oid, R.INVALID_EXPIRATION)
+        if size <= 0 or size % LOT or not 0 < price < UNIT:
+            return rejected(oid, R.INVALID_AMOUNTS)
+        if side is BUY:
+            if acct.collateral - acct.reserved < size:
+                return rejected(oid, R.NOT_ENOUGH_BALANCE)
+        elif acct.tokens.get(token, 0) - acct.reserved_tokens.get(token, 0) < size:
+            return rejected(oid, R.NOT_ENOUGH_BALANCE)
+        comp = book.comp
+        if ot is FOK and not self._fillable(book, comp, side, price, size):
+            return rejected(oid, R.FOK_KILLED)
+        # a market BUY counts shares in ``matched`` as they fill; ``remaining`` stays 0
+        order = Order(oid, req.account, req.owner or req.account, token, book.market, side,
+                      price, size, 0 if side is BUY else size, ot, False, 0, now, book.outcome)
+        budget = size if side is BUY else -1
+        trades = self._match(order, book, comp, price, budget, now)
+        if not trades:
+            return rejected(oid, R.FAK_KILLED)
+        self.orders[oid] = order
+        order.size = order.matched
+        order.remaining = 0
+        order.status = MATCHED
+        if self._events:
+            self._flush(ms, now)
+        elif self._calm_lo > self._calm_hi:
+            self._check_tick(ms, now)
+        return self._result(order, trades)
+
+    @staticmethod
+    def _result(order: Order, trades: list[Trade]) -> OrderResult:
+        ids = [trades[0].id] if len(trades) == 1 else [t.id for t in trades]
+        return OrderResult(True, "", order.id, "matched", order.making, order.taking, ids)
+
+    def _fillable(self, book: Book, comp: Book, side: Side, limit: int, amount: int) -> bool:
+        """Dry run of a FOK: can ``amount`` (USDC for BUY, shares for SELL) be filled in lots at
+        prices no worse than ``limit``? Walks level totals of both books, best first."""
+        if side is BUY:
+            own = [(-k, book.asks[-k].total) for k in reversed(book.ask_keys) if -k <= limit]
+            mirror = [(UNIT - p, comp.bids[p].total) for p in reversed(comp.bid_prices)
+                      if UNIT - p <= limit]
+        else:
+            own = [(p, book.bids[p].total) for p in reversed(book.bid_prices) if p >= limit]
+            mirror = [(UNIT + k, comp.asks[-k].total) for k in reversed(comp.ask_keys)
+                      if UNIT + k >= limit]
+        levels = sorted(own + mirror, key=lambda lv: lv[0], reverse=side is SELL)
+        left = amount
+        for px, total in levels:
+            if side is BUY:
+                lots = min(total // LOT, left * UNIT // (px * LOT))
+                left -= lots * px * LOT // UNIT
+                if left * UNIT < px * LOT:
+                    return True
+            else:
+                left -= min(total, left)
+                if not left:
+                    return True
+        return side is BUY and left * UNIT < limit * LOT
+
+    def _match(self, order: Order, book: Book, comp: Book, limit: int, budget: int,
+               now: float) -> list[Trade]:
+        """Take liquidity for ``order`` up to ``limit`` (best price first, oldest first).
+
+        ``budget`` >= 0 means a market BUY spending that many USDC units (shares bought are
+        added to ``order.matched``); otherwise ``order.remaining`` shares are matched.
+        Returns the trades made, one per effective price. Maker balances move fill by fill and
+        the taker's once per trade; the arithmetic is ``trades.apply_trade``'s, inlined for
+        speed (a unit test holds the two equal).
+        """
+        buy = order.side is BUY
+        accounts = self.ledger.accounts
+        events = self._events
+        token = order.token
+        trades: list[Trade] = []
+        trade = None
+        cash = shares = pairs = 0  # the open trade's taker collateral change, shares, pairs
+        if buy:
+            own_keys, own_levels = book.ask_keys, book.asks
+            comp_keys, comp_levels = comp.bid_prices, comp.bids
+        else:
+            own_keys, own_levels = book.bid_prices, book.bids
+            comp_keys, comp_levels = comp.ask_keys, comp.asks
+        while True:
+            # effective price of each book's best level, in this token's terms
+            if buy:
+                a = -own_keys[-1] if own_keys else _NONE
+                e = UNIT - comp_keys[-1] if comp_keys else _NONE
+                take_own = a < e or (a == e != _NONE and own_levels[a].orders[0].seq
+                                      < comp_levels[UNIT - a].orders[0].seq)
+                px = a if take_own else e
+                if px > limit:
+                    break
+            else:
+                a = own_keys[-1] if own_keys else -_NONE
+                e = UNIT + comp_keys[-1] if comp_keys else -_NONE
+                take_own = a > e or (a == e != -_NONE and own_levels[a].orders[0].seq
+                                      < comp_levels[UNIT - a].orders[0].seq)
+                px = a if take_own else e
+                if px < limit:
+                    break
+            if budget >= 0:
+                want = budget * UNIT // (px * LOT) * LOT
+            else:
+                want = order.remaining
+            if not want:
+                break
+            if take_own:
+                mbook, mprice, level = book, px, own_levels[px]
+            else:
+                mbook, mprice = comp, UNIT - px
+                level = comp_levels[mprice]
+            if trade is None or trade.price != px:
+                if trade is not None:
+                    self._close(trade, order, cash, shares, pairs, now)
+                    cash = shares = pairs = 0
+                self._trade_count = n = self._trade_count + 1
+                trade = Trade(f"{self._id_prefix}{n:012x}", book.market, token, order.side, px,
+                              order.id, order.account, order.owner, self._fee_bps, now,
+                              len(trades), order.outcome)
+                trades.append(trade)
+            makers = trade.makers
+            tid = trade.id
+            q = level.orders
+            mtok = mbook.token
+            maker_buys = buy != take_own
+            got = 0
+            while want and q:
+                mo = q[0]
+                x = mo.remaining if mo.remaining <= want else want
+                mo.remaining -= x
+                mo.matched += x
+                want -= x
+                got += x
+                macct = accounts[mo.account]
+                c = mprice * x // UNIT
+                mt = macct.tokens
+                if maker_buys:  # pays its price, gets tokens (own or complement book)
+                    macct.reserved -= c
+                    macct.collateral -= c
+                    mt[mtok] = mt.get(mtok, 0) + x
+                else:  # gives tokens, gets its price
+                    macct.reserved_tokens[mtok] -= x
+                    macct.collateral += c
+                    mt[mtok] -= x
+                makers.append(MakerFill(mo.id, mo.account, mo.owner, mtok, mo.side, mprice, x,
+                                        mo.outcome))
+                ids = mo.trade_ids
+                if not ids or ids[-1] != tid:
+                    ids.append(tid)
+                ids = macct.trade_ids
+                if not ids or ids[-1] != tid:
+                    ids.append(tid)
+                if not mo.remaining:
+                    q.popleft()
+                    mo.status = MATCHED
+                    del macct.open_orders[mo.id]
+                if events:
+                    self._outbox.append(OrderEvent(self._view(mo), "UPDATE", now))
+            level.total -= got
+            trade.size += got
+            shares += got
+            c = px * got // UNIT  # taker's side of the money at its effective price
+            cash += -c if buy else c
+            if not take_own:
+                pairs += got if buy else -got
+            if budget >= 0:
+                budget -= c
+            else:
+                order.remaining -= got
+            order.matched += got
+            if not q:
+                mbook.drop_level(BUY if maker_buys else SELL, mprice)
+            if events:
+                self._dirty.add((mbook, maker_buys, mprice))
+        if trade is not None:
+            self._close(trade, order, cash, shares, pairs, now)
+            book.last_trade_price = trade.price
+            comp.last_trade_price = UNIT - trade.price
+        return trades
+
+    def _close(self, trade: Trade, order: Order, cash: int, shares: int, pairs: int,
+               now: float) -> None:
+        """Book a completed trade: the taker's balances, fee, indexes, settlement, events."""
+        accounts = self.ledger.accounts
+        taker = accounts[order.account]
+        tt = taker.tokens
+        tok = trade.token
+        fee = 0
+        if trade.fee_rate_bps:
+            trade.fee = fee = taker_fee(trade.side, trade.price, trade.size, trade.fee_rate_bps)
+        if order.side is BUY:
+            tt[tok] = tt.get(tok, 0) + shares - fee
+            taker.collateral += cash
+            order.making -= cash
+            order.taking += shares - fee
+        else:
+            tt[tok] -= shares
+            taker.collateral += cash - fee
+            order.making += shares
+            order.taking += cash - fee
+        if pairs:
+            p = self.ledger.pairs
+            p[trade.market] = p.get(trade.market, 0) + pairs
+        if fee:
+            house = self.ledger.get(self._fee_account)
+            if order.side is BUY:
+                house.tokens[tok] = house.tokens.get(tok, 0) + fee
+            else:
+                house.collateral += fee
+        tid = trade.id
+        self.trades[tid] = trade
+        order.trade_ids.append(tid)
+        ids = taker.trade_ids
+        if not ids or ids[-1] != tid:
+            ids.append(tid)
+        if self._settle:
+            self.settlement.schedule(trade)
+        if self._events:
+            out = self._outbox
+            out.append(TradeEvent(trade.view(), now))
+            out.append(TradePrint(trade.token, trade.market, trade.price, trade.size, trade.side,
+                                  trade.fee_rate_bps, now))
+            if self._mirror:
+                out.append(TradePrint(self._comp[trade.token].token, trade.market,
+                                      UNIT - trade.price, trade.size, trade.side.opposite,
+                                      trade.fee_rate_bps, now))
+
+    # cancelling --------------------------------------------------------------------------
+    def cancel(self, order_id: str, by: str | None = None, now: float | None = None) -> CancelResult:
+        """Cancel one order. ``by`` (an account or owner) must own it when given."""
+        return self.cancel_orders([order_id], by, now)
+
+    def cancel_orders(self, order_ids, by: str | None = None,
+                      now: float | None = None) -> CancelResult:
+        now = self.now if now is None else now
+        res = CancelResult([], {})
+        touched = set()
+        for oid in order_ids:
+            order = self.orders.get(oid)
+            if order is None or (by is not None and by != order.account and by != order.owner):
+                res.not_canceled[oid] = R.CANCEL_NOT_FOUND
+            elif order.status is not LIVE or not order.remaining:
+                res.not_canceled[oid] = R.CANCEL_NOT_OPEN
+            else:
+                self._cancel(order, OrderStatus.CANCELED, now)
+                res.canceled.append(oid)
+                touched.add(self._state[order.token])
+        for ms in touched:
+            self._flush(ms, now) if self._events else self._check_tick(ms, now)
+        return res
+
+    def cancel_all(self, by: str, now: float | None = None) -> CancelResult:
+        """Cancel every open order whose account or owner is ``by``."""
+        return self.cancel_orders([o.id for o in self._open(by)], by, now)
+
+    def cancel_market(self, by: str, market: str | None = None, token: str | None = None,
+                      now: float | None = None) -> CancelResult:
+        ids = [o.id for o in self._open(by)
+               if (market is None or o.market == market) and (token is None or o.token == token)]
+        return self.cancel_orders(ids, by, now)
+
+    def _cancel(self, order: Order, status: OrderStatus, now: float) -> None:
+        book = self._books[order.token]
+        book.remove(order)
+        acct = self.ledger.accounts[order.account]
+        if order.side is BUY:
+            acct.reserved -= order.price * order.remaining // UNIT
+        else:
+            acct.reserved_tokens[order.token] -= order.remaining
+        del acct.open_orders[order.id]
+        order.status = status
+        if self._events:
+            self._dirty.add((book, order.side is BUY, order.price))
+            self._outbox.append(OrderEvent(self._view(order), "CANCELLATION", now))
+
+    def expire(self, now: float) -> int:
+        """Cancel GTD orders whose expiration is at or before ``now`` (CANCELED_EXPIRED_ORDER)."""
+        heap = self._expiry
+        n = 0
+        touched = set()
+        while heap and heap[0][0] <= now:
+            _, _, order = heapq.heappop(heap)
+            if order.status is LIVE and order.remaining:
+                self._cancel(order, OrderStatus.CANCELED_EXPIRED_ORDER, now)
+                touched.add(self._state[order.token])
+                n += 1
+        for ms in touched:
+            self._flush(ms, now) if self._events else self._check_tick(ms, now)
+        return n
+
+    # time --------------------------------------------------------------------------------
+    def advance(self, now: float) -> list:
+        """Expire orders and move settlement to ``now``; FAILED trades are reversed exactly.
+        Returns ``drain()``."""
+        self.now = max(self.now, now)
+        self.expire(now)
+        for trade, status, when in self.settlement.advance(now):
+            if status is FAILED:
+                apply_trade(self.ledger, trade, self._fee_account, -1)
+            if self._events:
+                self._outbox.append(TradeEvent(trade.view(status, when), when))
+        return self.drain()
+
+    def drain(self) -> list:
+        """Events emitted since the last drain, in order."""
+        out = self._outbox
+        self._outbox = []
+        return out
+
+    # market data bookkeeping -------------------------------------------------------------
+    def _flush(self, ms: MarketState, now: float) -> None:
+        """Turn this command's touched levels into BookLevelChanged events (new totals)."""
+        dirty = self._dirty
+        if dirty:
+            out = self._outbox
+            changes = self._level_changes
+            mirror = self._mirror
+            seen = set()
+            for book, is_bid, price in sorted(dirty, key=lambda d: (d[0].token, not d[1], d[2])):
+                side = BUY if is_bid else SELL
+                keys = [(book.token, side, price)]
+                if mirror:
+                    keys.append((self._comp[book.token].token, side.opposite, UNIT - price))
+                for key in keys:
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    size = self._view_total(*key)
+                    out.append(BookLevelChanged(key[0], book.market, key[1], key[2], size))
+                    changes[key] = (book.market, size)
+            dirty.clear()
+        self._check_tick(ms, now)
+
+    def _view_total(self, token: str, side: Side, price: int) -> int:
+        total = self._books[token].level_total(side, price)
+        if self._mirror:
+            total += self._comp[token].level_total(side.opposite, UNIT - price)
+        return total
+
+    def take_level_changes(self) -> list[BookLevelChanged]:
+        """Levels changed since the last call, with their current totals (0 = removed)."""
+        changes = self._level_changes
+        self._level_changes = {}
+        return [BookLevelChanged(t, m, s, p, size) for (t, s, p), (m, size) in changes.items()]
+
+    def _check_tick(self, ms: MarketState, now: float) -> None:
+        tc = self.config.ticks
+        if not tc.enabled or (ms.tick == tc.fine and not tc.revert):
+            return
+        bid, ask = self._best(ms.yes, ms.no)
+        new = next_tick(tc, ms.info.tick, ms.tick, bid, ask)
+        if new != ms.tick:
+            old, ms.tick = ms.tick, new
+            if self._events:
+                for t in ms.info.tokens:
+                    self._outbox.append(TickSizeChanged(t, ms.info.condition_id, old, new, now))
+
+    @staticmethod
+    def _best(book: Book, comp: Book) -> tuple[int, int]:
+        """Effective best bid and ask of ``book`` including the complement (0 = none)."""
+        bid = book.best_bid()
+        ca = comp.best_ask()
+        if ca and UNIT - ca > bid:
+            bid = UNIT - ca
+        ask = book.best_ask()
+        cb = comp.best_bid()
+        if cb and (not ask or UNIT - cb < ask):
+            ask = UNIT - cb
+        return bid, ask
+
+    # queries -----------------------------------------------------------------------------
+    def tick_size(self, token: str) -> int:
+        return self._state[token].tick
+
+    def best_bid_ask(self, token: str) -> tuple[int, int]:
+        """Best bid and ask as matched (complement included); 0 when a side is empty."""
+        return self._best(self._books[token], self._comp[token])
+
+    def midpoint(self, token: str) -> int | None:
+        bid, ask = self.best_bid_ask(token)
+        return (bid + ask) // 2 if bid and ask else None
+
+    def last_trade_price(self, token: str) -> int:
+        return self._books[token].last_trade_price
+
+    def book(self, token: str) -> BookSnapshot:
+        """The token's book, bids ascending and asks descending (best last). With
+        ``mirror_books`` the complement's orders are included at ``1 - p``."""
+        book = self._books[token]
+        ms = self._state[token]
+        bids: dict[int, int] = dict(book.bid_levels())
+        asks: dict[int, int] = dict(book.ask_levels())
+        if self._mirror:
+            comp = self._comp[token]
+            for p, total in comp.ask_levels():
+                bids[UNIT - p] = bids.get(UNIT - p, 0) + total
+            for p, total in comp.bid_levels():
+                asks[UNIT - p] = asks.get(UNIT - p, 0) + total
+        return BookSnapshot(token, book.market, sorted(bids.items()),
+                            sorted(asks.items(), reverse=True), ms.tick, ms.info.min_size,
+                            ms.info.neg_risk, book.last_trade_price)
+
+    def _open(self, by: str | None):
+        if by is not None:
+            acct = self.ledger.accounts.get(by)
+            if acct is not None:
+                yield from list(acct.open_orders.values())
+                return
+        for acct in list(self.ledger.accounts.values()):
+            for o in list(acct.open_orders.values()):
+                if by is None or o.owner == by:
+                    yield o
+
+    def open_orders(self, by: str | None = None, market: str | None = None,
+                    token: str | None = None, order_id: str | None = None) -> list[OrderView]:
+        """Open orders of an account or owner (all when ``by`` is None), oldest first."""
+        orders = [o for o in self._open(by)
+                  if (market is None or o.market == market) and (token is None or o.token == token)
+                  and (order_id is None or o.id == order_id)]
+        orders.sort(key=lambda o: o.seq)
+        return [self._view(o) for o in orders]
+
+    def order(self, order_id: str) -> OrderView | None:
+        o = self.orders.get(order_id)
+        return self._view(o) if o is not None else None
+
+    @staticmethod
+    def _view(o: Order) -> OrderView:
+        return OrderView(o.id, o.owner, o.account, o.market, o.token, o.side, o.price, o.size,
+                         o.matched, o.outcome, o.order_type, o.status, o.expiration, o.created_at,
+                         tuple(o.trade_ids), o.post_only)
+
+    def trade(self, trade_id: str) -> TradeView | None:
+        t = self.trades.get(trade_id)
+        return t.view() if t is not None else None
+
+    def trades_of(self, account: str, market: str | None = None, token: str | None = None,
+                  trade_id: str | None = None, before: float | None = None,
+                  after: float | None = None) -> list[TradeView]:
+        """Trades the account took part in (as taker or maker), oldest first. ``token`` matches
+        the taker's token or any of the account's maker fills' tokens."""
+        acct = self.ledger.accounts.get(account)
+        if acct is None:
+            return []
+        out = []
+        seen = set()
+        for tid in acct.trade_ids:
+            if tid in seen or (trade_id is not None and tid != trade_id):
+                continue
+            seen.add(tid)
+            t = self.trades[tid]
+            if market is not None and t.market != market:
+                continue
+            if token is not None and t.token != token and not any(
+                m.token == token and m.account == account for m in t.makers
+            ):
+                continue
+            if before is not None and not t.match_time < before:
+                continue
+            if after is not None and not t.match_time > after:
+                continue
+            out.append(t.view())
+        return out
+
+    def balance(self, account: str) -> Balance:
+        acct = self.ledger.get(account)
+        return Balance(account, acct.collateral, acct.reserved, dict(acct.tokens),
+                       {t: v for t, v in acct.reserved_tokens.items() if v})
+
+    def positions(self, account: str) -> list[Position]:
+        """Per-token size, average price and realized PnL from the account's own fills."""
+        acct = self.ledger.accounts.get(account)
+        if acct is None:
+            return []
+        external = self._external.get(account, [])
+        fills: list[PositionFill] = []
+        ei = 0
+        seen = set()
+        for i, tid in enumerate(acct.trade_ids):
+            while ei < len(external) and external[ei][0] <= i:
+                fills.append(external[ei][1])
+                ei += 1
+            if tid in seen:
+                continue
+            seen.add(tid)
+            t = self.trades[tid]
+            if t.status is FAILED:
+                continue
+            if t.taker_account == account:
+                c = t.price * t.size // UNIT
+                if t.side is BUY:
+                    fills.append(PositionFill(t.token, BUY, t.size - t.fee, c))
+                else:
+                    fills.append(PositionFill(t.token, SELL, t.size, c - t.fee))
+            for m in t.makers:
+                if m.account == account:
+                    fills.append(PositionFill(m.token, m.side, m.size, m.price * m.size // UNIT))
+        fills.extend(f for _, f in external[ei:])
+        names = {tok: (self._state[tok].info.condition_id, self._outcome[tok])
+                 for tok in self._books}
+        return positions_from_fills(fills, names)
+
+    def holders(self, token: str, limit: int = 100, min_balance: int = 1) -> list[tuple[str, int]]:
+        """Accounts holding ``token``, largest balance first (ties by account id)."""
+        rows = [(a.id, a.tokens.get(token, 0)) for a in self.ledger.accounts.values()]
+        rows = [r for r in rows if r[1] >= min_balance and r[1] > 0]
+        rows.sort(key=lambda r: (-r[1], r[0]))
+        return rows[:limit]
+
+    def tokens(self) -> list[str]:
+        return list(self._books)

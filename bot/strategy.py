@@ -1,0 +1,195 @@
+"""The Strategy base class users subclass, and the context it reads.
+
+Invariants: a strategy only reads (books, portfolio, open orders, clock, markets through its
+context) and returns intents; it never does I/O. Its parameters are a frozen ``Params`` struct
+decoded strictly from config, so a misspelt key fails at load time with its name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+
+import msgspec
+import structlog
+
+from bot.core.clock import Clock
+from bot.core.intents import CancelAll, CancelOrder, Intent, QuoteTarget, Take
+from bot.core.markets import MarketIndex, MarketInfo
+
+if TYPE_CHECKING:  # the engine passes the real objects; the strategy only reads them
+    from bot.core.events import Fill
+
+_INTENT_TYPES = (QuoteTarget, Take, CancelOrder, CancelAll)
+
+
+class StrategyError(ValueError):
+    """A strategy that cannot be loaded or configured; the message is one line."""
+
+
+class NoParams(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Parameters of a strategy that takes none."""
+
+
+class ReadOnlyView:
+    """A read-only window on a live collection (``get``, ``[]``, ``in``, iteration, ``len``)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Any) -> None:
+        self._data = data
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        getter = getattr(self._data, "get", None)
+        if getter is not None:
+            value = getter(key)
+            return default if value is None else value
+        try:
+            return self._data[key]
+        except (KeyError, IndexError):
+            return default
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._data[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def values(self) -> Iterable[Any]:
+        values = getattr(self._data, "values", None)
+        return values() if values is not None else iter(self._data)
+
+    def __repr__(self) -> str:
+        return f"ReadOnlyView({self._data!r})"
+
+
+class StrategyContext:
+    """What a strategy sees: books, portfolio, open orders, clock, markets, params and a logger."""
+
+    __slots__ = ("books", "portfolio", "open_orders", "clock", "markets", "params", "log")
+
+    def __init__(
+        self,
+        *,
+        books: Any,
+        portfolio: Any,
+        clock: Clock,
+        markets: MarketIndex,
+        open_orders: Any = None,
+        params: msgspec.Struct | None = None,
+        log: Any = None,
+        name: str = "strategy",
+    ) -> None:
+        self.books = ReadOnlyView(books)
+        self.portfolio = portfolio
+        self.open_orders = ReadOnlyView(open_orders if open_orders is not None else {})
+        self.clock = clock
+        self.markets = markets
+        self.params = params if params is not None else NoParams()
+        self.log = log if log is not None else structlog.get_logger("strategy").bind(strategy=name)
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def market(self, token_id: str) -> MarketInfo:
+        return self.markets.by_token(token_id)
+
+    def book(self, token_id: str) -> Any:
+        return self.books.get(token_id)
+
+
+class Strategy:
+    """Subclass and override the hooks you need; each returns a list of intents or None.
+
+    Declare parameters as a nested ``Params`` struct (frozen, ``forbid_unknown_fields=True``,
+    with defaults); they arrive as ``self.params`` and ``ctx.params``.
+    """
+
+    Params: type[msgspec.Struct] = NoParams
+
+    def __init__(self, params: msgspec.Struct | Mapping[str, Any] | None = None) -> None:
+        if params is None or isinstance(params, Mapping):
+            params = decode_params(type(self), params or {})
+        elif not isinstance(params, self.Params):
+            raise StrategyError(
+                f"{type(self).__name__} expects {self.Params.__name__} params, got {type(params).__name__}"
+            )
+        self.params = params
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def on_start(self, ctx: StrategyContext) -> list[Intent] | None:
+        return None
+
+    def on_book(self, ctx: StrategyContext, token_id: str) -> list[Intent] | None:
+        return None
+
+    def on_trade_print(self, ctx: StrategyContext, trade: Any) -> list[Intent] | None:
+        return None
+
+    def on_fill(self, ctx: StrategyContext, fill: "Fill") -> list[Intent] | None:
+        return None
+
+    def on_order_update(self, ctx: StrategyContext, update: Any) -> list[Intent] | None:
+        return None
+
+    def on_timer(self, ctx: StrategyContext) -> list[Intent] | None:
+        return None
+
+    def on_stop(self, ctx: StrategyContext) -> list[Intent] | None:
+        return None
+
+
+def decode_params(cls: type[Strategy], raw: Mapping[str, Any]) -> msgspec.Struct:
+    """``raw`` (a config table) as ``cls.Params``; unknown or mistyped keys raise ``StrategyError``
+    naming the key."""
+    try:
+        return msgspec.convert(dict(raw), type=cls.Params)
+    except msgspec.ValidationError as e:
+        raise StrategyError(f"bad params for {cls.__name__}: {e}") from None
+
+
+def intents_of(result: Any) -> list[Intent]:
+    """A hook's return value as a list of intents (None means none); anything else is an error."""
+    if result is None:
+        return []
+    if isinstance(result, _INTENT_TYPES):
+        return [result]
+    out = list(result)
+    for item in out:
+        if not isinstance(item, _INTENT_TYPES):
+            raise TypeError(f"a strategy returned {type(item).__name__}, not an intent")
+    return out
+
+
+def load_strategy(path: str, params: Mapping[str, Any] | None = None) -> Strategy:
+    """Instantiate the strategy at ``"package.module:ClassName"`` with ``params`` (a dict).
+
+    Any failure (bad path, missing class, not a Strategy, bad params) is a ``StrategyError``
+    with a one-line message.
+    """
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name or not attr:
+        raise StrategyError(f"strategy path {path!r} is not 'package.module:ClassName'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise StrategyError(f"cannot import strategy module {module_name!r}: {e}") from None
+    cls = getattr(module, attr, None)
+    if cls is None:
+        raise StrategyError(f"module {module_name!r} has no {attr!r}")
+    if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+        raise StrategyError(f"{path!r} is not a Strategy subclass")
+    if params is not None and not isinstance(params, Mapping):
+        raise StrategyError(f"params for {path!r} must be a table, got {type(params).__name__}")
+    return cls(dict(params or {}))

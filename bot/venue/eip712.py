@@ -1,0 +1,366 @@
+"""EIP-712 hashing and secp256k1 signatures for the venue's orders and ClobAuth messages.
+
+Invariant: ``order_digest`` is the venue's order hash (venue.md 2.3) and ``Wallet.sign_digest``
+returns the 65-byte ``r || s || v`` signature (v = 27/28, RFC 6979 nonces, low s) that the venue
+recovers. Type hashes and the four exchange domain separators are computed once at import.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import coincurve
+from Crypto.Hash import keccak as _keccak
+
+from bot.venue.enums import SignatureType
+
+
+class SignatureError(ValueError):
+    """A malformed key, address, signature or digest."""
+
+
+def _keccak_portable(data: bytes) -> bytes:
+    return _keccak.new(digest_bits=256, data=data).digest()
+
+
+def _keccak_direct():
+    """Keccak-256 straight on pycryptodome's native library, one reusable state per thread.
+
+    Saves the per-call object setup of ``Crypto.Hash.keccak`` (about a third of the cost on the
+    signing hot path). Returns ``None`` when the library does not look as expected; the caller
+    then keeps the portable function.
+    """
+    try:
+        lib = ctypes.CDLL(_keccak._raw_keccak_lib._name)
+        init, reset, absorb, digest = lib.keccak_init, lib.keccak_reset, lib.keccak_absorb, lib.keccak_digest
+        init.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_ubyte]
+        reset.argtypes = [ctypes.c_void_p]
+        absorb.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+        digest.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_ubyte]
+        init.restype = reset.restype = absorb.restype = digest.restype = ctypes.c_int
+    except (AttributeError, OSError):
+        return None
+    local = threading.local()
+
+    def keccak256(data: bytes) -> bytes:
+        try:
+            state, out = local.ctx
+        except AttributeError:
+            state = ctypes.c_void_p()
+            if init(ctypes.byref(state), 64, 24):  # capacity 512 bits = keccak-256, 24 rounds
+                raise RuntimeError("keccak state allocation failed") from None
+            out = ctypes.create_string_buffer(32)
+            local.ctx = (state, out)  # one state per thread, kept for the thread's life
+        reset(state)
+        absorb(state, data, len(data))
+        digest(state, out, 32, 0x01)
+        return out.raw
+
+    probes = (b"", b"abc", bytes(range(256)) * 3)
+    try:
+        if all(keccak256(p) == _keccak_portable(p) for p in probes):
+            return keccak256
+    except Exception:
+        pass
+    return None
+
+
+keccak256 = _keccak_direct() or _keccak_portable
+keccak256.__doc__ = "Keccak-256 (the Ethereum variant, not SHA3-256)."
+
+
+def _word(value: int) -> bytes:
+    return value.to_bytes(32, "big")
+
+
+# --------------------------------------------------------------------------------------------
+# Addresses
+
+
+def to_checksum_address(address: str | bytes) -> str:
+    """EIP-55 spelling of a 20-byte address (``0x`` + 40 hex, mixed case)."""
+    if isinstance(address, bytes):
+        if len(address) != 20:
+            raise SignatureError(f"address must be 20 bytes, got {len(address)}")
+        low = address.hex()
+    else:
+        low = address[2:].lower() if address[:2] in ("0x", "0X") else address.lower()
+        if len(low) != 40:
+            raise SignatureError(f"not a 20-byte hex address: {address!r}")
+        try:
+            bytes.fromhex(low)
+        except ValueError:
+            raise SignatureError(f"not a 20-byte hex address: {address!r}") from None
+    h = keccak256(low.encode()).hex()
+    return "0x" + "".join(c.upper() if int(h[i], 16) >= 8 else c for i, c in enumerate(low))
+
+
+def address_bytes(address: str) -> bytes:
+    """The 20 bytes of a ``0x`` hex address (any letter case)."""
+    try:
+        raw = bytes.fromhex(address[2:] if address[:2] in ("0x", "0X") else address)
+    except ValueError:
+        raise SignatureError(f"not a 20-byte hex address: {address!r}") from None
+    if len(raw) != 20:
+        raise SignatureError(f"not a 20-byte hex address: {address!r}")
+    return raw
+
+
+def bytes32(value: str) -> bytes:
+    """The 32 bytes of a ``0x`` + 64 hex value (metadata, builder, hashes)."""
+    try:
+        raw = bytes.fromhex(value[2:] if value[:2] in ("0x", "0X") else value)
+    except ValueError:
+        raise SignatureError(f"not a 32-byte hex value: {value!r}") from None
+    if len(raw) != 32:
+        raise SignatureError(f"not a 32-byte hex value: {value!r}")
+    return raw
+
+
+# --------------------------------------------------------------------------------------------
+# Type hashes and domains
+
+ORDER_TYPE = (
+    "Order(uint256 salt,address maker,address signer,uint256 tokenId,uint256 makerAmount,"
+    "uint256 takerAmount,uint8 side,uint8 signatureType,uint256 timestamp,bytes32 metadata,"
+    "bytes32 builder)"
+)
+ORDER_TYPE_HASH = keccak256(ORDER_TYPE.encode())
+DOMAIN_TYPE_HASH = keccak256(
+    b"EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
+)
+EXCHANGE_NAME = "Polymarket CTF Exchange"
+EXCHANGE_VERSION = "2"
+EXCHANGE = "0xE111180000d2663C0091e4f400237545B87B996B"
+NEG_RISK_EXCHANGE = "0xe2222d279d744050d28e00520010520000310F59"
+CHAINS = (137, 80002)
+
+CLOB_AUTH_DOMAIN_TYPE_HASH = keccak256(b"EIP712Domain(string name,string version,uint256 chainId)")
+CLOB_AUTH_TYPE_HASH = keccak256(b"ClobAuth(address address,string timestamp,uint256 nonce,string message)")
+CLOB_AUTH_MESSAGE = "This message attests that I control the given wallet"
+
+TYPED_DATA_SIGN_TYPE = (
+    "TypedDataSign(Order contents,string name,string version,uint256 chainId,"
+    "address verifyingContract,bytes32 salt)" + ORDER_TYPE
+)
+TYPED_DATA_SIGN_TYPE_HASH = keccak256(TYPED_DATA_SIGN_TYPE.encode())
+DEPOSIT_WALLET_NAME_HASH = keccak256(b"DepositWallet")
+DEPOSIT_WALLET_VERSION_HASH = keccak256(b"1")
+POLY_1271_SUFFIX = ORDER_TYPE.encode() + len(ORDER_TYPE).to_bytes(2, "big")
+POLY_1271_LENGTH = 65 + 32 + 32 + len(POLY_1271_SUFFIX)
+
+
+def exchange_address(neg_risk: bool) -> str:
+    """The verifying contract: the neg-risk exchange when the market is neg-risk."""
+    return NEG_RISK_EXCHANGE if neg_risk else EXCHANGE
+
+
+def exchange_domain_separator(chain_id: int, verifying_contract: str) -> bytes:
+    """EIP-712 domain separator of an exchange contract (name/version fixed by venue.md 2.2)."""
+    return keccak256(
+        DOMAIN_TYPE_HASH
+        + keccak256(EXCHANGE_NAME.encode())
+        + keccak256(EXCHANGE_VERSION.encode())
+        + _word(chain_id)
+        + address_bytes(verifying_contract).rjust(32, b"\0")
+    )
+
+
+_DOMAINS: dict[tuple[int, bool], bytes] = {
+    (chain, neg): exchange_domain_separator(chain, exchange_address(neg))
+    for chain in CHAINS
+    for neg in (False, True)
+}
+
+
+def domain_separator(chain_id: int, neg_risk: bool) -> bytes:
+    """The precomputed exchange domain separator for a chain and exchange."""
+    sep = _DOMAINS.get((chain_id, neg_risk))
+    if sep is None:
+        sep = _DOMAINS[(chain_id, neg_risk)] = exchange_domain_separator(chain_id, exchange_address(neg_risk))
+    return sep
+
+
+def clob_auth_domain_separator(chain_id: int) -> bytes:
+    """Domain of the L1 ClobAuth message (no verifying contract)."""
+    return keccak256(
+        CLOB_AUTH_DOMAIN_TYPE_HASH + keccak256(b"ClobAuthDomain") + keccak256(b"1") + _word(chain_id)
+    )
+
+
+def typed_data_digest(domain_sep: bytes, struct_hash: bytes) -> bytes:
+    """keccak256(0x1901 || domainSeparator || structHash): the digest that is signed."""
+    return keccak256(b"\x19\x01" + domain_sep + struct_hash)
+
+
+# --------------------------------------------------------------------------------------------
+# Order struct
+
+
+def order_struct_hash(
+    salt: int,
+    maker: str,
+    signer: str,
+    token_id: int,
+    maker_amount: int,
+    taker_amount: int,
+    side: int,
+    signature_type: int,
+    timestamp: int,
+    metadata: bytes = b"\0" * 32,
+    builder: bytes = b"\0" * 32,
+) -> bytes:
+    """structHash of the 11-field Order (venue.md 2.1); every field one 32-byte word."""
+    return keccak256(
+        ORDER_TYPE_HASH
+        + _word(salt)
+        + address_bytes(maker).rjust(32, b"\0")
+        + address_bytes(signer).rjust(32, b"\0")
+        + _word(token_id)
+        + _word(maker_amount)
+        + _word(taker_amount)
+        + _word(side)
+        + _word(signature_type)
+        + _word(timestamp)
+        + metadata
+        + builder
+    )
+
+
+def clob_auth_struct_hash(address: str, timestamp: str, nonce: int) -> bytes:
+    """structHash of the ClobAuth message (venue.md 5.2)."""
+    return keccak256(
+        CLOB_AUTH_TYPE_HASH
+        + address_bytes(address).rjust(32, b"\0")
+        + keccak256(timestamp.encode())
+        + _word(nonce)
+        + keccak256(CLOB_AUTH_MESSAGE.encode())
+    )
+
+
+def clob_auth_digest(chain_id: int, address: str, timestamp: str, nonce: int = 0) -> bytes:
+    return typed_data_digest(clob_auth_domain_separator(chain_id), clob_auth_struct_hash(address, timestamp, nonce))
+
+
+# --------------------------------------------------------------------------------------------
+# Keys and signatures
+
+
+class PrivateKey:
+    """A secp256k1 private key whose repr and str never show the key."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, secret: str | bytes) -> None:
+        if isinstance(secret, str):
+            text = secret[2:] if secret[:2] in ("0x", "0X") else secret
+            try:
+                secret = bytes.fromhex(text)
+            except ValueError:
+                raise SignatureError("private key is not hex") from None
+        if len(secret) != 32:
+            raise SignatureError("private key must be 32 bytes")
+        try:
+            self._key = coincurve.PrivateKey(secret)
+        except Exception:
+            raise SignatureError("private key is out of range") from None
+
+    def __repr__(self) -> str:
+        return "PrivateKey(<redacted>)"
+
+    __str__ = __repr__
+
+    def __reduce__(self):  # never pickle a key by accident
+        raise TypeError("a private key cannot be pickled")
+
+
+def _address_of(public_key: coincurve.PublicKey) -> str:
+    return to_checksum_address(keccak256(public_key.format(compressed=False)[1:])[12:])
+
+
+class Wallet:
+    """An EOA: signs 32-byte digests with its key; ``address`` is its checksummed address."""
+
+    __slots__ = ("_key", "address")
+
+    def __init__(self, private_key: PrivateKey | str | bytes) -> None:
+        key = private_key if isinstance(private_key, PrivateKey) else PrivateKey(private_key)
+        self._key = key._key
+        self.address = _address_of(self._key.public_key)
+
+    def __repr__(self) -> str:
+        return f"Wallet({self.address})"
+
+    def sign_digest(self, digest: bytes) -> bytes:
+        """65 bytes ``r || s || v`` with v = 27 or 28."""
+        if len(digest) != 32:
+            raise SignatureError(f"digest must be 32 bytes, got {len(digest)}")
+        sig = self._key.sign_recoverable(digest, hasher=None)
+        return sig[:64] + bytes((sig[64] + 27,))
+
+
+def recover_address(digest: bytes, signature: bytes) -> str:
+    """The checksummed address that produced a 65-byte ``r || s || v`` signature of ``digest``."""
+    if len(signature) != 65:
+        raise SignatureError(f"signature must be 65 bytes, got {len(signature)}")
+    if len(digest) != 32:
+        raise SignatureError(f"digest must be 32 bytes, got {len(digest)}")
+    v = signature[64]
+    if v >= 27:
+        v -= 27
+    if v not in (0, 1):
+        raise SignatureError(f"invalid signature v byte: {signature[64]}")
+    try:
+        public = coincurve.PublicKey.from_signature_and_message(signature[:64] + bytes((v,)), digest, hasher=None)
+    except Exception:
+        raise SignatureError("signature does not recover to a public key") from None
+    return _address_of(public)
+
+
+# --------------------------------------------------------------------------------------------
+# POLY_1271 (deposit wallet) wrapper, venue.md 2.4
+
+
+def poly_1271_digest(chain_id: int, domain_sep: bytes, struct_hash: bytes, wallet: str) -> bytes:
+    """The digest the wallet owner signs for a type-3 order (ERC-7739 TypedDataSign)."""
+    inner = keccak256(
+        TYPED_DATA_SIGN_TYPE_HASH
+        + struct_hash
+        + DEPOSIT_WALLET_NAME_HASH
+        + DEPOSIT_WALLET_VERSION_HASH
+        + _word(chain_id)
+        + address_bytes(wallet).rjust(32, b"\0")
+        + b"\0" * 32
+    )
+    return typed_data_digest(domain_sep, inner)
+
+
+def wrap_poly_1271(signature: bytes, domain_sep: bytes, struct_hash: bytes) -> bytes:
+    """sig(65) || domainSeparator || structHash || Order type string || uint16 length: 317 bytes."""
+    return signature + domain_sep + struct_hash + POLY_1271_SUFFIX
+
+
+def unwrap_poly_1271(wrapped: bytes) -> tuple[bytes, bytes, bytes]:
+    """Split a type-3 signature into (65-byte signature, domain separator, struct hash)."""
+    if len(wrapped) != POLY_1271_LENGTH:
+        raise SignatureError(f"POLY_1271 signature must be {POLY_1271_LENGTH} bytes, got {len(wrapped)}")
+    if wrapped[129:] != POLY_1271_SUFFIX:
+        raise SignatureError("POLY_1271 signature does not carry the Order type string")
+    return wrapped[:65], wrapped[65:97], wrapped[97:129]
+
+
+def sign_order_digest(
+    wallet: Wallet,
+    signature_type: int,
+    chain_id: int,
+    domain_sep: bytes,
+    struct_hash: bytes,
+    order_hash: bytes,
+    maker: str,
+) -> bytes:
+    """The order's signature bytes: plain for types 0-2, the wrapped form for type 3."""
+    if signature_type == SignatureType.POLY_1271:
+        inner = wallet.sign_digest(poly_1271_digest(chain_id, domain_sep, struct_hash, maker))
+        return wrap_poly_1271(inner, domain_sep, struct_hash)
+    return wallet.sign_digest(order_hash)

@@ -1,0 +1,82 @@
+"""Typed decoding of venue payloads: one error type, one cached decoder per model.
+
+Invariant: every payload that does not fit its model raises :class:`DecodeError` naming the model
+and the offending field (msgspec's own path, e.g. ``Object missing required field `id` - at `$[0]```);
+nothing else (no ``KeyError``, no ``msgspec.ValidationError``) escapes a decode call.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, TypeVar
+
+import msgspec
+
+T = TypeVar("T")
+
+
+class DecodeError(ValueError):
+    """A payload that does not match the model it was decoded as."""
+
+    def __init__(self, model: str, detail: str) -> None:
+        self.model = model
+        self.detail = detail
+        super().__init__(f"cannot decode {model}: {detail}")
+
+
+def model_name(model: Any) -> str:
+    """A readable name for a type or a generic alias (``Page[OpenOrder]``, ``list[Position]``)."""
+    if isinstance(model, type):
+        return model.__name__
+    return re.sub(r"[\w.]+\.(\w+)", r"\1", str(model))
+
+
+@lru_cache(maxsize=None)
+def json_decoder(model: Any) -> msgspec.json.Decoder:
+    """The cached msgspec JSON decoder for ``model`` (types and generic aliases are hashable)."""
+    return msgspec.json.Decoder(model)
+
+
+def decode(data: bytes | str, model: type[T] | Any) -> T:
+    """Decode JSON bytes straight into ``model``; bad JSON or a bad shape raises :class:`DecodeError`."""
+    try:
+        return json_decoder(model).decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise DecodeError(model_name(model), str(exc)) from None
+
+
+def convert(obj: Any, model: type[T] | Any) -> T:
+    """Convert already-parsed JSON (dicts and lists, e.g. ``response.json()``) into ``model``."""
+    try:
+        return msgspec.convert(obj, model)
+    except msgspec.ValidationError as exc:
+        raise DecodeError(model_name(model), str(exc)) from None
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def encode(obj: Any) -> bytes:
+    """Compact JSON bytes of a model (fields unset by default are omitted where the model says so)."""
+    return _encoder.encode(obj)
+
+
+def to_builtins(obj: Any) -> Any:
+    """A model as plain dicts and lists with the wire's field names."""
+    return msgspec.to_builtins(obj)
+
+
+class Wire(msgspec.Struct, kw_only=True, omit_defaults=True, repr_omit_defaults=True):
+    """Base of every wire model: keyword construction, unknown keys ignored, unset optionals omitted.
+
+    Optional fields default to ``None`` so that encoding emits exactly the fields that were set
+    (an explicit ``""`` or ``False`` is still emitted).
+    """
+
+
+class FastWire(Wire, gc=False):
+    """Base for hot-path models (levels, stream events): not tracked by the cyclic GC.
+
+    Safe because decoded instances never form reference cycles; do not store a model inside itself.
+    """

@@ -1,0 +1,72 @@
+"""Async iteration over the venue's two list styles.
+
+Invariant: an offset listing stops at the first page shorter than ``limit``; a cursor listing
+starts at ``MA==`` and stops on ``""``, ``LTE=`` or an absent cursor (on every list, venue.md
+decision 11), and also stops, rather than loops, when the venue hands back a cursor it already
+gave. Pages are fetched lazily, one at a time, only as the caller consumes items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
+
+from bot.venue.errors import ParameterError
+
+__all__ = ["FIRST_CURSOR", "END_CURSORS", "is_end_cursor", "offset_items", "cursor_pages", "cursor_items"]
+
+T = TypeVar("T")
+
+FIRST_CURSOR = "MA=="
+END_CURSORS = frozenset({"", "LTE="})
+
+
+class CursorPage(Protocol[T]):  # type: ignore[misc]
+    data: list[T]
+    next_cursor: str | None
+
+
+def is_end_cursor(cursor: str | None) -> bool:
+    """True when ``cursor`` means "no more pages"."""
+    return cursor is None or cursor in END_CURSORS
+
+
+async def offset_items(
+    fetch: Callable[[int, int], Awaitable[Sequence[T]]], *, limit: int, offset: int = 0
+) -> AsyncIterator[T]:
+    """Items of ``fetch(limit, offset)`` pages, advancing ``offset`` until a short page."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ParameterError("limit", f"must be an integer >= 1 to paginate, got {limit!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ParameterError("offset", f"must be an integer >= 0, got {offset!r}")
+    while True:
+        page = await fetch(limit, offset)
+        for item in page:
+            yield item
+        if len(page) < limit:
+            return
+        offset += len(page)
+
+
+async def cursor_pages(
+    fetch: Callable[[str], Awaitable[CursorPage[T]]], *, start: str = FIRST_CURSOR
+) -> AsyncIterator[CursorPage[T]]:
+    """Pages of ``fetch(cursor)`` from ``start`` until an end cursor or a repeated cursor."""
+    seen = {start}
+    cursor = start
+    while True:
+        page = await fetch(cursor)
+        yield page
+        cursor = page.next_cursor  # type: ignore[assignment]
+        if is_end_cursor(cursor) or cursor in seen:
+            return
+        seen.add(cursor)
+
+
+async def cursor_items(
+    fetch: Callable[[str], Awaitable[CursorPage[T]]], *, start: str = FIRST_CURSOR
+) -> AsyncIterator[T]:
+    """The items of :func:`cursor_pages`, in order."""
+    async for page in cursor_pages(fetch, start=start):
+        for item in page.data:
+            yield item

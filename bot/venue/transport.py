@@ -1,0 +1,229 @@
+"""The shared HTTP layer: one pooled ``httpx.AsyncClient`` per surface base URL.
+
+Invariant: every request leaves through :meth:`Transport.request`, which (1) waits for the
+surface's client-side limits when a limiter is given (a caller waits, it is never refused, and the
+wait is recorded), (2) encodes the query exactly as the official client does (``urlencode``:
+``MA==`` -> ``MA%3D%3D``), (3) stamps auth headers per attempt over the path without query and the
+exact body bytes, (4) turns every non-2xx answer or network failure into a typed
+:class:`~bot.venue.errors.VenueError`, and (5) retries a READ only after a 429 whose wait is at
+most ``max_retry_wait`` seconds, at most ``max_read_retries`` times. Writes are never retried.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from urllib.parse import urlencode
+
+import anyio
+import httpx
+import msgspec
+
+from bot.venue.errors import (
+    RateLimited,
+    TransportError,
+    TransportTimeout,
+    UnexpectedResponse,
+    VenueError,
+    error_from_response,
+)
+from bot.venue.limits import RouteLimiter
+
+__all__ = ["TransportConfig", "RateLimitInfo", "Transport", "encode_query", "read_rate_limit", "decode_body"]
+
+QueryValue = str | int | float | bool | None
+HeaderFactory = Callable[[str, str, bytes | None], Mapping[str, str]]
+"""``auth(method, path_without_query, body) -> headers``, called once per attempt."""
+
+
+class TransportConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Timeouts (venue.md 10.2), keep-alive and the read-retry rule for 429s."""
+
+    connect: float = 5.0
+    read: float = 10.0
+    write: float = 10.0
+    pool: float = 2.0
+    keepalive_expiry: float = 30.0
+    max_connections: int = 100
+    max_read_retries: int = 2
+    max_retry_wait: float = 5.0
+    user_agent: str = "pmbot"
+
+
+class RateLimitInfo(msgspec.Struct, frozen=True):
+    """The advisory ``Service-RateLimit-*`` / ``Poly-RateLimit-*`` headers of the last answer."""
+
+    route: str
+    remaining: int | None = None
+    reset: int | None = None
+    tier: str | None = None
+    warning: bool = False
+
+
+def _query_text(value: QueryValue) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def encode_query(params: Mapping[str, QueryValue] | Iterable[tuple[str, QueryValue]] | None) -> str:
+    """``k=v&...`` in the given order, ``None`` values dropped, booleans ``true``/``false``,
+    reserved characters percent-encoded (``=`` -> ``%3D``, ``,`` -> ``%2C``)."""
+    if not params:
+        return ""
+    items = params.items() if isinstance(params, Mapping) else params
+    return urlencode([(k, _query_text(v)) for k, v in items if v is not None])
+
+
+def _int_header(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(float(value))
+    except ValueError:
+        return None
+
+
+def read_rate_limit(route: str, headers: httpx.Headers) -> RateLimitInfo | None:
+    """The advisory rate-limit headers, under either spelling; None when none are present."""
+    found: dict[str, str] = {}
+    for prefix in ("service-ratelimit-", "poly-ratelimit-"):
+        for key in ("remaining", "reset", "tier", "warning"):
+            value = headers.get(prefix + key)
+            if value is not None and key not in found:
+                found[key] = value
+    if not found:
+        return None
+    return RateLimitInfo(
+        route=route,
+        remaining=_int_header(found.get("remaining")),
+        reset=_int_header(found.get("reset")),
+        tier=found.get("tier"),
+        warning=found.get("warning", "").strip().lower() == "true",
+    )
+
+
+class Transport:
+    """One surface's HTTP client. Use as an async context manager or call :meth:`aclose`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        limiter: RouteLimiter | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        config: TransportConfig | None = None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        wall_clock: Callable[[], float] | None = None,
+        redact: Sequence[str] = (),
+        on_rate_limit: Callable[[RateLimitInfo], None] | None = None,
+    ) -> None:
+        self.config = config or TransportConfig()
+        self.base_url = base_url.rstrip("/")
+        self.limiter = limiter
+        self._sleep = sleep or anyio.sleep
+        self._wall_clock = wall_clock
+        self._redact = tuple(redact)
+        self.on_rate_limit = on_rate_limit
+        #: The last advisory rate-limit reading, if the venue sent one.
+        self.rate_limit: RateLimitInfo | None = None
+        #: Automatic read retries done after a 429, for metrics.
+        self.retries = 0
+        c = self.config
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            transport=transport,
+            timeout=httpx.Timeout(connect=c.connect, read=c.read, write=c.write, pool=c.pool),
+            limits=httpx.Limits(
+                max_connections=c.max_connections,
+                max_keepalive_connections=c.max_connections,
+                keepalive_expiry=c.keepalive_expiry,
+            ),
+            headers={"User-Agent": c.user_agent, "Accept": "*/*"},
+            follow_redirects=False,
+        )
+
+    def add_redaction(self, *values: str) -> None:
+        """Mask these strings (e.g. a passphrase) in every error text from now on."""
+        self._redact = self._redact + tuple(v for v in values if v)
+
+    async def __aenter__(self) -> "Transport":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, QueryValue] | Iterable[tuple[str, QueryValue]] | None = None,
+        body: bytes | None = None,
+        auth: HeaderFactory | None = None,
+        write: bool = False,
+        items: int = 1,
+    ) -> httpx.Response:
+        """Send one request and return its 2xx response, or raise a typed ``VenueError``.
+
+        ``write`` marks a request whose repetition could act twice (never retried); ``items``
+        is the number of orders or ids it carries, charged to per-item scopes.
+        """
+        method = method.upper()
+        query = encode_query(params)
+        url = f"{path}?{query}" if query else path
+        route = f"{method} {path}"
+        attempt = 0
+        while True:
+            if self.limiter is not None:
+                await self.limiter.acquire(method, path, items)
+            headers: dict[str, str] = {}
+            if body is not None:
+                headers["Content-Type"] = "application/json"
+            if auth is not None:
+                headers.update(auth(method, path, body))
+            try:
+                response = await self._client.request(method, url, content=body, headers=headers)
+            except httpx.TimeoutException as exc:
+                raise TransportTimeout(f"timeout ({type(exc).__name__})", route=route) from None
+            except httpx.HTTPError as exc:
+                raise TransportError(f"{type(exc).__name__}: {exc}", route=route) from None
+            info = read_rate_limit(route, response.headers)
+            if info is not None:
+                self.rate_limit = info
+                if self.on_rate_limit is not None:
+                    self.on_rate_limit(info)
+            if response.is_success:
+                return response
+            now = self._wall_clock() if self._wall_clock is not None else None
+            error = error_from_response(
+                response.status_code, response.headers, response.content, route=route, redact=self._redact, now=now
+            )
+            if self._should_retry(error, write, attempt):
+                attempt += 1
+                self.retries += 1
+                await self._sleep(error.retry_after)  # type: ignore[union-attr]
+                continue
+            raise error
+
+    def _should_retry(self, error: VenueError, write: bool, attempt: int) -> bool:
+        """Reads only, 429 only, a stated wait within ``max_retry_wait``, limited attempts."""
+        if write or not isinstance(error, RateLimited) or error.retry_after is None:
+            return False
+        if not math.isfinite(error.retry_after) or error.retry_after > self.config.max_retry_wait:
+            return False
+        return attempt < self.config.max_read_retries
+
+
+def decode_body(response: httpx.Response, model: object) -> object:
+    """``response``'s JSON as ``model``; a mismatch is an :class:`UnexpectedResponse`."""
+    from bot.venue.models import DecodeError, decode
+
+    try:
+        return decode(response.content, model)
+    except DecodeError as exc:
+        route = f"{response.request.method} {response.request.url.path}"
+        raise UnexpectedResponse(str(exc), status=response.status_code, route=route) from None

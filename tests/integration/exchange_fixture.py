@@ -1,0 +1,67 @@
+"""Reusable helpers: start the local exchange in-process on free ports for a test.
+
+Usage::
+
+    from tests.integration.exchange_fixture import exchange  # noqa: F401  (pytest fixture)
+
+    def test_x(exchange):
+        exchange.urls.clob, exchange.demo_account.creds.apiKey, exchange.new_account(1)
+
+``exchange`` is module-scoped and runs with the venue's limits, fast settlement and no flow.
+``start_exchange(**overrides)`` starts one with other settings (call ``.stop()``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.exchange.config import AccountSeed, ExchangeConfig, MarketSeed, SettlementConfig, FlowConfig
+from bot.exchange.server import ThreadedExchange, start_in_thread
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+
+
+def vector_seeds() -> tuple[tuple[MarketSeed, ...], tuple[AccountSeed, ...]]:
+    """Markets and the funded account of /work/shared/vectors/order_signing.json."""
+    path = SHARED / "vectors" / "order_signing.json"
+    if not path.exists():
+        return (), ()
+    v = json.loads(path.read_text())
+    markets: dict[str, MarketSeed] = {}
+    for o in v["orders"]:
+        i = o["inputs"]
+        cond = i["condition_id_for_service_variant"]
+        if cond not in markets:
+            markets[cond] = MarketSeed(condition_id=cond, token_id=i["token_id"], tick_size="0.01",
+                                       neg_risk=False, question=f"Vector market {cond[:8]}?", mid="0.8")
+    c = v["api_creds"]
+    acct = AccountSeed(address=v["test_eoa_address"], api_key=c["apiKey"], secret=c["secret"],
+                       passphrase=c["passphrase"], usdc="100000")
+    return tuple(markets.values()), (acct,)
+
+
+def test_config(**overrides) -> ExchangeConfig:
+    markets, accounts = vector_seeds()
+    base = dict(
+        seed=3, markets=4, extra_markets=markets, accounts=accounts,
+        settlement=SettlementConfig(mined_after_s=0.2, confirmed_after_s=0.2),
+        flow=FlowConfig(enabled=False), auth_window_s=10**9,
+    )
+    base.update(overrides)
+    return ExchangeConfig(**base)
+
+
+def start_exchange(**overrides) -> ThreadedExchange:
+    return start_in_thread(test_config(**overrides))
+
+
+@pytest.fixture(scope="module")
+def exchange():
+    ex = start_exchange()
+    try:
+        yield ex
+    finally:
+        ex.stop()

@@ -1,0 +1,168 @@
+"""Router properties under any flood of targets and takes, with tight throttles."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.core.intents import Quote, QuoteTarget, Take
+from bot.execution.reconciler import Reconciler
+from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router, RouterConfig
+from bot.venue.enums import Side
+from bot.venue.throttle import RateWindow, Throttle
+
+U = 1_000_000
+TOKENS = ("a", "b", "c")
+WINDOWS = (RateWindow(7, 1.0), RateWindow(20, 5.0))  # burst + sustained, small to force pressure
+ROUTE = (RateWindow(4, 1.0),)
+
+
+class FakeSigned(msgspec.Struct, frozen=True):
+    hash: str
+
+
+quote_st = st.builds(
+    lambda tok, side, tick, size: Quote(tok, side, tick * 10_000, size * U),
+    st.just("x"), st.sampled_from(Side), st.integers(1, 6), st.integers(1, 3),
+)
+
+
+def target_st(token: str):
+    return st.tuples(
+        st.lists(quote_st, max_size=8).map(lambda qs: QuoteTarget(token, tuple(
+            Quote(token, q.side, q.price, q.size) for q in qs))),
+        st.booleans(),
+    )
+
+
+step_st = st.tuples(
+    st.floats(0.0, 1.5),  # time advance
+    st.lists(st.sampled_from(TOKENS).flatmap(target_st), max_size=4),
+    st.lists(st.tuples(st.sampled_from(TOKENS), st.booleans()), max_size=2),  # takes
+)
+
+
+def windows_respected(log: list[tuple[float, int]], windows) -> bool:
+    for w in windows:
+        for i, (t0, _) in enumerate(log):
+            if sum(n for t, n in log[i:] if t < t0 + w.seconds) > w.capacity:
+                return False
+    return True
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(step_st, min_size=1, max_size=25), st.booleans())
+def test_router_converges_and_never_exceeds_limits(steps, per_order):
+    rec = Reconciler()
+    seq = itertools.count()
+
+    def sign(req: OrderRequest) -> FakeSigned:
+        return FakeSigned(f"0x{next(seq):05x}")
+
+    router = Router(
+        rec.orders, sign,
+        place_throttle=Throttle(list(WINDOWS)), cancel_throttle=Throttle(list(WINDOWS)),
+        route_throttles=(Throttle(list(ROUTE)),), config=RouterConfig(count_per_order=per_order),
+    )
+    place_log: list[tuple[float, int]] = []
+    cancel_log: list[tuple[float, int]] = []
+    route_log: list[tuple[float, int]] = []
+    reducing_of: dict[tuple[str, Side, int, int], bool] = {}
+
+    def run(now: float) -> None:
+        batches = router.poll(now)
+        seen_place = False
+        seen_normal = False
+        current = router.targets()
+        for b in batches:
+            route_log.append((now, 1))
+            if isinstance(b, CancelBatch):
+                assert not seen_place, "cancels come before places"
+                assert 1 <= len(b.order_ids) <= 3000
+                cancel_log.append((now, len(b.order_ids) if per_order else 1))
+                rec.on_cancels_sent(b.order_ids, now)
+                rec.on_cancel_result({"canceled": list(b.order_ids)}, now)
+            else:
+                seen_place = True
+                assert isinstance(b, PlaceBatch) and 1 <= len(b.orders) <= 15
+                place_log.append((now, len(b.orders) if per_order else 1))
+                for o in b.orders:
+                    if o.order_type.is_market:
+                        continue
+                    # never a stale reprice: every quote placed is in the token's current target
+                    assert any((q.side, q.price, q.size) == (o.side, o.price, o.size) for q in current[o.token_id].quotes)
+                    # reducing orders before the others, within one poll
+                    if o.reducing:
+                        assert not seen_normal
+                    else:
+                        seen_normal = True
+                rec.on_places_sent(b.orders, now)
+                rec.on_acks(
+                    b.order_ids,
+                    [{"success": True, "errorMsg": "", "orderID": o.order_id,
+                      "status": "matched" if o.order_type.is_market else "live"} for o in b.orders],
+                    now,
+                )
+
+    now = 0.0
+    for dt, targets, takes in steps:
+        now += dt
+        for tgt, red in targets:
+            router.set_target(tgt, red)
+        for tok, red in takes:
+            router.take(Take(tok, Side.BUY, 500_000, U), now, red)
+        run(now)
+    # drain: the router reports when it can go on; follow it until nothing is left
+    for _ in range(500):
+        t = router.next_ready(now)
+        if t is None:
+            break
+        assert t >= now
+        now = max(now, t)
+        run(now)
+    assert router.next_ready(now) is None
+    for tok, tgt in router.targets().items():
+        want = Counter((q.side, q.price, q.size) for q in tgt.quotes if q.size > 0)
+        have = Counter((o.side, o.price, o.remaining) for o in rec.orders.working(tok))
+        assert have == want
+    assert windows_respected(place_log, WINDOWS)
+    assert windows_respected(cancel_log, WINDOWS)
+    assert windows_respected(route_log, ROUTE)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(quote_st, min_size=1, max_size=10), st.lists(quote_st, max_size=10))
+def test_matching_orders_are_kept_across_retargets(first, second):
+    rec = Reconciler()
+    seq = itertools.count()
+    router = Router(
+        rec.orders, lambda req: FakeSigned(f"0x{next(seq):05x}"),
+        place_throttle=Throttle([RateWindow(1000, 1.0)]), cancel_throttle=Throttle([RateWindow(1000, 1.0)]),
+    )
+
+    def settle(now):
+        for b in router.poll(now):
+            if isinstance(b, CancelBatch):
+                rec.on_cancels_sent(b.order_ids, now)
+                rec.on_cancel_result({"canceled": list(b.order_ids)}, now)
+            else:
+                rec.on_places_sent(b.orders, now)
+                rec.on_acks(b.order_ids, [{"success": True, "errorMsg": "", "orderID": i, "status": "live"}
+                                          for i in b.order_ids], now)
+
+    tok = "x"
+    router.set_target(QuoteTarget(tok, tuple(first)))
+    settle(0.0)
+    before = {o.order_id: (o.side, o.price, o.remaining) for o in rec.orders.working(tok)}
+    router.set_target(QuoteTarget(tok, tuple(second)))
+    settle(1.0)
+    after = {o.order_id: (o.side, o.price, o.remaining) for o in rec.orders.working(tok)}
+    # as many old orders survive as the overlap of the two multisets allows
+    overlap = Counter(before.values()) & Counter((q.side, q.price, q.size) for q in second)
+    survivors = [oid for oid in after if oid in before]
+    assert len(survivors) == sum(overlap.values())
+    assert Counter(after.values()) == Counter((q.side, q.price, q.size) for q in second)

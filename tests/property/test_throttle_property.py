@@ -1,0 +1,75 @@
+"""Property: a caller admitted by try_take never exceeds any window; delay() is exact."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.venue.throttle import RateWindow, Throttle
+
+windows_st = st.lists(
+    st.builds(RateWindow, st.integers(1, 8), st.sampled_from([0.5, 1.0, 2.5, 10.0])),
+    min_size=1,
+    max_size=3,
+)
+steps_st = st.lists(
+    st.tuples(st.floats(0.0, 3.0, allow_nan=False), st.integers(1, 8)), min_size=1, max_size=60
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(windows=windows_st, steps=steps_st)
+def test_taken_tokens_never_exceed_capacity_in_any_window(windows, steps) -> None:
+    th = Throttle(windows)
+    cap = min(w.capacity for w in windows)
+    now = 0.0
+    taken: list[tuple[float, int]] = []
+    for gap, n in steps:
+        now += gap
+        n = min(n, cap)
+        if th.try_take(n, now=now):
+            taken.append((now, n))
+    # Every maximal window ends at some take; check (s - seconds, s] for each take s.
+    for w in windows:
+        for s, _ in taken:
+            inside = sum(k for t, k in taken if s - w.seconds < t <= s)
+            assert inside <= w.capacity
+
+
+@settings(max_examples=300, deadline=None)
+@given(windows=windows_st, steps=steps_st, probe=st.integers(1, 8))
+def test_delay_is_exact(windows, steps, probe) -> None:
+    th = Throttle(windows)
+    cap = min(w.capacity for w in windows)
+    now = 0.0
+    for gap, n in steps:
+        now += gap
+        th.try_take(min(n, cap), now=now)
+    n = min(probe, cap)
+    ready = th.ready_at(n, now=now)
+    d = th.delay(n, now=now)
+    assert ready >= now and d >= 0.0
+    assert (d == 0.0) == (ready == now)
+    assert now + d >= ready
+    if ready > now:
+        before = math.nextafter(ready, -math.inf)
+        assert th.delay(n, now=before) > 0.0
+        assert not th.try_take(n, now=before)
+    assert th.delay(n, now=ready) == 0.0
+    assert th.delay(n, now=now + d) == 0.0
+    assert th.try_take(n, now=now + d)
+
+
+@settings(max_examples=200, deadline=None)
+@given(windows=windows_st, steps=steps_st)
+def test_available_agrees_with_try_take(windows, steps) -> None:
+    th = Throttle(windows)
+    cap = min(w.capacity for w in windows)
+    now = 0.0
+    for gap, n in steps:
+        now += gap
+        avail = th.available(now=now)
+        n = min(n, cap)
+        assert th.try_take(n, now=now) == (n <= avail)

@@ -1,0 +1,205 @@
+"""Amount math (venue.md 3): vectors, refusals, book walk, fees, exchange-side checks."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+
+from bot.venue.amounts import (
+    AmountError,
+    NoMatch,
+    check_signed_amounts,
+    decimal_units,
+    exact_price_units,
+    fee_adjusted_buy_amount,
+    fee_per_usdc,
+    levels_from_wire,
+    limit_amounts,
+    market_amounts,
+    market_price,
+    parse_tick,
+)
+from bot.venue.enums import OrderType, Side
+
+
+@pytest.fixture(scope="module")
+def upstream(data_dir):
+    return json.loads((data_dir / "vectors" / "polymarket_signing_vectors.json").read_text())
+
+
+def limit_from_text(side, price, size, tick):
+    t = parse_tick(tick)
+    return limit_amounts(Side(side), exact_price_units(price, t), decimal_units(size, "size", 2), t)
+
+
+def market_from_text(side, amount, price, tick):
+    t = parse_tick(tick)
+    return market_amounts(Side(side), decimal_units(amount, "amount", 2), decimal_units(price, "price"), t)
+
+
+def test_spec_examples():
+    assert limit_amounts(Side.BUY, 560_000, 21_370_000, 10_000) == (11_967_200, 21_370_000)
+    assert market_amounts(Side.BUY, 100_000_000, 550_000, 10_000) == (100_000_000, 181_818_100)
+
+
+def test_float_quirks_expect_exact_decimal(signing_vectors):
+    quirks = signing_vectors["amount_quirks_v2_float_vs_decimal"]
+    assert len(quirks) == 4
+    for q in quirks:
+        if q["kind"] == "limit":
+            got = limit_from_text(q["side"], q["price"], q["size"], q["tick_size"])
+        else:
+            got = market_from_text(q["side"], q["amount"], q["price"], q["tick_size"])
+        exp = q["exact_decimal"]
+        assert got == (int(exp["makerAmount"]), int(exp["takerAmount"])), q["id"]
+        wrong = q["py_clob_client_v2_float"]
+        assert got != (int(wrong["makerAmount"]), int(wrong["takerAmount"]))
+
+
+def test_upstream_order_amounts(upstream):
+    section = upstream["order_amounts_v1"]
+    checked = 0
+    for vec in section["create_order_vectors"]:
+        if "expected" not in vec or vec["options"]["tick_size"] not in ("0.1", "0.01", "0.001", "0.0001"):
+            continue
+        args, tick = vec["order_args"], vec["options"]["tick_size"]
+        if vec["call"] == "create_order":
+            got = limit_from_text(args["side"], args["price"], args["size"], tick)
+        else:
+            got = market_from_text(args["side"], args["amount"], args["price"], tick)
+        assert got == (vec["expected"]["makerAmount"], vec["expected"]["takerAmount"]), vec["line"]
+        checked += 1
+    assert checked >= 50
+
+
+def test_upstream_market_price_walk(upstream):
+    vectors = upstream["order_amounts_v1"]["market_price_vectors"]
+    assert len(vectors) == 20
+    for vec in vectors:
+        side = Side.BUY if vec["fn"] == "calculate_buy_market_price" else Side.SELL
+        amount, otype = vec["args"]
+        price = market_price(
+            side, levels_from_wire(vec["positions"]), decimal_units(amount, "amount"),
+            OrderType(otype.split(".")[1]),
+        )
+        assert price == decimal_units(vec["expected"], "price"), vec["line"]
+
+
+def test_market_price_thin_book():
+    asks = [(500_000, 100_000_000), (400_000, 100_000_000)]  # best (0.4) last
+    with pytest.raises(NoMatch, match="no match"):
+        market_price(Side.BUY, asks, 100_000_000, OrderType.FOK)
+    assert market_price(Side.BUY, asks, 100_000_000, OrderType.FAK) == 500_000
+    with pytest.raises(NoMatch):
+        market_price(Side.SELL, [], 1, OrderType.FAK)
+
+
+@pytest.mark.parametrize("tick", ["0.005", "0.0025", "0.02", "1", "abc"])
+def test_unsupported_ticks_refused(tick):
+    with pytest.raises(AmountError, match="tick"):
+        parse_tick(tick)
+
+
+def test_supported_ticks():
+    assert [parse_tick(t) for t in ("0.1", "0.01", "0.001", "0.0001")] == [100_000, 10_000, 1_000, 100]
+    assert parse_tick(0.01) == 10_000
+    with pytest.raises(AmountError, match="unsupported tick"):
+        limit_amounts(Side.BUY, 500_000, 1_000_000, 5_000)
+
+
+@pytest.mark.parametrize(
+    "price,size,match",
+    [
+        (555_000, 10_000_000, "not a multiple"),
+        (0, 10_000_000, "outside"),
+        (1_000_000, 10_000_000, "outside"),
+        (990_000 + 10_000, 10_000_000, "outside"),
+        (500_000, 9_999, "below 0.01"),
+    ],
+)
+def test_limit_refusals(price, size, match):
+    with pytest.raises(AmountError, match=match):
+        limit_amounts(Side.BUY, price, size, 10_000)
+
+
+def test_limit_bounds_and_min_size():
+    assert limit_amounts(Side.SELL, 10_000, 1_000_000, 10_000) == (1_000_000, 10_000)
+    assert limit_amounts(Side.BUY, 990_000, 1_000_000, 10_000) == (990_000, 1_000_000)
+    with pytest.raises(AmountError, match="minimum"):
+        limit_amounts(Side.BUY, 500_000, 4_990_000, 10_000, min_size=5_000_000)
+    assert limit_amounts(Side.BUY, 500_000, 5_009_999, 10_000, min_size=5_000_000) == (2_500_000, 5_000_000)
+
+
+def test_decimal_edges():
+    assert exact_price_units("0.56", 10_000) == 560_000
+    with pytest.raises(AmountError, match="multiple"):
+        exact_price_units("0.565", 10_000)
+    with pytest.raises(AmountError, match="not a number"):
+        exact_price_units("x", 10_000)
+    assert decimal_units("12.8205", "size", 2) == 12_820_000
+    assert decimal_units(Decimal("0.0000009"), "size") == 0
+    with pytest.raises(AmountError, match="negative"):
+        decimal_units("-1", "size")
+
+
+def test_market_refusals_and_flooring():
+    # price floors to the tick; amounts floor to 0.01
+    assert market_amounts(Side.SELL, 37_509_999, 459_999, 10_000) == (37_500_000, 16_875_000)
+    with pytest.raises(AmountError, match="below 0.01"):
+        market_amounts(Side.BUY, 9_999, 500_000, 10_000)
+    with pytest.raises(AmountError, match="outside"):
+        market_amounts(Side.BUY, 1_000_000, 9_999, 10_000)
+
+
+def test_fee_vectors_and_adjustment(upstream):
+    fees = upstream["fees_v2_formula_vectors"]
+    for vec in fees["platform_fee"]:
+        price = decimal_units(vec["price"], "price")
+        amount = Fraction(Decimal(str(vec["contracts"])) * Decimal(str(vec["price"])))
+        fee = amount * fee_per_usdc(price, str(vec["fee_rate"]), vec["fee_exponent"])
+        assert fee == Fraction(Decimal(str(vec["expected"]))), vec
+    for vec in fees["builder_fee"]:
+        amount = Fraction(Decimal(str(vec["contracts"])) * Decimal(str(vec["price"])))
+        fee = amount * fee_per_usdc(decimal_units(vec["price"], "price"), "0", 2, str(vec["builder_taker_fee_rate"]))
+        assert fee == Fraction(Decimal(str(vec["expected"])))
+    comb = fees["combined"]
+    per = fee_per_usdc(500_000, str(comb["fee_rate"]), comb["fee_exponent"], str(comb["builder_taker_fee_rate"]))
+    assert 50 * per == Fraction(Decimal(str(comb["expected_total"])))
+    # enough balance: unchanged
+    assert fee_adjusted_buy_amount(50_000_000, 100_000_000, 500_000, "0.25", 2) == 50_000_000
+    # tight balance: amount + fees fits, and one more unit would not
+    bal = 50_000_000
+    adj = fee_adjusted_buy_amount(50_000_000, bal, 500_000, "0.25", 2, "0.01")
+    per = Decimal("0.25") * Decimal("0.0625") / Decimal("0.5") + Decimal("0.01")
+    assert adj * (1 + per) <= bal < (adj + 1) * (1 + per)
+    assert adj == 48_019_207  # 50 / 1.04125, floored
+    with pytest.raises(AmountError):
+        fee_adjusted_buy_amount(1, 1, 0, "0.25", 2)
+    # fractional exponent goes through high-precision decimals and still fits
+    adj = fee_adjusted_buy_amount(10_000_000, 10_000_000, 300_000, "0.2", "1.5")
+    assert adj < 10_000_000
+
+
+def test_exchange_checks():
+    assert check_signed_amounts(Side.BUY, 11_967_200, 21_370_000, OrderType.GTC, 10_000).price == 560_000
+    assert check_signed_amounts(Side.SELL, 33_330_000, 9_999_000, OrderType.GTD, 100_000).price == 300_000
+    with pytest.raises(AmountError, match="multiple of 10000"):
+        check_signed_amounts(Side.BUY, 5_000_000, 10_000_001, OrderType.GTC, 10_000)
+    with pytest.raises(AmountError, match="tick grid"):
+        check_signed_amounts(Side.BUY, 5_000_001, 10_000_000, OrderType.GTC, 10_000)
+    with pytest.raises(AmountError, match="valid price"):
+        check_signed_amounts(Side.BUY, 5_500_000, 10_000_000, OrderType.GTC, 100_000)
+    with pytest.raises(AmountError, match="valid price"):
+        check_signed_amounts(Side.BUY, 10_000_000, 10_000_000, OrderType.GTC, 10_000)
+    with pytest.raises(AmountError, match="positive"):
+        check_signed_amounts(Side.BUY, 0, 10_000_000, OrderType.GTC, 10_000)
+    # market: maker leg multiple of 10_000, worst price bound
+    buy = check_signed_amounts(Side.BUY, 100_000_000, 181_818_100, OrderType.FOK, 10_000)
+    assert buy.price == 550_000  # 100 / 181.8181 = 0.55000002..: asks <= 0.55 are acceptable
+    sell = check_signed_amounts(Side.SELL, 37_500_000, 16_875_000, OrderType.FAK, 10_000)
+    assert sell.price == 450_000
+    with pytest.raises(AmountError, match="makerAmount"):
+        check_signed_amounts(Side.BUY, 100_000_001, 181_818_100, OrderType.FOK, 10_000)

@@ -1,0 +1,33 @@
+import os
+
+import msgspec
+import pytest
+
+from bot.ops.config import ConfigError, decode_config, load_config, read_owner_only
+
+
+class Sample(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    name: str
+    size: int = 5
+
+
+def test_decode_and_reject_unknown(tmp_path):
+    assert decode_config(b'name = "a"', Sample) == Sample("a", 5)
+    with pytest.raises(ConfigError, match="unknown field `sise`"):
+        decode_config(b'name = "a"\nsise = 3', Sample)
+    with pytest.raises(ConfigError, match="Expected `int`"):
+        decode_config(b'name = "a"\nsize = "x"', Sample)
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        decode_config(b"name = ", Sample)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.toml", Sample)
+
+
+def test_secrets_file_must_be_owner_only(tmp_path):
+    f = tmp_path / "secrets.toml"
+    f.write_text("x = 1")
+    os.chmod(f, 0o644)
+    with pytest.raises(ConfigError, match="owner only"):
+        read_owner_only(f)
+    os.chmod(f, 0o600)
+    assert read_owner_only(f) == b"x = 1"

@@ -1,0 +1,167 @@
+"""SQLite journal: restore after a crash (even kill -9), and the pure restart merge."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+
+import msgspec
+
+from bot.core.events import Fill, FillReversal
+from bot.core.intents import CancelOrder
+from bot.execution.journal import Journal, JournalState
+from bot.execution.orders import OrderState, OwnOrder
+from bot.execution.reconciler import Reconciler, ReconcilerConfig
+from bot.execution.restart import merge_restart
+from bot.venue.enums import Side, TradeStatus
+
+S = OrderState
+U = 1_000_000
+TOK = "tok"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class FakeSigned(msgspec.Struct, frozen=True):
+    hash: str
+    salt: int
+
+
+def own(oid, side=Side.BUY, size=10 * U):
+    return OwnOrder(oid, TOK, side, 500_000, size, signed=FakeSigned(oid, 7))
+
+
+def trade(tid, oid, size, status="MATCHED"):
+    return {"id": tid, "taker_order_id": "0xsomeone", "asset_id": TOK, "side": "SELL", "size": str(size),
+            "price": "0.5", "status": status, "market": "0xm", "match_time": "1700000000",
+            "maker_orders": [{"order_id": oid, "matched_amount": str(size), "price": "0.5", "asset_id": TOK,
+                              "side": "BUY"}]}
+
+
+def live(oid, matched="0"):
+    return {"id": oid, "status": "LIVE", "asset_id": TOK, "market": "0xm", "side": "BUY", "price": "0.5",
+            "original_size": "10", "size_matched": matched}
+
+
+def ack(oid):
+    return {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}
+
+
+def test_wal_and_synchronous(tmp_path):
+    j = Journal(tmp_path / "j.sqlite")
+    assert j._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert j._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    j.close()
+
+
+def test_restore_after_connection_dropped_without_close(tmp_path):
+    path = tmp_path / "j.sqlite"
+    j = Journal(path, signed_type=FakeSigned)
+    rec = Reconciler(journal=j)
+    rec.on_places_sent([own("0xa"), own("0xb")], 1.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 2.0)
+    rec.on_trade_event(trade("t1", "0xa", 4), 3.0)
+    rec.on_trade_event(trade("t2", "0xa", 1, "FAILED"), 3.5)
+    rec.on_trades_page([], 4.0, cursor="MA==", next_cursor="NTA=")
+    rec.on_cancels_sent(["0xb"], 5.0)
+    # uncommitted writes after the last commit are lost, committed ones are not
+    j._db.execute("INSERT INTO cursors (name, value) VALUES ('x', 'lost')")
+    del rec, j  # dropped, never closed
+
+    j2 = Journal(path, signed_type=FakeSigned)
+    state = j2.restore()
+    orders = {o.order_id: o for o in state.orders}
+    assert orders["0xa"].state is S.PARTIALLY_FILLED and orders["0xa"].filled == 4 * U
+    assert orders["0xa"].signed == FakeSigned("0xa", 7)
+    assert orders["0xb"].state is S.PENDING_CANCEL
+    assert [f.key for f in state.fills] == [("t1", "0xa"), ("t2", "0xa")]
+    assert state.reversed == [("t2", "0xa")]
+    assert state.trade_statuses == {"t1": TradeStatus.MATCHED, "t2": TradeStatus.FAILED}
+    assert state.cursors == {"trades": "NTA="}
+    assert j2.state_history("0xa") == [
+        ("PENDING_SUBMIT", 0), ("LIVE", 0), ("PARTIALLY_FILLED", 4 * U), ("PARTIALLY_FILLED", 5 * U),
+        ("PARTIALLY_FILLED", 4 * U),  # t2 filled then reversed
+    ]
+    # a reconciler loaded from it never delivers a seen fill again
+    rec2 = Reconciler(journal=j2)
+    rec2.load(state.orders, state.fills, state.reversed, state.trade_statuses, state.cursors)
+    out = rec2.on_trades_page([trade("t1", "0xa", 4), trade("t2", "0xa", 1, "FAILED")], 6.0)
+    assert not [x for x in out if isinstance(x, (Fill, FillReversal))]
+    j2.close()
+
+
+def test_restore_after_kill_9(tmp_path):
+    path = tmp_path / "k.sqlite"
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {REPO!r})
+        from bot.execution.journal import Journal
+        from bot.execution.orders import OwnOrder
+        from bot.execution.reconciler import Reconciler
+        from bot.venue.enums import Side
+        j = Journal({str(path)!r})
+        rec = Reconciler(journal=j)
+        rec.on_places_sent([OwnOrder("0xa", "tok", Side.BUY, 500000, 10000000, signed={{"hash": "0xa"}})], 1.0)
+        rec.on_trade_event({{"id": "t1", "taker_order_id": "0xa", "asset_id": "tok", "side": "BUY",
+                             "size": "3", "price": "0.5", "status": "MINED", "maker_orders": []}}, 2.0)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    state = Journal(path).restore()
+    assert [(o.order_id, o.state, o.filled, o.signed) for o in state.orders] == [
+        ("0xa", S.PARTIALLY_FILLED, 3 * U, {"hash": "0xa"})
+    ]
+    assert [(f.key, f.is_maker, f.status) for f in state.fills] == [(("t1", "0xa"), False, TradeStatus.MINED)]
+
+
+def position(fills, reversed_keys):
+    return sum(f.size if f.side is Side.BUY else -f.size for f in fills if f.key not in reversed_keys)
+
+
+def test_restart_merge_no_duplicate_fill_no_orphan_no_lost_position():
+    # journal: a live (t1 fill seen), b live, c pending cancel, d pending submit at the crash
+    a, b, c, d = own("0xa"), own("0xb"), own("0xc"), own("0xd")
+    a.state, a.filled = S.PARTIALLY_FILLED, 2 * U
+    b.state = S.LIVE
+    c.state = S.PENDING_CANCEL
+    d.state = S.PENDING_SUBMIT
+    seen = Fill("t1", "0xa", TOK, Side.BUY, 500_000, 2 * U, status=TradeStatus.MATCHED)
+    state = JournalState([a, b, c, d], [seen], [], {"t1": TradeStatus.MATCHED}, {"trades": "MA=="})
+    # exchange: t1 confirmed, t2 new on a, t3 failed on b, b filled away; c still live; an orphan
+    trades = [trade("t1", "0xa", 2, "CONFIRMED"), trade("t2", "0xa", 3, "MINED"), trade("t3", "0xb", 10, "FAILED"),
+              trade("t4", "0xb", 10, "CONFIRMED")]
+    open_orders = [live("0xa", "5"), live("0xc"), live("0xorphan")]
+    m = merge_restart(state, open_orders, trades, now=100.0, config=ReconcilerConfig(orphan_policy="cancel"),
+                      trades_cursor="MA==", next_cursor="LTE=")
+    out = m.outputs
+    new_fills = [x for x in out if isinstance(x, Fill)]
+    assert sorted(f.key for f in new_fills) == [("t2", "0xa"), ("t3", "0xb"), ("t4", "0xb")]  # t1 not again
+    rev = {x.fill.key for x in out if isinstance(x, FillReversal)}
+    assert rev == {("t3", "0xb")}
+    assert CancelOrder("0xorphan") in out
+    r = m.reconciler
+    assert r.orders.get("0xa").state is S.PARTIALLY_FILLED and r.orders.get("0xa").filled == 5 * U
+    assert r.orders.get("0xb").state is S.FILLED
+    assert r.orders.get("0xc").state is S.LIVE  # its cancel was lost in the crash: the router may cancel again
+    assert r.orders.get("0xd").state is S.CANCELED  # never reached the venue; not resent
+    assert r.trade_status("t1") is TradeStatus.CONFIRMED
+    # no lost position: journal + new - reversed == what the exchange's trades say
+    all_fills = [seen] + new_fills
+    exchange = Counter()
+    for t in trades:
+        if t["status"] != "FAILED":
+            exchange[t["maker_orders"][0]["order_id"]] += int(t["size"]) * U
+    assert position(all_fills, rev) == sum(exchange.values())
+    # the journal state given in is untouched (pure)
+    assert a.filled == 2 * U and c.state is S.PENDING_CANCEL and d.state is S.PENDING_SUBMIT
+    # merging the same again finds nothing new
+    again = merge_restart(
+        JournalState(list(r.orders), r.fills(), [k for k in rev], {"t1": TradeStatus.CONFIRMED,
+                     "t2": TradeStatus.MINED, "t3": TradeStatus.FAILED, "t4": TradeStatus.CONFIRMED}, {}),
+        open_orders[:2], trades, now=200.0,
+    )
+    assert not [x for x in again.outputs if isinstance(x, (Fill, FillReversal))]

@@ -1,0 +1,290 @@
+"""Reconciler: acks, cancel results, user-stream events and REST pages into state and fills."""
+
+from __future__ import annotations
+
+from bot.core.events import Fill, FillReversal, SettlementUpdate
+from bot.core.intents import CancelOrder
+from bot.execution.orders import OrderState, OwnOrder
+from bot.execution.reconciler import (
+    FetchTrades,
+    LookupOrder,
+    OrderUpdate,
+    Reconciler,
+    ReconcilerConfig,
+    ResendOrder,
+    advance_status,
+    taker_fee,
+)
+from bot.execution.records import order_record, order_result, trade_record
+from bot.venue.enums import OrderType, Side, TradeStatus
+
+S = OrderState
+U = 1_000_000
+TOK = "111"
+
+
+def own(oid="0xa", side=Side.BUY, price=400_000, size=10 * U, order_type=OrderType.GTC) -> OwnOrder:
+    return OwnOrder(oid, TOK, side, price, size, order_type=order_type, signed={"hash": oid})
+
+
+def ack(oid, status="live", success=True, error=""):
+    return {"success": success, "errorMsg": error, "orderID": oid if success else "", "status": status,
+            "makingAmount": "", "takingAmount": "", "orderHash": oid}
+
+
+def trade(tid, status="MATCHED", taker="0xother", makers=(), side="SELL", size="5", price="0.4"):
+    return {
+        "id": tid, "taker_order_id": taker, "market": "0xm", "asset_id": TOK, "side": side, "size": size,
+        "price": price, "status": status, "match_time": "1700000000", "fee_rate_bps": "0",
+        "maker_orders": [
+            {"order_id": oid, "matched_amount": amt, "price": px, "asset_id": TOK, "side": mside, "owner": owner}
+            for oid, amt, px, mside, owner in makers
+        ],
+    }
+
+
+def maker(oid, amt="5", px="0.4", side="BUY", owner=""):
+    return (oid, amt, px, side, owner)
+
+
+def oevent(oid, status="LIVE", typ="UPDATE", matched="0", size="10", price="0.4", side="BUY"):
+    return {"id": oid, "asset_id": TOK, "market": "0xm", "side": side, "price": price, "original_size": size,
+            "size_matched": matched, "status": status, "type": typ, "associate_trades": None}
+
+
+def of(out, kind):
+    return [x for x in out if isinstance(x, kind)]
+
+
+def sent(rec, *orders, now=0.0):
+    return rec.on_places_sent(list(orders), now)
+
+
+def test_accepted_rule_follows_venue():
+    assert order_result(ack("0xa")).accepted
+    assert order_result(ack("0xa", status="delayed")).accepted
+    assert not order_result(ack("0xa", status="unmatched")).accepted
+    assert not order_result({"success": True, "errorMsg": "", "orderID": "", "status": "live"}).accepted
+    assert not order_result({"success": True, "errorMsg": "x", "orderID": "0xa", "status": "live"}).accepted
+    assert order_result({"success": True, "errorMsg": None, "orderID": "0xa", "status": "LIVE"}).accepted
+
+
+def test_ack_makes_live_and_rejection_rejects():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"))
+    out = rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb", success=False, error="invalid nonce")], 1.0)
+    assert rec.orders.get("0xa").state is S.LIVE
+    b = rec.orders.get("0xb")
+    assert b.state is S.REJECTED and b.reason == "invalid nonce"
+    assert [u.state for u in of(out, OrderUpdate)] == [S.LIVE, S.REJECTED]
+
+
+def test_market_order_matched_ack_is_terminal():
+    rec = Reconciler()
+    sent(rec, own("0xa", order_type=OrderType.FOK))
+    rec.on_ack("0xa", ack("0xa", status="matched"), 1.0)
+    assert rec.orders.get("0xa").state is S.FILLED
+
+
+def test_taker_and_maker_legs_become_fills_once():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xt", side=Side.SELL, price=390_000))
+    rec.on_acks(["0xa", "0xt"], [ack("0xa"), ack("0xt")], 1.0)
+    # we are maker (0xa) at our price, and taker (0xt) selling into someone else
+    t1 = trade("t1", makers=[maker("0xother", "2", "0.41"), maker("0xa", "3", "0.40")])
+    out = rec.on_trade_event(t1, 2.0)
+    fills = of(out, Fill)
+    assert [(f.order_id, f.size, f.price, f.is_maker, f.side) for f in fills] == [("0xa", 3 * U, 400_000, True, Side.BUY)]
+    t2 = trade("t2", taker="0xt", makers=[maker("0xzz", "5", "0.40")], side="SELL")
+    f2 = of(rec.on_trade_event(t2, 3.0), Fill)
+    assert [(f.order_id, f.size, f.price, f.is_maker, f.side) for f in f2] == [("0xt", 5 * U, 400_000, False, Side.SELL)]
+    # re-emissions and REST copies of the same trade: no new fill, only settlement moves
+    out = rec.on_trade_event(trade("t1", "MINED", makers=[maker("0xother", "2", "0.41"), maker("0xa", "3", "0.40")]), 4.0)
+    assert of(out, Fill) == [] and of(out, SettlementUpdate) == [SettlementUpdate("t1", TradeStatus.MINED)]
+    out = rec.on_trades_page([t1, t2], 5.0, cursor="MA==", next_cursor="MTAw")
+    assert of(out, Fill) == [] and of(out, SettlementUpdate) == []
+    assert rec.trade_status("t1") is TradeStatus.MINED  # stale MATCHED copy did not roll it back
+    assert rec.trades_cursor == "MTAw"
+    a = rec.orders.get("0xa")
+    assert a.state is S.PARTIALLY_FILLED and a.filled == 3 * U and a.trade_ids == ["t1"]
+
+
+def test_failed_trade_is_reversed_exactly_once():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    t = lambda s: trade("t1", s, makers=[maker("0xa", "10")])  # noqa: E731
+    rec.on_trade_event(t("MATCHED"), 1.0)
+    assert rec.orders.get("0xa").state is S.FILLED
+    out = rec.on_trade_event(t("RETRYING"), 2.0) + rec.on_trade_event(t("FAILED"), 3.0)
+    out += rec.on_trade_event(t("FAILED"), 4.0) + rec.on_trade_event(t("MINED"), 5.0)
+    assert len(of(out, FillReversal)) == 1
+    assert of(out, SettlementUpdate)[-1] == SettlementUpdate("t1", TradeStatus.FAILED)
+    assert rec.orders.get("0xa").filled == 0
+    assert rec.trade_status("t1") is TradeStatus.FAILED
+
+
+def test_first_sight_failed_still_gives_fill_then_reversal():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    out = rec.on_trade_event(trade("t1", "TRADE_STATUS_FAILED", makers=[maker("0xa")]), 1.0)
+    kinds = [type(x).__name__ for x in out if not isinstance(x, OrderUpdate)]
+    assert kinds == ["Fill", "SettlementUpdate", "FillReversal"]
+
+
+def test_fill_before_ack_is_held_and_matched_when_the_order_becomes_known():
+    rec = Reconciler()
+    out = rec.on_trade_event(trade("t1", makers=[maker("0xa", "4")]), 1.0)
+    assert of(out, Fill) == [] and rec.held_trades == ["t1"]
+    rec.on_trade_event(trade("t1", "MINED", makers=[maker("0xa", "4")]), 1.5)
+    out = sent(rec, own("0xa"), now=2.0)
+    fills = of(out, Fill)
+    assert len(fills) == 1 and fills[0].size == 4 * U and fills[0].status is TradeStatus.MINED
+    assert rec.held_trades == []
+    out = rec.on_ack("0xa", ack("0xa", status="matched"), 3.0)
+    assert of(out, Fill) == []
+    assert rec.orders.get("0xa").state is S.PARTIALLY_FILLED  # ack cannot roll a fill back to LIVE
+
+
+def test_known_pending_order_fill_counts_before_ack():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    out = rec.on_trade_event(trade("t1", makers=[maker("0xa", "10")]), 1.0)
+    assert len(of(out, Fill)) == 1 and rec.orders.get("0xa").state is S.FILLED
+    rec.on_ack("0xa", ack("0xa"), 2.0)
+    assert rec.orders.get("0xa").state is S.FILLED
+
+
+def test_owner_marks_our_maker_leg_of_an_unknown_order():
+    rec = Reconciler(ReconcilerConfig(owner="key-1"))
+    sent(rec, own("0xt", side=Side.SELL))
+    t = trade("t1", taker="0xt", makers=[maker("0xm", "5", owner="key-1"), maker("0xz", "5", owner="key-2")])
+    rec.on_trade_event(t, 1.0)
+    assert rec.held_trades == ["t1"]
+    out = sent(rec, own("0xm"), now=2.0)
+    assert [f.order_id for f in of(out, Fill)] == ["0xm"]
+
+
+def test_order_events_case_insensitive_and_any_canceled():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"))
+    rec.on_order_event(oevent("0xa", "live", "PLACEMENT"), 1.0)
+    assert rec.orders.get("0xa").state is S.LIVE
+    rec.on_order_event(oevent("0xa", "LIVE", "UPDATE", matched="4"), 2.0)
+    a = rec.orders.get("0xa")
+    assert a.state is S.PARTIALLY_FILLED and a.remaining == 6 * U and a.filled == 0
+    rec.on_order_event(oevent("0xa", "Canceled_Market_Resolved", "UPDATE", matched="4"), 3.0)
+    assert a.state is S.CANCELED
+    rec.on_order_event(oevent("0xa", "LIVE", "UPDATE"), 4.0)  # late, stale
+    assert a.state is S.CANCELED
+    rec.on_order_event(oevent("0xb", "LIVE", "CANCELLATION"), 5.0)
+    assert rec.orders.get("0xb").state is S.CANCELED
+
+
+def test_submit_timeout_goes_unknown_and_is_resolved_not_resent_blindly():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"))
+    out = rec.on_place_failed(["0xa", "0xb"], 1.0, unknown=True, reason="timeout")
+    assert of(out, LookupOrder) == [LookupOrder("0xa"), LookupOrder("0xb")]
+    assert rec.orders.get("0xa").state is S.UNKNOWN
+    # 0xa is on the venue: resolved live; 0xb is absent: resend the same signed order
+    rec.on_order_lookup("0xa", oevent("0xa", "LIVE", ""), 2.0)
+    assert rec.orders.get("0xa").state is S.LIVE
+    out = rec.on_order_lookup("0xb", None, 2.0)
+    assert out == [ResendOrder("0xb", {"hash": "0xb"})]
+    out = rec.on_places_sent([own("0xb")], 3.0)
+    assert rec.orders.get("0xb").state is S.PENDING_SUBMIT
+
+
+def test_plain_http_failure_rejects_nothing_placed():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_place_failed(["0xa"], 1.0, unknown=False, reason="429")
+    assert rec.orders.get("0xa").state is S.REJECTED
+
+
+def test_unknown_order_seen_in_trades_is_resolved_by_the_fill():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_place_failed(["0xa"], 1.0, unknown=True)
+    rec.on_trades_page([trade("t1", makers=[maker("0xa", "3")])], 2.0)
+    assert rec.orders.get("0xa").state is S.PARTIALLY_FILLED
+    assert rec.on_order_lookup("0xa", None, 3.0) == [OrderUpdate("0xa", TOK, S.CANCELED, 3 * U, 0, "")]
+
+
+def test_cancel_results():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"), own("0xc"), own("0xd"))
+    rec.on_acks(["0xa", "0xb", "0xc"], [ack("0xa"), ack("0xb"), ack("0xc")], 1.0)
+    rec.on_cancels_sent(["0xa", "0xb", "0xc", "0xd"], 2.0)
+    assert rec.orders.get("0xa").state is S.PENDING_CANCEL
+    out = rec.on_cancel_result(
+        {"canceled": ["0xa"], "not_canceled": {"0xb": "order already matched", "0xd": "not found"}},
+        3.0, requested=["0xa", "0xb", "0xc", "0xd"],
+    )
+    assert rec.orders.get("0xa").state is S.CANCELED
+    assert rec.orders.get("0xb").state is S.CANCELED  # closed on the venue already
+    assert rec.orders.get("0xc").state is S.LIVE  # no answer for it: back to where it was
+    assert rec.orders.get("0xd").state is S.PENDING_SUBMIT  # cancel overtook the POST
+    assert FetchTrades(("0xb",)) in out
+    rec.on_ack("0xd", ack("0xd"), 4.0)
+    assert rec.orders.get("0xd").state is S.LIVE
+
+
+def test_ack_arriving_during_pending_cancel():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_cancels_sent(["0xa"], 1.0)
+    rec.on_ack("0xa", ack("0xa"), 2.0)
+    assert rec.orders.get("0xa").state is S.PENDING_CANCEL
+    rec.on_cancel_failed(["0xa"], 3.0)
+    assert rec.orders.get("0xa").state is S.LIVE
+
+
+def test_open_orders_snapshot_orphans_and_absent():
+    rec = Reconciler(ReconcilerConfig(orphan_policy="cancel"))
+    sent(rec, own("0xa"), own("0xb"), own("0xc"), now=0.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 1.0)
+    sent(rec, own("0xlate"), now=6.0)
+    out = rec.on_open_orders([oevent("0xa", "LIVE", ""), oevent("0xorphan", "LIVE", "")], 7.0, as_of=5.0)
+    assert CancelOrder("0xorphan") in out
+    assert rec.orders.get("0xa").state is S.LIVE
+    assert rec.orders.get("0xb").state is S.CANCELED  # we thought it live, venue does not show it
+    assert FetchTrades(("0xb",)) in out
+    assert rec.orders.get("0xc").state is S.PENDING_SUBMIT  # unanswered: the ack decides
+    assert rec.orders.get("0xlate").state is S.PENDING_SUBMIT  # sent after the listing
+    out = rec.on_open_orders([oevent("0xorphan", "LIVE", "")], 8.0, as_of=8.0)
+    assert CancelOrder("0xorphan") not in out  # asked once
+
+
+def test_orphan_adopted():
+    rec = Reconciler(ReconcilerConfig(orphan_policy="adopt"))
+    rec.on_order_event(oevent("0xo", "LIVE", "PLACEMENT", matched="2"), 1.0)
+    o = rec.orders.get("0xo")
+    assert o.state is S.PARTIALLY_FILLED and o.remaining == 8 * U and o.side is Side.BUY
+
+
+def test_records_accept_venue_models():
+    import msgspec
+
+    from bot.venue.models.bodies import OrderResult
+    from bot.venue.models.trade import Trade
+
+    t = msgspec.json.decode(msgspec.json.encode(trade("t1", makers=[maker("0xa", "2.5")])), type=Trade)
+    r = trade_record(t)
+    assert r.maker_orders[0].matched_amount == 2_500_000 and r.status is TradeStatus.MATCHED
+    res = msgspec.json.decode(msgspec.json.encode(ack("0xa")), type=OrderResult)
+    assert order_result(res).accepted
+    assert order_record({"id": "x", "status": "live", "originalSize": "3", "sizeMatched": "1", "assetId": TOK}).size_matched == U
+
+
+def test_status_only_moves_forward():
+    M, R, MI, C, F = (TradeStatus.MATCHED, TradeStatus.RETRYING, TradeStatus.MINED, TradeStatus.CONFIRMED,
+                      TradeStatus.FAILED)
+    assert advance_status(M, MI) is MI and advance_status(MI, M) is MI and advance_status(MI, R) is MI
+    assert advance_status(C, F) is C and advance_status(F, C) is F and advance_status(R, F) is F
+
+
+def test_taker_fee_is_exact():
+    assert taker_fee(400_000, 10 * U, 100) == 40_000  # 1% * 0.40 * 10
+    assert taker_fee(900_000, 10 * U, 100) == 10_000  # min(p, 1-p)
+    assert taker_fee(400_000, 10 * U, 0) == 0

@@ -1,0 +1,282 @@
+"""Pre-trade checks, trading state and kill switch: one behaviour per reason code."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.core.intents import CancelAll, CancelOrder, Quote, QuoteTarget, Take
+from bot.core.markets import MarketIndex, MarketInfo
+from bot.risk import (
+    Connectivity, HaltReason, Reason, RiskGate, RiskLimits, TradingState, VenueAccept, VenueError,
+    VenueReject,
+)
+from bot.venue.enums import Side
+from bot.venue.units import UNIT
+
+SH = UNIT
+MARKETS = MarketIndex([
+    MarketInfo("c1", ("Y1", "N1")),
+    MarketInfo("e1", ("Ya", "Na"), neg_risk=True, event_id="E"),
+    MarketInfo("e2", ("Yb", "Nb"), neg_risk=True, event_id="E"),
+])
+
+
+class Positions:
+    def __init__(self, sizes=None, costs=None):
+        self.sizes, self.costs = dict(sizes or {}), dict(costs or {})
+
+    def size(self, t):
+        return self.sizes.get(t, 0)
+
+    def cost(self, t):
+        return self.costs.get(t, 0)
+
+
+class Book:
+    def __init__(self, token_id, bid=480_000, ask=520_000, tick=10_000, stale=False):
+        self.token_id, self.best_bid, self.best_ask, self.tick, self.stale = token_id, bid, ask, tick, stale
+        self.min_size = 0
+
+    @property
+    def mid(self):
+        if self.best_bid is None or self.best_ask is None:
+            return None
+        return (self.best_bid + self.best_ask) // 2
+
+
+BOOKS = {t: Book(t) for m in MARKETS for t in m.tokens}
+
+
+class NullLog:
+    def __init__(self):
+        self.lines = []
+
+    def warning(self, event, **kw):
+        self.lines.append((event, kw))
+
+    error = warning
+
+
+def gate(**limits) -> RiskGate:
+    base = dict(max_orders_per_window=None, max_open_orders=None)
+    base.update(limits)
+    return RiskGate(RiskLimits(**base), MARKETS, log=NullLog())
+
+
+def q(token="Y1", side=Side.BUY, price=500_000, size=10 * SH):
+    return Quote(token, side, price, size)
+
+
+def check(g, intents, positions=None, open_orders=(), books=BOOKS, now=0.0):
+    return g.check(intents, positions=positions or Positions(), open_orders=open_orders, books=books, now=now)
+
+
+def reasons(decision):
+    return [r.reason for r in decision.rejections]
+
+
+def test_clean_quote_passes():
+    d = check(gate(), [QuoteTarget("Y1", (q(),))])
+    assert d.accepted == [QuoteTarget("Y1", (q(),))] and d.rejections == [] and d.new_orders == 1
+
+
+@pytest.mark.parametrize(
+    "order, reason",
+    [
+        (q(price=505_000), Reason.PRICE_OFF_GRID),
+        (q(price=0), Reason.PRICE_OUT_OF_RANGE),
+        (q(price=UNIT), Reason.PRICE_OUT_OF_RANGE),
+        (q(size=10 * SH + 1), Reason.SIZE_OFF_GRID),
+        (q(size=4 * SH), Reason.BELOW_MIN_SIZE),
+        (q(size=2_000 * SH), Reason.ORDER_SIZE),
+        (q(token="ZZ"), Reason.UNKNOWN_MARKET),
+        (q(side=Side.SELL), Reason.INSUFFICIENT_POSITION),
+    ],
+)
+def test_static_order_checks(order, reason):
+    g = gate(max_order_size=1_000 * SH)
+    d = check(g, [QuoteTarget(order.token_id, (order,))])
+    assert reasons(d) == [reason]
+    assert d.accepted == [QuoteTarget(order.token_id, ())]  # the rejected quote is withdrawn
+    assert g.reject_counts == {reason: 1}
+    assert g.log.lines[0][0] == "risk_reject" and g.log.lines[0][1]["reason"] == reason.value
+
+
+def test_price_band_and_reference_price():
+    g = gate(price_band_ticks=3)
+    assert reasons(check(g, [QuoteTarget("Y1", (q(price=530_000),))])) == []
+    assert reasons(check(g, [QuoteTarget("Y1", (q(price=540_000),))])) == [Reason.PRICE_BAND]
+    g = gate(price_band_bps=1_000)  # 10% of 0.50 = 0.05
+    assert reasons(check(g, [QuoteTarget("Y1", (q(price=450_000),))])) == []
+    assert reasons(check(g, [QuoteTarget("Y1", (q(price=440_000),))])) == [Reason.PRICE_BAND]
+    # takes: only the adverse side counts
+    assert reasons(check(g, [Take("Y1", Side.BUY, 100_000, 5 * SH)])) == []
+    assert reasons(check(g, [Take("Y1", Side.BUY, 600_000, 5 * SH)])) == [Reason.PRICE_BAND]
+    one_sided = dict(BOOKS, Y1=Book("Y1", bid=None))
+    assert reasons(check(g, [QuoteTarget("Y1", (q(),))], books=one_sided)) == [Reason.NO_REFERENCE_PRICE]
+
+
+def test_stale_book_rejects_new_orders_but_not_cancels():
+    stale = dict(BOOKS, Y1=Book("Y1", stale=True))
+    d = check(gate(), [QuoteTarget("Y1", (q(),)), CancelOrder("o1"), CancelAll("Y1")], books=stale)
+    assert reasons(d) == [Reason.STALE_BOOK]
+    assert d.accepted == [QuoteTarget("Y1", ()), CancelOrder("o1"), CancelAll("Y1")]
+
+
+def test_position_limit_counts_resting_buys():
+    g = gate(max_position=30 * SH)
+    live = [q(price=480_000, size=15 * SH)]
+    d = check(g, [Take("Y1", Side.BUY, 500_000, 5 * SH)], positions=Positions({"Y1": 10 * SH}), open_orders=live)
+    # 10 held + 15 resting + 5 USDC at the 0.52 ask (~9.6 shares) > 30
+    assert reasons(d) == [Reason.POSITION]
+    # a target replaces the live quotes of its token, so the same shares fit
+    d = check(g, [QuoteTarget("Y1", (q(size=20 * SH),))], positions=Positions({"Y1": 10 * SH}), open_orders=live)
+    assert reasons(d) == []
+
+
+def test_sell_only_what_is_held():
+    pos = Positions({"Y1": 10 * SH})
+    d = check(gate(), [QuoteTarget("Y1", (q(side=Side.SELL, size=6 * SH), q(side=Side.SELL, price=510_000, size=5 * SH)))],
+              positions=pos)
+    assert reasons(d) == [Reason.INSUFFICIENT_POSITION]
+    assert d.accepted[0].quotes == (q(side=Side.SELL, size=6 * SH),)
+    assert reasons(check(gate(), [Take("Y1", Side.SELL, 400_000, 11 * SH)], positions=pos)) == [
+        Reason.INSUFFICIENT_POSITION
+    ]
+
+
+def test_market_and_event_notional():
+    g = gate(max_market_notional=10 * SH, max_event_notional=15 * SH)
+    pos = Positions(costs={"N1": 6 * SH})
+    # 6 cost + 10 shares at 0.50 = 11 USDC > 10
+    assert reasons(check(g, [QuoteTarget("Y1", (q(),))], positions=pos)) == [Reason.MARKET_NOTIONAL]
+    pos = Positions(costs={"Ya": 9 * SH})
+    assert reasons(check(g, [QuoteTarget("Nb", (q("Nb", price=500_000, size=10 * SH),))], positions=pos)) == []
+    assert reasons(check(g, [QuoteTarget("Nb", (q("Nb", price=500_000, size=14 * SH),))], positions=pos)) == [
+        Reason.EVENT_NOTIONAL
+    ]
+
+
+def test_net_exposure_across_complements():
+    g = gate(max_net_exposure=20 * SH)
+    pos = Positions({"Y1": 15 * SH})
+    assert reasons(check(g, [QuoteTarget("Y1", (q(),))], positions=pos)) == [Reason.NET_EXPOSURE]
+    # buying the complement reduces exposure; so does holding it
+    assert reasons(check(g, [QuoteTarget("N1", (q("N1"),))], positions=pos)) == []
+    pos = Positions({"Y1": 15 * SH, "N1": 10 * SH})
+    assert reasons(check(g, [QuoteTarget("Y1", (q(),))], positions=pos)) == []
+    # selling NO raises YES-minus-NO exposure
+    g = gate(max_net_exposure=12 * SH)
+    assert reasons(check(g, [QuoteTarget("N1", (q("N1", Side.SELL, size=10 * SH),))], positions=pos)) == [
+        Reason.NET_EXPOSURE
+    ]
+
+
+def test_worst_case_loss_across_neg_risk_event():
+    g = gate(max_event_loss=12 * SH, max_market_notional=None, max_event_notional=None)
+    # 20 NO of market a bought at 0.50 = 10 USDC at risk if a resolves YES
+    pos = Positions({"Na": 20 * SH}, {"Na": 10 * SH})
+    # NO of b loses only if b resolves YES, when NO of a pays 20: no extra worst-case loss
+    assert reasons(check(g, [QuoteTarget("Nb", (q("Nb", size=20 * SH),))], positions=pos)) == []
+    # YES of b loses whenever a resolves YES: 10 + 5 > 12
+    assert reasons(check(g, [QuoteTarget("Yb", (q("Yb", size=10 * SH),))], positions=pos)) == [Reason.EVENT_LOSS]
+
+
+def test_open_order_count_and_rate():
+    g = gate(max_open_orders=2)
+    live = [q("N1", price=480_000)]
+    d = check(g, [QuoteTarget("Y1", (q(price=500_000), q(price=490_000)))], open_orders=live)
+    assert reasons(d) == [Reason.OPEN_ORDERS]
+    g = gate(max_orders_per_window=2, rate_window_s=1.0)
+    d = check(g, [QuoteTarget("Y1", (q(price=500_000), q(price=490_000), q(price=480_000)))], now=10.0)
+    assert reasons(d) == [Reason.ORDER_RATE] and d.new_orders == 2
+    assert reasons(check(g, [Take("Y1", Side.BUY, 500_000, 5 * SH)], now=10.5)) == [Reason.ORDER_RATE]
+    assert reasons(check(g, [Take("Y1", Side.BUY, 500_000, 5 * SH)], now=11.01)) == []
+    # a quote already resting is kept, not resent: it does not spend the rate
+    live = [q(price=500_000)]
+    d = check(g, [QuoteTarget("Y1", (q(price=500_000),))], open_orders=live, now=11.02)
+    assert reasons(d) == [] and d.new_orders == 0
+
+
+def test_halted_passes_only_cancels_and_halting_cancels_all():
+    g = gate()
+    assert g.halt("operator") == [CancelAll()]
+    assert g.halt("again") == []
+    assert g.state is TradingState.HALTED
+    d = check(g, [QuoteTarget("Y1", (q(),)), Take("Y1", Side.BUY, 500_000, 5 * SH), CancelOrder("x"), QuoteTarget("N1")])
+    assert reasons(d) == [Reason.HALTED, Reason.HALTED]
+    assert d.accepted == [QuoteTarget("Y1", ()), CancelOrder("x"), QuoteTarget("N1")]
+    g.resume()
+    assert g.state is TradingState.ACTIVE
+    assert reasons(check(g, [QuoteTarget("Y1", (q(),))])) == []
+
+
+def test_reducing_passes_only_reducing_orders():
+    g = gate()
+    assert g.reduce_only("drill") == [CancelAll()]
+    pos = Positions({"Y1": 20 * SH, "N1": 4 * SH})
+    d = check(g, [
+        QuoteTarget("Y1", (q(), q(side=Side.SELL, price=520_000, size=5 * SH))),
+        QuoteTarget("N1", (q("N1", size=6 * SH), q("N1", price=490_000, size=6 * SH))),
+    ], positions=pos)
+    assert reasons(d) == [Reason.REDUCE_ONLY, Reason.REDUCE_ONLY]
+    assert d.accepted[0].quotes == (q(side=Side.SELL, price=520_000, size=5 * SH),)
+    assert d.accepted[1].quotes == (q("N1", size=6 * SH),)  # N1 may rise to what Y1 keeps, no further
+
+
+def test_kill_switch_loss_limits():
+    g = gate(max_daily_loss=50 * SH, max_total_loss=100 * SH)
+    assert g.evaluate(0, daily_pnl=-50 * SH, total_pnl=-50 * SH) == []
+    assert g.evaluate(1, daily_pnl=-51 * SH) == [CancelAll()]
+    assert g.status.reasons[0].reason is HaltReason.DAILY_LOSS
+    assert g.evaluate(2, total_pnl=-101 * SH) == []  # already halted: no second CancelAll
+    assert g.halt_counts == {HaltReason.DAILY_LOSS: 1, HaltReason.TOTAL_LOSS: 1}
+
+
+def test_kill_switch_stale_data():
+    g = gate(stale_halt_s=30)
+    books = [Book("Y1", stale=True), Book("N1")]
+    assert g.evaluate(0, books=books) == []
+    assert g.evaluate(30, books=books) == []
+    books[0].stale = False
+    assert g.evaluate(40, books=books) == []  # recovered in time: the clock restarts
+    books[0].stale = True
+    assert g.evaluate(50, books=books) == []
+    assert g.evaluate(80.5, books=books) == [CancelAll()]
+    assert g.status.reasons[0].reason is HaltReason.STALE_DATA
+
+
+def test_kill_switch_errors_rejects_and_connectivity():
+    g = gate(max_errors=2, error_window_s=10)
+    assert g.on_event(VenueError("timeout"), 0) == []
+    assert g.on_event(VenueError("timeout"), 5) == []
+    assert g.on_event(VenueError("timeout"), 10.5) == []  # the first one left the window
+    assert g.on_event(VenueError("timeout"), 11) == [CancelAll()]
+
+    g = gate(max_reject_streak=3)
+    for i in range(2):
+        g.on_event(VenueReject("not enough balance"), i)
+    g.on_event(VenueAccept(), 2)
+    for i in range(2):
+        assert g.on_event(VenueReject("x"), 3 + i) == []
+    assert g.on_event(VenueReject("x"), 6) == [CancelAll()]
+    g.resume()
+    assert g.kill_switch.reject_streak == 0 and g.evaluate(7) == []
+
+    g = gate(disconnect_halt_s=5)
+    assert g.on_event(Connectivity(False, "user_ws"), 100) == []
+    assert g.evaluate(104) == []
+    assert g.on_event(Connectivity(True, "user_ws"), 104.5) == []
+    assert g.on_event(Connectivity(False, "rest"), 200) == []
+    assert g.evaluate(205) == [CancelAll()]
+    assert g.status.reasons[0].reason is HaltReason.DISCONNECTED
+
+
+def test_limits_config_is_strict():
+    import msgspec
+
+    with pytest.raises(msgspec.ValidationError, match="max_posittion"):
+        msgspec.convert({"max_posittion": 1}, RiskLimits)
+    with pytest.raises(msgspec.ValidationError, match="negative"):
+        msgspec.convert({"max_position": -1}, RiskLimits)
+    assert msgspec.convert({"max_position": None}, RiskLimits).max_position is None

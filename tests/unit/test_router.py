@@ -1,0 +1,179 @@
+"""Router: cancels first, batches <= 15, throttles spent only when granted, stale reprices dropped."""
+
+from __future__ import annotations
+
+import itertools
+
+import msgspec
+import pytest
+
+from bot.core.intents import CancelAll, CancelOrder, Quote, QuoteTarget, Take
+from bot.execution.orders import OrderState
+from bot.execution.reconciler import Reconciler
+from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router, RouterConfig
+from bot.venue.enums import OrderType, Side
+from bot.venue.throttle import RateWindow, Throttle
+
+U = 1_000_000
+
+
+class FakeSigned(msgspec.Struct, frozen=True):
+    hash: str
+    price: int
+
+
+class Harness:
+    """Router + reconciler + an instant venue: places go live, cancels cancel."""
+
+    def __init__(self, place_cap=2400, cancel_cap=2400, config=None, routes=()):
+        self.rec = Reconciler()
+        self.seq = itertools.count()
+        self.signed: list[OrderRequest] = []
+        self.router = Router(
+            self.rec.orders, self.sign,
+            place_throttle=Throttle([RateWindow(place_cap, 10.0)]),
+            cancel_throttle=Throttle([RateWindow(cancel_cap, 10.0)]),
+            route_throttles=routes, config=config,
+        )
+
+    def sign(self, req: OrderRequest) -> FakeSigned:
+        self.signed.append(req)
+        return FakeSigned(f"0x{next(self.seq):04x}", req.price)
+
+    def step(self, now: float):
+        batches = self.router.poll(now)
+        for b in batches:
+            if isinstance(b, CancelBatch):
+                self.rec.on_cancels_sent(b.order_ids, now)
+                self.rec.on_cancel_result({"canceled": list(b.order_ids), "not_canceled": {}}, now)
+            else:
+                self.rec.on_places_sent(b.orders, now)
+                self.rec.on_acks(b.order_ids, [{"success": True, "errorMsg": "", "orderID": i, "status": "live"}
+                                               for i in b.order_ids], now)
+        return batches
+
+    def live(self, token):
+        return sorted((o.side, o.price, o.remaining) for o in self.rec.orders.working(token))
+
+
+def quotes(token, *pairs):
+    return QuoteTarget(token, tuple(Quote(token, side, price, size) for side, price, size in pairs))
+
+
+def test_places_quotes_and_keeps_matching_ones():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
+    out = h.step(0.0)
+    assert len(out) == 1 and isinstance(out[0], PlaceBatch) and len(out[0].orders) == 2
+    assert h.live("t") == [(Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)]
+    bid = [o for o in h.rec.orders.working("t") if o.side is Side.BUY][0]
+    # reprice the ask only: the bid keeps its queue place
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 590_000, 10 * U)))
+    out = h.step(1.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    assert bid.order_id not in out[0].order_ids and bid.state is OrderState.LIVE
+    assert h.router.poll(2.0) == [] and h.router.next_ready(2.0) is None
+
+
+def test_batches_hold_at_most_15_orders():
+    h = Harness()
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(40)]))
+    out = h.step(0.0)
+    assert [len(b.orders) for b in out] == [15, 15, 10]
+
+
+def test_throttle_limits_and_next_ready():
+    h = Harness(place_cap=20)
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(30)]))
+    out = h.step(0.0)
+    assert sum(len(b.orders) for b in out) == 20
+    assert h.router.next_ready(0.5) == pytest.approx(10.0)
+    assert h.step(5.0) == []
+    out = h.step(10.0)
+    assert sum(len(b.orders) for b in out) == 10
+
+
+def test_per_request_counting():
+    h = Harness(place_cap=2, config=RouterConfig(count_per_order=False))
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(40)]))
+    out = h.step(0.0)
+    assert [len(b.orders) for b in out] == [15, 15]
+
+
+def test_route_limit_is_spent_per_request():
+    route = Throttle([RateWindow(1, 10.0)])
+    h = Harness(routes=(route,))
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(20)]))
+    assert [len(b.orders) for b in h.step(0.0)] == [15]
+    assert h.router.next_ready(1.0) == pytest.approx(10.0)
+
+
+def test_stale_reprice_dropped_not_queued():
+    h = Harness(place_cap=1)
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)  # spends the only token
+    for px in (200_000, 300_000, 400_000):
+        h.router.set_target(quotes("b", (Side.BUY, px, U)))
+        assert h.step(1.0) == []
+    h.step(10.0)
+    assert [r.price for r in h.signed] == [100_000, 400_000]  # only the latest target was built
+    assert h.live("b") == [(Side.BUY, 400_000, U)]
+
+
+def test_under_pressure_cancels_then_reducing_then_others():
+    h = Harness(place_cap=3)
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U)))
+    h.step(0.0)
+    h.router.set_target(quotes("a"))  # cancel both
+    h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))  # other
+    h.router.set_target(quotes("c", (Side.SELL, 900_000, U)), reducing=True)
+    h.router.take(Take("d", Side.SELL, 100_000, 5 * U), 0.0, reducing=True)
+    out = h.step(0.0)  # one place token left
+    assert isinstance(out[0], CancelBatch) and len(out[0].order_ids) == 2
+    assert len(out) == 2 and [o.order_id for o in out[1].orders] and out[1].orders[0].order_type is OrderType.FOK
+    out = h.step(10.0)
+    assert [o.token_id for b in out for o in b.orders] == ["c", "b"]
+
+
+def test_non_reducing_places_wait_for_their_token_cancels():
+    h = Harness(cancel_cap=1)
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U)))
+    h.step(0.0)
+    h.router.set_target(quotes("a", (Side.BUY, 300_000, U)))  # two cancels, one place
+    out = h.step(1.0)
+    assert [type(b) for b in out] == [CancelBatch]  # only one cancel granted; no new exposure yet
+    assert h.router.next_ready(1.0) == pytest.approx(11.0)  # the cancel token taken at 1.0
+    out = h.step(11.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    assert h.live("a") == [(Side.BUY, 300_000, U)]
+
+
+def test_cancel_all_and_explicit_cancel():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.router.set_target(quotes("b", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    h.router.submit(CancelOrder("0xunknown"), 1.0)
+    h.router.submit(CancelAll("a"), 1.0)
+    out = h.step(1.0)
+    assert len(out) == 1 and set(out[0].order_ids) == {"0xunknown", "0x0000"}
+    assert h.live("a") == [] and len(h.live("b")) == 1
+    h.router.submit(CancelAll(), 2.0)
+    h.step(2.0)
+    assert h.rec.orders.working() == []
+
+
+def test_takes_expire_when_throttled():
+    h = Harness(place_cap=1)
+    h.router.take(Take("a", Side.BUY, 500_000, 10 * U), 0.0)
+    h.router.take(Take("a", Side.BUY, 500_000, 20 * U), 0.0)
+    assert len(h.step(0.0)) == 1
+    assert h.step(10.0) == []  # the second take waited past its ttl: dropped
+    assert h.signed[0].size == 20 * U and h.signed[0].amount == 10 * U  # BUY: USDC amount, share estimate
+
+
+def test_config_rejects_unknown_and_bad_values():
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"max_batch": 10, "nope": 1}, RouterConfig)
+    with pytest.raises(ValueError):
+        RouterConfig(max_batch=16)

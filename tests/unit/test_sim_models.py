@@ -1,0 +1,53 @@
+"""Latency and queue-position models."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sim.latency import ConstantLatency, LatencyConfig, LognormalLatency, latency_model
+from bot.sim.queue import ProbQueue, RiskAverseQueue, new_position, on_trade
+
+
+def test_constant_latency():
+    m = latency_model(LatencyConfig(entry=0.1, response=0.2))
+    assert isinstance(m, ConstantLatency)
+    assert (m.entry(0), m.response(5)) == (0.1, 0.2)
+
+
+def test_lognormal_latency_is_seeded_positive_and_capped():
+    a = LognormalLatency(entry=0.05, sigma=1.0, cap=0.5, seed=3)
+    b = latency_model(LatencyConfig(kind="lognormal", entry=0.05, sigma=1.0, cap=0.5, seed=3))
+    xs = [a.entry(t) for t in range(500)]
+    assert xs == [b.entry(t) for t in range(500)]
+    assert all(0 < x <= 0.5 for x in xs)
+    assert 0.03 < sorted(xs)[250] < 0.08  # median near the configured one
+    with pytest.raises(ValueError):
+        latency_model(LatencyConfig(kind="other"))
+
+
+def test_queue_trades_consume_the_front_then_fill_us():
+    ahead = new_position(30)
+    ahead, filled = on_trade(ahead, 20, own_remaining=10)
+    assert (ahead, filled) == (10, 0)
+    ahead, filled = on_trade(ahead, 15, own_remaining=10)
+    assert (ahead, filled) == (0, 5)
+
+
+def test_risk_averse_queue_only_moves_when_level_shrinks_below_us():
+    q = RiskAverseQueue()
+    assert q.on_depth(30, 50, 40) == 30
+    assert q.on_depth(30, 50, 20) == 20
+    assert q.on_depth(30, 50, 80) == 30
+
+
+def test_prob_queue_splits_cancels_by_position():
+    q = ProbQueue(power=1.0)
+    # 20 ahead, 20 behind: half of a 10-unit cancel comes from the front
+    assert q.on_depth(20, 40, 30) == 15
+    # near the back, most cancels are in front of us
+    assert q.on_depth(90, 100, 90) < 82
+    # more cancelled than there is behind: the rest is in front
+    assert q.on_depth(10, 12, 2) == 0 or q.on_depth(10, 12, 2) <= 2
+    assert ProbQueue(power=3.0).on_depth(20, 100, 90) >= q.on_depth(20, 100, 90)
+    with pytest.raises(ValueError):
+        ProbQueue(power=0)
