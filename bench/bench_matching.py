@@ -8,7 +8,15 @@ figure is matching, balances, reservations and trade records. A second figure wi
 is printed too. The baseline is a naive book (one sorted Python list per side, no balances, no
 complement) fed the same orders, measured in the same run.
 
-Run: ``.venv/bin/python bench/bench_matching.py [n_orders] [runs]``.
+Timing is CPU time of this process (``time.process_time``), so other load on the machine
+inflates the figures less than wall time would. One untimed warm-up pass of each measurement
+comes first (string hashes of the prepared requests and the interpreter's specialised bytecode
+are then the same for every timed run); the timed runs interleave engine, baseline and
+events-on passes, so slow drift in machine speed hits all three alike. Figures are medians over
+the runs, with the min..max spread; the engine/baseline ratio is the median of the per-run
+ratios (each pair ran back to back), which is the steadiest figure when the machine is busy.
+
+Run: ``.venv/bin/python bench/bench_matching.py [n_orders] [runs]`` (defaults 100000 and 7).
 """
 
 from __future__ import annotations
@@ -109,26 +117,41 @@ def run_baseline(orders: list[OrderRequest]) -> float:
     return time.process_time() - t0
 
 
+def _rate(n: int, times: list[float]) -> str:
+    med = statistics.median(times)
+    return (f"{n / med:,.0f} orders/s (median; runs {n / max(times):,.0f}..{n / min(times):,.0f},"
+            f" spread {(max(times) - min(times)) / med:.1%})")
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    if argv is None:  # command-line arguments only when run as a script, not via ``-m bench``
+        argv = sys.argv[1:] if __name__ == "__main__" else []
     n = int(argv[0]) if argv else 100_000
-    runs = int(argv[1]) if len(argv) > 1 else 5
+    runs = int(argv[1]) if len(argv) > 1 else 7
+    if n <= 0 or runs <= 0:
+        raise SystemExit("n_orders and runs must be positive")
     orders = make_orders(n)
-    eng_t, base_t, ev_t = [], [], []
-    trades = 0
+    # warm-up, untimed: the same work as a timed run
+    _, trades = run_engine(orders, events=False)
+    run_baseline(orders)
+    run_engine(orders, events=True)
+    eng_t, base_t, ev_t, ratios = [], [], [], []
     for _ in range(runs):
-        dt, trades = run_engine(orders, events=False)
+        dt, t = run_engine(orders, events=False)
+        if t != trades:
+            raise SystemExit(f"engine is not deterministic: {t} trades, expected {trades}")
+        bt = run_baseline(orders)
         eng_t.append(dt)
-        base_t.append(run_baseline(orders))
+        base_t.append(bt)
+        ratios.append(bt / dt)  # engine rate / baseline rate
         ev_t.append(run_engine(orders, events=True)[0])
-    eng = n / statistics.median(eng_t)
-    base = n / statistics.median(base_t)
-    ev = n / statistics.median(ev_t)
-    print(f"orders: {n}, runs: {runs}, trades per run: {trades}")
-    print(f"engine (events off): {eng:,.0f} orders/s (median)")
-    print(f"engine (events on):  {ev:,.0f} orders/s (median)")
-    print(f"naive sorted-list baseline: {base:,.0f} orders/s (median)")
-    print(f"ratio engine/baseline: {eng / base:.2f}x")
+    print(f"orders: {n}, runs: {runs} (+1 warm-up), trades per run: {trades}, "
+          f"timer: CPU time (process_time)")
+    print(f"engine (events off): {_rate(n, eng_t)}")
+    print(f"engine (events on):  {_rate(n, ev_t)}")
+    print(f"naive sorted-list baseline: {_rate(n, base_t)}")
+    print(f"ratio engine/baseline: {statistics.median(ratios):.3f}x (median of per-run ratios;"
+          f" {min(ratios):.3f}..{max(ratios):.3f})")
     return 0
 
 

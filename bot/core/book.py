@@ -376,80 +376,111 @@ class Books:
         ``hash``); returns how many were applied. A bad level raises BookError after the levels
         before it were applied (each level is independent: size is the new total).
 
-        This is the hot path: prices and sizes go through caches, nothing is allocated per level
-        beyond the size integer, and switching asset (frames interleave a market's two tokens)
-        costs one dict lookup."""
+        This is the hot path. Prices and sizes go through bounded caches (a size missing from
+        its cache is parsed inline); consecutive changes of one asset form a run during which
+        the book's sides, best prices, update count and hash live in locals and are written back
+        once when the run ends (also when a bad level raises), so the book a caller sees is the
+        one a level-by-level application would leave."""
         books = self._books
         pcache = _PRICE_CACHE
         scache = _SIZE_CACHE
+        scache_room = len(scache) < _SIZE_CACHE_MAX
+        scale = _SCALE
         applied = 0
-        last_id = None
+        run_start = 0
+        last_id: Any = None
         book: Book | None = None
         bids = asks = _EMPTY
-        prev_sz = None
+        bb = ba = None
+        run_hash = ""
+        prev_sz: Any = _NO_SIZE
         prev_size = 0
-        for ch in changes:
-            aid = ch.asset_id
-            if aid != last_id:
-                last_id = aid
-                book = books.get(aid)
-                if book is None:
-                    if not self.track_all:
-                        self.ignored += 1
-                        continue
-                    book = self.add(aid)
-                bids = book.bids
-                asks = book.asks
-                if timestamp_ms > book.timestamp_ms:
-                    book.timestamp_ms = timestamp_ms
-            elif book is None:
-                self.ignored += 1
-                continue
-            p = ch.price
-            try:
-                price = pcache[p]
-            except KeyError:
-                price = price_units(p)
-            sz = ch.size
-            if sz == prev_sz:  # the complement token's echo carries the same size
-                size = prev_size
-            else:
-                size = scache.get(sz)
-                if size is None:
-                    whole, dot, frac = sz.partition(".")
-                    k = len(frac)
-                    if dot and 0 < k <= 6 and whole.isdecimal() and frac.isdecimal():
-                        size = int(whole) * UNIT + int(frac) * _SCALE[k]
-                    else:
-                        size = size_units(sz)
-                    if len(scache) < _SIZE_CACHE_MAX:
-                        scache[sz] = size
-                prev_sz = sz
-                prev_size = size
-            side = ch.side
-            if side == "BUY":
-                if size:
-                    bids[price] = size
+        try:
+            for ch in changes:
+                aid = ch.asset_id
+                if aid != last_id:
+                    if book is not None:  # close the previous run
+                        book._bb = bb
+                        book._ba = ba
+                        book.updates += applied - run_start
+                        if run_hash:
+                            book.hash = run_hash
+                    last_id = aid
+                    run_hash = ""
+                    book = books.get(aid)
+                    if book is None:
+                        if not self.track_all:
+                            self.ignored += 1
+                            continue
+                        book = self.add(aid)
+                    run_start = applied
+                    bids = book.bids
+                    asks = book.asks
                     bb = book._bb
-                    if bb is None or (bb != _DIRTY and price > bb):
-                        book._bb = price
-                elif bids.pop(price, None) is not None and price == book._bb:
-                    book._bb = _DIRTY
-            elif side == "SELL":
-                if size:
-                    asks[price] = size
                     ba = book._ba
-                    if ba is None or (ba != _DIRTY and price < ba):
-                        book._ba = price
-                elif asks.pop(price, None) is not None and price == book._ba:
-                    book._ba = _DIRTY
-            else:
-                raise BookError(f"unknown side {side!r}")
-            book.updates += 1
-            h = ch.hash
-            if h:
-                book.hash = h
-            applied += 1
+                    if timestamp_ms > book.timestamp_ms:
+                        book.timestamp_ms = timestamp_ms
+                elif book is None:
+                    self.ignored += 1
+                    continue
+                p = ch.price
+                try:
+                    price = pcache[p]
+                except KeyError:
+                    price = price_units(p)
+                sz = ch.size
+                if sz != prev_sz:  # else the complement token's echo: same size as before
+                    size = scache.get(sz)
+                    if size is None:
+                        if type(sz) is not str:
+                            _parse_nonneg(sz)  # raises BookError
+                        whole, dot, frac = sz.rpartition(".")
+                        if dot:
+                            k = len(frac)
+                            digits = whole + frac
+                            if whole and 0 < k <= 6 and digits.isdecimal():
+                                size = int(digits) * scale[k]
+                            else:
+                                size = size_units(sz)
+                        elif frac.isdecimal():  # no dot: rpartition put it all in frac
+                            size = int(frac) * UNIT
+                        else:
+                            size = size_units(sz)
+                        if scache_room:
+                            scache[sz] = size
+                            scache_room = len(scache) < _SIZE_CACHE_MAX
+                    prev_sz = sz
+                    prev_size = size
+                else:
+                    size = prev_size
+                side = ch.side
+                if side == "BUY":
+                    if size:
+                        bids[price] = size
+                        if bb is None or (bb != _DIRTY and price > bb):
+                            bb = price
+                    elif bids.pop(price, None) is not None and price == bb:
+                        bb = _DIRTY
+                elif side == "SELL":
+                    if size:
+                        asks[price] = size
+                        if ba is None or (ba != _DIRTY and price < ba):
+                            ba = price
+                    elif asks.pop(price, None) is not None and price == ba:
+                        ba = _DIRTY
+                else:
+                    raise BookError(f"unknown side {side!r}")
+                h = ch.hash
+                if h:
+                    run_hash = h
+                applied += 1
+        finally:
+            if book is not None:
+                book._bb = bb
+                book._ba = ba
+                book.updates += applied - run_start
+                if run_hash:
+                    book.hash = run_hash
         return applied
 
     def apply_tick_size_change(self, ev: Any) -> Book | None:
@@ -475,11 +506,14 @@ class Books:
 
         Bad input never raises here: a level or snapshot that does not parse is counted in
         ``errors`` and the books it concerns are marked stale (their next snapshot resyncs them)."""
-        et = event_type(ev)
+        et = _TAGS.get(type(ev))
+        if et is None:
+            et = event_type(ev)
         try:
             if et == "price_change":
                 changes = ev.price_changes
-                self.apply_changes(changes, _ms(getattr(ev, "timestamp", 0)))
+                ts = getattr(ev, "timestamp", 0)
+                self.apply_changes(changes, int(ts) if type(ts) is str and ts.isdecimal() else _ms(ts))
                 return self._books.get(changes[-1].asset_id) if changes else None
             if et == "book":
                 return self.apply_book(ev)
@@ -516,12 +550,13 @@ def event_type(ev: Any) -> Any:
 
 
 _EMPTY: dict[int, int] = {}
+_NO_SIZE = object()  # matches no size field (not even a missing one)
 
 
 def _ms(value: Any) -> int:
     """A venue timestamp (epoch-ms string or int) as an int; 0 when absent or malformed."""
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.isdecimal():
         return int(value)
     return 0

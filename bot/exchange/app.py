@@ -1,11 +1,11 @@
 """Assembly of the exchange's ASGI apps: one per surface, or one app serving every surface.
 
 Invariant: every HTTP request goes through ``guard``: allow fault latency, then the edge limits
-(429 + Retry-After), then injected 5xx faults, then the handler; a ``Reply`` becomes its JSON
-body and status, and any other exception becomes 500 ``internal_error: <detail>``, so bad
-input never crashes the server. With ``single_port`` the surfaces are mounted at ``/catalog``,
-``/clob`` and ``/data-api`` (WebSockets at ``/ws/...``); otherwise each surface has its own app
-at the root and the WebSockets live on the CLOB port.
+(held up to ``limits_queue_s``, else 429 + Retry-After), then injected 5xx faults, then the
+handler; a ``Reply`` becomes its JSON body and status, and any other exception becomes 500
+``internal_error: <detail>``, so bad input never crashes the server. With ``single_port`` the
+surfaces are mounted at ``/catalog``, ``/clob`` and ``/data-api`` (WebSockets at ``/ws/...``);
+otherwise each surface has its own app at the root and the WebSockets live on the CLOB port.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Exchange:
         self.state = ExchangeState(config, clock)
         self.hub = ws.Hub(self.state)
         self.auth = Authenticator(self.state.keys, config.chain_id, config.auth_window_s, clock)
-        self.limits = EdgeLimits(config.limits_scale, config.limits_enabled, time.monotonic)
+        self.limits = EdgeLimits(config.limits_scale, config.limits_enabled, time.monotonic, config.limits_queue_s)
         self.allow = AllowList(config.allow_ips)
         self.markets_view = MarketsView(self.state.catalog, self.state.price_of)
         self.catalog_view = catalog_routes.CatalogView(self.state.catalog)
@@ -63,7 +63,7 @@ class Exchange:
 
                     raise throttled(burst, "fault")
                 path = request.scope.get("route_path") or _local_path(request)
-                self.limits.request(surface, request.method, path, client)
+                await self.limits.request(surface, request.method, path, client)
                 if faults.inject_error(path):
                     raise internal("injected fault")
                 return await endpoint(request)

@@ -382,7 +382,9 @@ class ClobRoutes:
     async def cancel_all(self, request: Request):
         ident = await self._l2(request)
         self.ex.limits.trading("cancels", ident.api_key, 1)
-        return json_response(self._cancel_result(self.state.engine.cancel_all(ident.api_key, self.state.clock())))
+        res = self.state.engine.cancel_all(ident.api_key, self.state.clock())
+        self.ex.limits.charge_after("cancels", ident.api_key, len(res.canceled))
+        return json_response(self._cancel_result(res))
 
     async def cancel_market(self, request: Request):
         raw, body = await json_body(request)
@@ -393,6 +395,7 @@ class ClobRoutes:
             raise bad_request("market or asset_id is required")
         self.ex.limits.trading("cancels", ident.api_key, 1)
         res = self.state.engine.cancel_market(ident.api_key, market, token, self.state.clock())
+        self.ex.limits.charge_after("cancels", ident.api_key, len(res.canceled))
         return json_response(self._cancel_result(res))
 
     async def heartbeat(self, request: Request):

@@ -92,6 +92,7 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     accounts: tuple[AccountSeed, ...] = ()
     limits_scale: float = 1.0  # multiply every limit capacity (tests use < 1)
     limits_enabled: bool = True
+    limits_queue_s: float = 0.25  # an over-limit request is held this long before a 429
     allow_ips: tuple[str, ...] = ("127.0.0.1", "::1", "localhost")  # for /positions, /holders
     auth_window_s: float = 30.0  # L2/L1 timestamp freshness
     heartbeat_timeout_s: float = 10.0

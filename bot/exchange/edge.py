@@ -1,102 +1,113 @@
-"""Edge rate limits of interface.md section 8, enforced per client IP and per API key.
+"""Rate limits of interface.md section 8 / venue.md 10.3, from the table the clients use.
 
-Invariant: a request passes only when every scope it belongs to (the surface's global scope, its
-route scope, a combined listing scope) has room, spent all-or-nothing through ``Throttle``, the
-same sliding-log windows the client uses, so a client that respects the table never sees a 429.
-Trading writes are charged per API key: POST /order 1 token, POST /orders n (a batch is
-all-or-nothing), DELETE /order 1, DELETE /orders n, /cancel-all and /cancel-market-orders 1.
-A refused request answers 429 with ``Retry-After`` (seconds, rounded up).
+Invariant: the windows come from ``bot.venue.limits`` (``CATALOG_LIMITS``, ``CLOB_LIMITS``,
+``ACCOUNT_LIMITS`` through one ``LimitsConfig``, ``scale`` shrinking every capacity), spent
+through the same ``RouteLimiter``/``Throttle`` sliding logs the client uses, so a client limited
+by the same table never sees a 429. Two levels:
+
+* Edge (per client IP, every scope except the trading writes): a request that does not fit is
+  held for up to ``queue_s`` seconds (the venue queues rather than refuses); a longer wait is
+  answered 429 with ``Retry-After`` (seconds, rounded up). The short queue absorbs the network
+  jitter between the client's clock and the server's.
+* Per API key (the ``orders`` and ``cancels`` scopes): all-or-nothing, refused at once with 429.
+  POST /order 1 token, POST /orders n, DELETE /order 1, DELETE /orders n, /cancel-all and
+  /cancel-market-orders 1 up front plus, once known, the number canceled (``charge_after``,
+  taken as far as the windows have room: a cancel already done is never refused).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import anyio
+
 from bot.exchange.replies import throttled
-from bot.venue.throttle import RateWindow, Throttle
+from bot.venue.limits import LimitsConfig, RouteLimiter, SurfaceLimits
 
-S10 = 10.0
-M10 = 600.0
+TRADING_SCOPES = ("orders", "cancels")
+SURFACE_NAMES = {"catalog": "catalog", "clob": "clob", "data": "account"}
 
-# (surface, method, path) -> scope names; "*" matches any path of the surface
-CATALOG_SCOPES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("GET", "/events"): ("catalog:events", "catalog:listings"),
-    ("GET", "/markets"): ("catalog:markets", "catalog:listings"),
-    ("GET", "/tags"): ("catalog:tags",),
-    ("GET", "/public-search"): ("catalog:search",),
-}
-CLOB_SCOPES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("GET", "/"): ("clob:health",),
-    ("GET", "/book"): ("clob:book",),
-    ("POST", "/books"): ("clob:books",),
-    ("GET", "/price"): ("clob:price",),
-    ("POST", "/prices"): ("clob:prices",),
-    ("GET", "/midpoint"): ("clob:midpoint",),
-    ("GET", "/prices-history"): ("clob:history",),
-    ("POST", "/batch-prices-history"): ("clob:batch-history",),
-    ("GET", "/data/trades"): ("clob:trades",),
-    ("GET", "/trades"): ("clob:trades",),
-}
-WINDOWS: dict[str, tuple[RateWindow, ...]] = {
-    "catalog:all": (RateWindow(4000, S10),),
-    "catalog:events": (RateWindow(500, S10),),
-    "catalog:markets": (RateWindow(300, S10),),
-    "catalog:listings": (RateWindow(900, S10),),
-    "catalog:tags": (RateWindow(200, S10),),
-    "catalog:search": (RateWindow(350, S10),),
-    "clob:all": (RateWindow(5000, S10),),
-    "clob:health": (RateWindow(50, S10),),
-    "clob:book": (RateWindow(200, S10),),
-    "clob:books": (RateWindow(80, S10),),
-    "clob:price": (RateWindow(200, S10),),
-    "clob:prices": (RateWindow(80, S10),),
-    "clob:midpoint": (RateWindow(200, S10),),
-    "clob:history": (RateWindow(100, S10),),
-    "clob:batch-history": (RateWindow(80, S10),),
-    "clob:trades": (RateWindow(150, S10),),
-    "data:all": (RateWindow(1000, S10),),
-    "orders": (RateWindow(2400, S10), RateWindow(24000, M10)),
-    "cancels": (RateWindow(2400, S10), RateWindow(24000, M10)),
-}
+
+def edge_config(scale: float = 1.0) -> LimitsConfig:
+    """The venue table without the per-key trading scopes (charged per IP at the edge)."""
+    base = LimitsConfig(scale=scale)
+    clob = SurfaceLimits(scopes=tuple(s for s in base.clob.scopes if s.name not in TRADING_SCOPES))
+    return LimitsConfig(catalog=base.catalog, clob=clob, account=base.account, scale=scale)
+
+
+def trading_config(scale: float = 1.0) -> LimitsConfig:
+    """Only the per-key trading-write scopes of the venue table."""
+    base = LimitsConfig(scale=scale)
+    clob = SurfaceLimits(scopes=tuple(s for s in base.clob.scopes if s.name in TRADING_SCOPES))
+    return LimitsConfig(clob=clob, scale=scale)
 
 
 class EdgeLimits:
-    def __init__(self, scale: float, enabled: bool, clock: Callable[[], float]) -> None:
+    def __init__(self, scale: float, enabled: bool, clock: Callable[[], float], queue_s: float = 0.25) -> None:
         self.scale = scale
         self.enabled = enabled
         self.clock = clock
-        self._throttles: dict[tuple[str, str], Throttle] = {}
+        self.queue_s = queue_s
+        self._edge = edge_config(scale)
+        self._trading = trading_config(scale)
+        self._per_ip: dict[tuple[str, str], RouteLimiter] = {}
+        self._per_key: dict[str, RouteLimiter] = {}
 
-    def _throttle(self, scope: str, who: str) -> Throttle:
-        key = (scope, who)
-        t = self._throttles.get(key)
-        if t is None:
-            windows = [w.scaled(self.scale) if self.scale != 1.0 else w for w in WINDOWS[scope]]
-            t = self._throttles[key] = Throttle(windows, self.clock, name=scope)
-        return t
+    def _ip_limiter(self, surface: str, client: str) -> RouteLimiter:
+        key = (surface, client)
+        lim = self._per_ip.get(key)
+        if lim is None:
+            lim = self._per_ip[key] = RouteLimiter(self._edge, SURFACE_NAMES[surface], clock=self.clock)
+        return lim
 
-    def _spend(self, scopes: tuple[str, ...], who: str, n: int = 1) -> None:
+    async def request(self, surface: str, method: str, path: str, client: str) -> None:
+        """Charge one request of ``surface`` (catalog, clob, data) from ``client`` (its IP),
+        holding it up to ``queue_s``; raise 429 when it would have to wait longer."""
         if not self.enabled:
             return
-        now = self.clock()
-        throttles = [self._throttle(s, who) for s in scopes]
-        waits = []
-        for t in throttles:
-            if n > t.capacity:
-                raise throttled(t.windows[0].seconds, t.name)
-            waits.append(t.delay(n, now))
-        worst = max(waits)
-        if worst > 0:
-            raise throttled(worst, scopes[waits.index(worst)])
-        for t in throttles:
-            t.take(n, now)
+        lim = self._ip_limiter(surface, client)
+        waited = 0.0
+        while True:
+            now = self.clock()
+            if lim.try_acquire(method, path, 1, now):
+                return
+            wait = lim.delay(method, path, 1, now)
+            if waited + wait > self.queue_s:
+                raise throttled(wait, self._full_scope(lim, method, path, now))
+            await anyio.sleep(wait)
+            waited += wait
 
-    def request(self, surface: str, method: str, path: str, client: str) -> None:
-        """Charge one request of ``surface`` (catalog, clob, data) from ``client`` (its IP)."""
-        table = CATALOG_SCOPES if surface == "catalog" else CLOB_SCOPES if surface == "clob" else {}
-        scopes = (f"{surface}:all",) + table.get((method, path), ())
-        self._spend(scopes, client)
+    @staticmethod
+    def _full_scope(lim: RouteLimiter, method: str, path: str, now: float) -> str:
+        worst = max(lim.throttles(method, path), key=lambda tp: tp[0].delay(1, now))
+        return worst[0].name
+
+    def _key_throttle(self, kind: str, api_key: str):
+        lim = self._per_key.get(api_key)
+        if lim is None:
+            lim = self._per_key[api_key] = RouteLimiter(self._trading, "clob", clock=self.clock)
+        return lim.throttle(kind)
 
     def trading(self, kind: str, api_key: str, n: int) -> None:
-        """Charge ``n`` tokens of ``kind`` ("orders" or "cancels") to ``api_key``."""
-        self._spend((kind,), api_key, max(1, n))
+        """Charge ``n`` tokens of ``kind`` ("orders" or "cancels") to ``api_key``; 429 at once if full."""
+        if not self.enabled:
+            return
+        th = self._key_throttle(kind, api_key)
+        n = max(1, n)
+        now = self.clock()
+        if n > th.capacity:
+            raise throttled(th.windows[0].seconds, th.name)
+        wait = th.delay(n, now)
+        if wait > 0:
+            raise throttled(wait, th.name)
+        th.take(n, now)
+
+    def charge_after(self, kind: str, api_key: str, n: int) -> None:
+        """Charge up to ``n`` more tokens for work already done, never refusing."""
+        if not self.enabled or n <= 0:
+            return
+        th = self._key_throttle(kind, api_key)
+        now = self.clock()
+        take = min(n, th.available(now))
+        if take > 0:
+            th.take(take, now)

@@ -1,34 +1,40 @@
 """Drives bot/sim/flow.py's seeded synthetic traders against the engine on the server clock.
 
-Invariant: the driver only submits orders through the engine's public commands on the loop
-thread; when the flow module is unavailable it is simply absent (books still hold the seeded
-liquidity ladder).
+Invariant: one ``SyntheticMarket`` per open market (active, not closed, unresolved), seeded from
+the server seed and the market's position, centred on the market's configured mid; ``step(now)``
+runs only on the event-loop thread and returns the engine events the flow produced (the
+synthetic market drains the engine), which the caller hands to the WebSocket hub, so no event
+is lost or sent twice.
 """
 
 from __future__ import annotations
 
+from bot.exchange.config import FlowConfig as ServerFlowConfig
+from bot.sim.flow import FlowConfig as SimFlowConfig
+from bot.sim.flow import SyntheticMarket
+
+START_MIN, START_MAX = 0.02, 0.98
+
 
 class FlowDriver:
-    def __init__(self, flow) -> None:
-        self.flow = flow
+    def __init__(self, markets: list[SyntheticMarket]) -> None:
+        self.markets = markets
 
     @classmethod
-    def create(cls, state, config) -> "FlowDriver | None":
-        try:
-            from bot.sim import flow as flow_mod
-        except ImportError:
-            return None
-        factory = getattr(flow_mod, "SyntheticFlow", None) or getattr(flow_mod, "Flow", None)
-        if factory is None:
-            return None
-        markets = [m.info for m in state.catalog.markets]
+    def create(cls, state, config: ServerFlowConfig) -> "FlowDriver":
+        chosen = [m for m in state.catalog.markets if m.active and not m.closed and m.winner < 0]
         if config.markets:
-            markets = markets[: config.markets]
-        try:
-            flow = factory(state.engine, markets, seed=state.config.seed)
-        except TypeError:
-            return None
-        return cls(flow)
+            chosen = chosen[: config.markets]
+        sims = []
+        for index, m in enumerate(chosen):
+            start = min(START_MAX, max(START_MIN, float(m.mid)))
+            sim_config = SimFlowConfig(start_price=start, name=f"flow{index}")
+            sims.append(SyntheticMarket(state.engine, m.info, sim_config, seed=state.config.seed * 1_000 + index))
+        return cls(sims)
 
-    def step(self, now: float) -> None:
-        self.flow.step(now)
+    def step(self, now: float) -> list:
+        """Run every market's due actions up to ``now``; the engine events they caused."""
+        events: list = []
+        for sim in self.markets:
+            events.extend(sim.step(now))
+        return events

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import anyio
 import msgspec
+import structlog
 import uvicorn
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
@@ -21,6 +22,7 @@ from bot.exchange.config import ExchangeConfig
 from bot.exchange.state import DemoAccount
 
 TICK_S = 0.05
+log = structlog.get_logger("bot.exchange")
 
 
 class Urls(msgspec.Struct, frozen=True):
@@ -138,15 +140,16 @@ class LocalExchange:
         from bot.exchange.flow_driver import FlowDriver
 
         driver = FlowDriver.create(self.state, self.config.flow)
-        if driver is None:
-            return
+        hub = self.exchange.hub
         while True:
-            await anyio.sleep(self.config.flow.interval_s)
             try:
-                driver.step(self.state.clock())
-                self.state.publish()
-            except Exception:
-                pass
+                self.state.publish()  # anything pending goes out before the flow drains the engine
+                events = driver.step(self.state.clock())
+                if events:
+                    hub.dispatch(events)
+            except Exception as exc:  # the flow must keep running; one bad step is logged
+                log.warning("flow_step_failed", error=f"{type(exc).__name__}: {exc}")
+            await anyio.sleep(self.config.flow.interval_s)
 
 
 def _has_sansio() -> bool:

@@ -11,7 +11,6 @@ Frames are queued per connection; a subscriber too slow to drain 10 000 frames i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import anyio
 import msgspec
@@ -28,6 +27,7 @@ from bot.venue.models.ws import (
 from bot.venue.units import format_units
 
 MAX_ASSETS = 500
+REORDER_HOLD_S = 0.2  # fault: how long a user event waits for a successor to swap with
 _enc = msgspec.json.Encoder()
 
 
@@ -161,20 +161,31 @@ class Hub:
         delay = self.state.config.faults.user_event_delay_ms / 1000.0 if channel == "user" else 0.0
         reorder = self.state.faults.reorder_user_event if channel == "user" else None
 
+        async def emit(payload) -> None:
+            await ws.send_text(payload.decode() if isinstance(payload, bytes) else payload)
+
         async def writer() -> None:
-            held = None
             async with receive:
-                async for payload in receive:
+                while True:
+                    try:
+                        payload = await receive.receive()
+                    except (anyio.EndOfStream, anyio.ClosedResourceError):
+                        break
                     if delay:
                         await anyio.sleep(delay)
-                    if reorder is not None and held is None and reorder():
-                        held = payload
+                    if reorder is not None and payload != "PONG" and reorder():
+                        # swap with the next frame; a lone held event goes out after REORDER_HOLD_S
+                        nxt = None
+                        with anyio.move_on_after(REORDER_HOLD_S):
+                            try:
+                                nxt = await receive.receive()
+                            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                                pass
+                        if nxt is not None:
+                            await emit(nxt)
+                        await emit(payload)
                         continue
-                    await (ws.send_bytes if isinstance(payload, bytes) and False else ws.send_text)(
-                        payload.decode() if isinstance(payload, bytes) else payload)
-                    if held is not None:
-                        await ws.send_text(held.decode() if isinstance(held, bytes) else held)
-                        held = None
+                    await emit(payload)
             await ws.close(1000)
 
         try:

@@ -7,13 +7,28 @@ naming the file and the offending key; secrets never come from the config file i
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
+from bot.execution.journal import JournalConfig
+from bot.execution.reconciler import ReconcilerConfig
+from bot.execution.router import RouterConfig
+from bot.risk.limits import RiskLimits
+from bot.venue.limits import LimitsConfig
+from bot.venue.transport import TransportConfig
+
 T = TypeVar("T")
+
+DEFAULT_CONFIG_PATH = Path("config/bot.toml")
+"""Read when no ``--config`` is given and the file exists (relative to the working directory)."""
+
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+_CONDITION_ID = re.compile(r"^0x[0-9a-fA-F]{64}$")
+_STRATEGY_PATH = re.compile(r"^[A-Za-z_][\w.]*[:.][A-Za-z_]\w*$")
 
 
 class ConfigError(ValueError):
@@ -51,4 +66,170 @@ def read_owner_only(path: str | os.PathLike[str]) -> bytes:
         raise ConfigError(f"{p}: cannot read secrets file ({exc.strerror})") from None
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConfigError(f"{p}: secrets file must be readable by its owner only (chmod 600)")
-    return p.read_bytes()
+    try:
+        return p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read secrets file ({exc.strerror})") from None
+
+
+# --------------------------------------------------------------------------------------------
+# The bot's config file
+
+
+def _check_url(name: str, url: str, schemes: tuple[str, ...]) -> None:
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in schemes or not rest or rest.startswith("/"):
+        raise ValueError(f"venue.{name} must be a {' or '.join(schemes)} URL, got {url!r}")
+
+
+class VenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Where each surface lives and how orders are signed.
+
+    Each surface has its own base URL (the defaults are the local exchange's ports in
+    ``config/exchange.toml``); ``funder`` is the maker for proxy/safe (types 1, 2) and the
+    deposit wallet for type 3, which cannot do without it.
+    """
+
+    clob_url: str = "http://127.0.0.1:8080"
+    catalog_url: str = "http://127.0.0.1:8081"
+    data_url: str = "http://127.0.0.1:8082"
+    ws_url: str = "ws://127.0.0.1:8080"
+    chain_id: Literal[137, 80002] = 137
+    signature_type: Annotated[int, msgspec.Meta(ge=0, le=3)] = 0
+    funder: Annotated[str, msgspec.Meta(pattern=_ADDRESS.pattern)] | None = None
+    builder_code: str = ""  # builder attribution code (address or bytes32 hex); empty = none
+    timestamp_unit: Literal["ms", "s"] = "ms"  # SERVICE_TIMESTAMP unit of L2 requests
+    limits: LimitsConfig = LimitsConfig()  # client-side rate limits; ``scale`` shrinks them all
+    timeouts: TransportConfig = TransportConfig()
+
+    def __post_init__(self) -> None:
+        for name in ("clob_url", "catalog_url", "data_url"):
+            _check_url(name, getattr(self, name), ("http", "https"))
+        _check_url("ws_url", self.ws_url, ("ws", "wss"))
+        if self.signature_type == 3 and self.funder is None:
+            raise ValueError("venue.signature_type 3 (deposit wallet) needs venue.funder")
+
+
+class SecretsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Where the private key and API credentials come from: environment variables (``env``) or
+    an owner-only TOML file (``file``); never from this config file."""
+
+    source: Literal["env", "file"] = "env"
+    file: str = ""
+
+    def __post_init__(self) -> None:
+        if self.source == "file" and not self.file:
+            raise ValueError('secrets.source = "file" needs secrets.file (path of an owner-only TOML file)')
+
+
+class StrategyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Which strategy runs (``"package.module:Class"``), on which markets, with which params.
+
+    ``params`` stays a plain table here; the strategy's own ``Params`` struct validates it when
+    the strategy is loaded. An empty ``path`` means no strategy is configured.
+    """
+
+    path: str = ""
+    markets: tuple[Annotated[str, msgspec.Meta(pattern=_CONDITION_ID.pattern)], ...] = ()
+    params: dict[str, Any] = {}
+
+    def __post_init__(self) -> None:
+        if self.path and not _STRATEGY_PATH.match(self.path):
+            raise ValueError(f"strategy.path must look like 'package.module:ClassName', got {self.path!r}")
+
+
+class MetricsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The Prometheus endpoint (local only by default)."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 9464
+
+
+class LogConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Log level and format (JSON lines on stderr by default)."""
+
+    level: Literal["debug", "info", "warning", "error", "critical"] = "info"
+    json: bool = True
+
+
+class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The whole bot config file; every section and key is optional.
+
+    ``BotConfig()`` is a complete config that talks to the local exchange with the venue's limits.
+    """
+
+    venue: VenueConfig = VenueConfig()
+    secrets: SecretsConfig = SecretsConfig()
+    strategy: StrategyConfig = StrategyConfig()
+    risk: RiskLimits = RiskLimits()
+    router: RouterConfig = RouterConfig()
+    reconciler: ReconcilerConfig = ReconcilerConfig()
+    metrics: MetricsConfig = MetricsConfig()
+    journal: JournalConfig = JournalConfig()
+    log: LogConfig = LogConfig()
+
+
+_SECRET_KEYS = ("private_key", "secret", "passphrase", "api_key", "password")
+
+
+def _refuse_secrets(table: object, where: str = "") -> None:
+    """A secret-looking key anywhere in the config file is an error (secrets have their own home)."""
+    if not isinstance(table, dict):
+        return
+    for key, value in table.items():
+        path = f"{where}.{key}" if where else str(key)
+        if path == "strategy.params":
+            continue
+        if path != "secrets" and any(s in str(key).lower() for s in _SECRET_KEYS):
+            raise ConfigError(
+                f"`{path}` looks like a secret; secrets come from environment variables or the "
+                "owner-only secrets file, never from the config file"
+            )
+        _refuse_secrets(value, path)
+
+
+def decode_bot_config(data: bytes | str, source: str = "config") -> BotConfig:
+    """Decode a bot config from TOML text; refuses unknown keys and secrets in the file."""
+    try:
+        table = msgspec.toml.decode(data)
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML ({exc})") from None
+    try:
+        _refuse_secrets(table)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    return decode_config(table, BotConfig, source=source)
+
+
+def load_bot_config(path: str | os.PathLike[str]) -> BotConfig:
+    """Read and decode a bot config file."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
+    return decode_bot_config(raw, source=str(p))
+
+
+def resolve_bot_config(path: str | os.PathLike[str] | None) -> tuple[BotConfig, Path | None]:
+    """The config to use: ``path`` if given, else ``config/bot.toml`` if present, else defaults.
+
+    Returns the config and the file it came from (``None`` for the built-in defaults).
+    """
+    if path is not None:
+        return load_bot_config(path), Path(path)
+    if DEFAULT_CONFIG_PATH.is_file():
+        return load_bot_config(DEFAULT_CONFIG_PATH), DEFAULT_CONFIG_PATH
+    return BotConfig(), None
+
+
+def summarize(config: BotConfig) -> str:
+    """One line describing a config, without any secret."""
+    v, s = config.venue, config.strategy
+    strategy = f"strategy {s.path} on {len(s.markets)} market(s)" if s.path else "no strategy"
+    secrets = "secrets from env" if config.secrets.source == "env" else f"secrets from file {config.secrets.file}"
+    return (
+        f"clob {v.clob_url}, chain {v.chain_id}, signature type {v.signature_type}, {strategy}, {secrets}, "
+        f"metrics {'on ' + config.metrics.host + ':' + str(config.metrics.port) if config.metrics.enabled else 'off'}"
+    )

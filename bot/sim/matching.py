@@ -108,6 +108,7 @@ class MatchingEngine:
         self.config = cfg = config or EngineConfig()
         self.rng = random.Random(cfg.seed)
         self.ledger = Ledger()
+        self._accounts = self.ledger.accounts  # the same dict, bound for the hot path
         self.settlement = Settlement(cfg.settlement, self.rng)
         self.markets: dict[str, MarketState] = {}
         self._state: dict[str, MarketState] = {}  # token -> market state
@@ -194,19 +195,25 @@ class MatchingEngine:
     def place(self, req: OrderRequest, now: float) -> OrderResult:
         """Validate, match and rest one order; see the module docstring for the rules."""
         self.now = now
-        if self._expiry and self._expiry[0][0] <= now:
+        expiry = self._expiry
+        if expiry and expiry[0][0] <= now:
             self.expire(now)
         oid = req.order_id
-        if not oid or oid in self.orders:
+        orders = self.orders
+        if not oid or oid in orders:
             return rejected(oid, R.DUPLICATED)
         token = req.token
-        book = self._books.get(token)
-        if book is None:
+        try:  # a subscript is cheaper than ``.get`` on the hot path
+            book = self._books[token]
+        except KeyError:
             return rejected(oid, R.UNKNOWN_TOKEN)
         ms = book.state
         if not ms.accepting:
             return rejected(oid, R.NOT_READY)
-        acct = self.ledger.accounts.get(req.account) or self.ledger.get(req.account)
+        try:
+            acct = self._accounts[req.account]
+        except KeyError:
+            acct = self.ledger.get(req.account)
         side = req.side
         price = req.price
         size = req.size
@@ -215,7 +222,7 @@ class MatchingEngine:
             if self.post_only_mode and not req.post_only:
                 return rejected(oid, R.POST_ONLY_MODE)
             exp = req.expiration
-            if (ot is GTD and exp <= now) or (ot is GTC and exp):
+            if (exp if ot is GTC else exp <= now):  # GTC: none allowed; GTD: must be ahead
                 return rejected(oid, R.INVALID_EXPIRATION)
             tick = ms.tick
             if price % tick or price < tick or price > UNIT - tick:
@@ -241,8 +248,9 @@ class MatchingEngine:
                 return rejected(oid, R.POST_ONLY_CROSSES)
             order = Order(oid, req.account, req.owner or req.account, token, book.market, side,
                           price, size, size, ot, req.post_only, exp, now, book.outcome)
-            self.orders[oid] = order
-            trades = self._match(order, book, comp, price, -1, now) if crosses else None
+            orders[oid] = order
+            ntrades = self._match(order, book, comp, price, -1, now) if crosses else 0
+            events = self._events
             rem = order.remaining
             if rem:  # rest (inlined Book.add: this is the hot path)
                 self._seq = seq = self._seq + 1
@@ -265,18 +273,19 @@ class MatchingEngine:
                 level.orders.append(order)
                 level.total += rem
                 if ot is GTD:
-                    heapq.heappush(self._expiry, (exp, seq, order))
-                if self._events:
+                    heapq.heappush(expiry, (exp, seq, order))
+                if events:
                     self._dirty.add((book, side is BUY, price))
             else:
                 order.status = MATCHED
-            if self._events:
+            if events:
                 self._outbox.append(OrderEvent(self._view(order), "PLACEMENT", now))
                 self._flush(ms, now)
             elif not self._calm_lo <= price <= self._calm_hi:
                 self._check_tick(ms, now)
-            if trades:
-                return self._result(order, trades)
+            if ntrades:  # the order's trade ids are exactly its trades' ids, in order
+                return OrderResult(True, "", oid, "matched", order.making, order.taking,
+                                   order.trade_ids.copy())
             return OrderResult(True, "", oid, "live")
         # FOK / FAK: BUY size is USDC to spend, SELL size is shares; price is the worst price
         if req.post_only:
@@ -299,8 +308,7 @@ class MatchingEngine:
         order = Order(oid, req.account, req.owner or req.account, token, book.market, side,
                       price, size, 0 if side is BUY else size, ot, False, 0, now, book.outcome)
         budget = size if side is BUY else -1
-        trades = self._match(order, book, comp, price, budget, now)
-        if not trades:
+        if not self._match(order, book, comp, price, budget, now):
             return rejected(oid, R.FAK_KILLED)
         self.orders[oid] = order
         order.size = order.matched
@@ -310,12 +318,13 @@ class MatchingEngine:
             self._flush(ms, now)
         elif self._calm_lo > self._calm_hi:
             self._check_tick(ms, now)
-        return self._result(order, trades)
+        return self._result(order)
 
     @staticmethod
-    def _result(order: Order, trades: list[Trade]) -> OrderResult:
-        ids = [trades[0].id] if len(trades) == 1 else [t.id for t in trades]
-        return OrderResult(True, "", order.id, "matched", order.making, order.taking, ids)
+    def _result(order: Order) -> OrderResult:
+        """A matched order's answer; a taker's ``trade_ids`` are exactly its trades' ids."""
+        return OrderResult(True, "", order.id, "matched", order.making, order.taking,
+                           order.trade_ids.copy())
 
     def _fillable(self, book: Book, comp: Book, side: Side, limit: int, amount: int) -> bool:
         """Dry run of a FOK: can ``amount`` (USDC for BUY, shares for SELL) be filled in lots at
@@ -343,22 +352,43 @@ class MatchingEngine:
         return side is BUY and left * UNIT < limit * LOT
 
     def _match(self, order: Order, book: Book, comp: Book, limit: int, budget: int,
-               now: float) -> list[Trade]:
+               now: float) -> int:
         """Take liquidity for ``order`` up to ``limit`` (best price first, oldest first).
 
         ``budget`` >= 0 means a market BUY spending that many USDC units (shares bought are
         added to ``order.matched``); otherwise ``order.remaining`` shares are matched.
-        Returns the trades made, one per effective price. Maker balances move fill by fill and
-        the taker's once per trade; the arithmetic is ``trades.apply_trade``'s, inlined for
-        speed (a unit test holds the two equal).
+        Makes one trade per effective price (their ids go to ``order.trade_ids``) and returns
+        how many. Maker balances move fill by fill and the taker's once per trade; the
+        arithmetic is ``trades.apply_trade``'s, inlined for speed (a unit test holds the two
+        equal).
+
+        Fast path (no events, no fee, no settlement): a trade is registered (``self.trades``,
+        trade ids) when it opens rather than when it closes, and the taker's balances, amounts
+        and the pair counter move once for the whole match; the end state is the same as
+        booking each trade with ``_close`` (sums of exact integers, and the trade-id lists see
+        the same ids in the same order).
         """
         buy = order.side is BUY
-        accounts = self.ledger.accounts
+        accounts = self._accounts
         events = self._events
+        slow = events or self._settle or self._fee_bps  # book each trade with ``_close``
         token = order.token
-        trades: list[Trade] = []
+        market = book.market
+        oid = order.id
+        oside = order.side
+        oaccount = order.account
+        oowner = order.owner
+        outcome = order.outcome
+        prefix = self._id_prefix
+        fee_bps = self._fee_bps
+        ntrades = 0
         trade = None
-        cash = shares = pairs = 0  # the open trade's taker collateral change, shares, pairs
+        tpx = -1  # the open trade's price (``tid`` and ``makers`` are set with it)
+        cash = shares = pairs = 0  # the open (or, fast path, whole) taker collateral change etc.
+        if not slow:
+            all_trades = self.trades
+            otids = order.trade_ids
+            ttids = accounts[oaccount].trade_ids
         if buy:
             own_keys, own_levels = book.ask_keys, book.asks
             comp_keys, comp_levels = comp.bid_prices, comp.bids
@@ -385,38 +415,53 @@ class MatchingEngine:
                     break
             if budget >= 0:
                 want = budget * UNIT // (px * LOT) * LOT
+                if not want:
+                    break
             else:
                 want = order.remaining
-            if not want:
-                break
+                if not want:
+                    break
             if take_own:
                 mbook, mprice, level = book, px, own_levels[px]
             else:
                 mbook, mprice = comp, UNIT - px
                 level = comp_levels[mprice]
-            if trade is None or trade.price != px:
-                if trade is not None:
+            if px != tpx:
+                if trade is not None and slow:
                     self._close(trade, order, cash, shares, pairs, now)
                     cash = shares = pairs = 0
                 self._trade_count = n = self._trade_count + 1
-                trade = Trade(f"{self._id_prefix}{n:012x}", book.market, token, order.side, px,
-                              order.id, order.account, order.owner, self._fee_bps, now,
-                              len(trades), order.outcome)
-                trades.append(trade)
-            makers = trade.makers
-            tid = trade.id
+                tid = f"{prefix}{n:012x}"
+                trade = Trade(tid, market, token, oside, px, oid, oaccount, oowner, fee_bps, now,
+                              ntrades, outcome)
+                ntrades += 1
+                tpx = px
+                makers = trade.makers
+                if not slow:
+                    all_trades[tid] = trade
+                    otids.append(tid)
+                    ttids.append(tid)  # a new id: the taker's list cannot end with it yet
             q = level.orders
             mtok = mbook.token
-            maker_buys = buy != take_own
+            maker_buys = buy is not take_own
+            mside = BUY if maker_buys else SELL
             got = 0
-            while want and q:
+            while q:
                 mo = q[0]
-                x = mo.remaining if mo.remaining <= want else want
-                mo.remaining -= x
+                r = mo.remaining
+                macct = accounts[mo.account]
+                if r <= want:
+                    x = r
+                    q.popleft()
+                    mo.remaining = 0
+                    mo.status = MATCHED
+                    del macct.open_orders[mo.id]
+                else:
+                    x = want
+                    mo.remaining = r - want
                 mo.matched += x
                 want -= x
                 got += x
-                macct = accounts[mo.account]
                 c = mprice * x // UNIT
                 mt = macct.tokens
                 if maker_buys:  # pays its price, gets tokens (own or complement book)
@@ -427,41 +472,66 @@ class MatchingEngine:
                     macct.reserved_tokens[mtok] -= x
                     macct.collateral += c
                     mt[mtok] -= x
-                makers.append(MakerFill(mo.id, mo.account, mo.owner, mtok, mo.side, mprice, x,
+                makers.append(MakerFill(mo.id, mo.account, mo.owner, mtok, mside, mprice, x,
                                         mo.outcome))
-                ids = mo.trade_ids
-                if not ids or ids[-1] != tid:
-                    ids.append(tid)
+                # a maker order fills at most once per trade: its list cannot end with ``tid``
+                mo.trade_ids.append(tid)
                 ids = macct.trade_ids
                 if not ids or ids[-1] != tid:
                     ids.append(tid)
-                if not mo.remaining:
-                    q.popleft()
-                    mo.status = MATCHED
-                    del macct.open_orders[mo.id]
                 if events:
                     self._outbox.append(OrderEvent(self._view(mo), "UPDATE", now))
+                if not want:
+                    break
             level.total -= got
             trade.size += got
             shares += got
             c = px * got // UNIT  # taker's side of the money at its effective price
-            cash += -c if buy else c
-            if not take_own:
-                pairs += got if buy else -got
+            if buy:
+                cash -= c
+                if not take_own:
+                    pairs += got
+            else:
+                cash += c
+                if not take_own:
+                    pairs -= got
             if budget >= 0:
                 budget -= c
             else:
                 order.remaining -= got
             order.matched += got
-            if not q:
-                mbook.drop_level(BUY if maker_buys else SELL, mprice)
+            if not q:  # the emptied level was its book's best: its key is the last one
+                if take_own:
+                    del own_levels[mprice]
+                    own_keys.pop()
+                else:
+                    del comp_levels[mprice]
+                    comp_keys.pop()
             if events:
                 self._dirty.add((mbook, maker_buys, mprice))
+            if not want and budget < 0:  # the order is filled: skip pricing the next level
+                break
         if trade is not None:
-            self._close(trade, order, cash, shares, pairs, now)
-            book.last_trade_price = trade.price
-            comp.last_trade_price = UNIT - trade.price
-        return trades
+            if slow:
+                self._close(trade, order, cash, shares, pairs, now)
+            else:  # the taker's side of every trade at once (no fee on this path)
+                taker = accounts[oaccount]
+                tt = taker.tokens
+                taker.collateral += cash
+                if buy:
+                    tt[token] = tt.get(token, 0) + shares
+                    order.making -= cash
+                    order.taking += shares
+                else:
+                    tt[token] -= shares
+                    order.making += shares
+                    order.taking += cash
+                if pairs:
+                    p = self.ledger.pairs
+                    p[market] = p.get(market, 0) + pairs
+            book.last_trade_price = tpx
+            comp.last_trade_price = UNIT - tpx
+        return ntrades
 
     def _close(self, trade: Trade, order: Order, cash: int, shares: int, pairs: int,
                now: float) -> None:

@@ -11,7 +11,7 @@ import websockets.sync.client as wsc
 
 from bot.venue.auth import Credentials, auth_timestamp, l1_headers, l2_headers
 from bot.venue.eip712 import Wallet
-from bot.venue.enums import OrderType, Side
+from bot.venue.enums import Side
 from bot.venue.orders import OrderBuilder, orders_body
 from tests.integration.exchange_fixture import exchange, start_exchange  # noqa: F401
 
@@ -92,9 +92,7 @@ def test_maker_filled_seen_on_user_channel_and_confirmed(exchange):
         ws.send("PING")
         assert ws.recv(timeout=5) == "PONG"
         mb = OrderBuilder(Wallet(maker.private_key), 137)
-        so = mb.limit(token, Side.SELL, price + 10_000 * (best_ask - best_bid - 1), 10_000_000, 10_000, neg,
-                      condition_id=cond) if False else mb.limit(token, Side.BUY, price, 10_000_000, 10_000, neg,
-                                                                  condition_id=cond)
+        so = mb.limit(token, Side.BUY, price, 10_000_000, 10_000, neg, condition_id=cond)
         r = signed("POST", exchange.urls.clob, "/orders", maker, orders_body([so], maker.creds.apiKey))
         res = r.json()[0]
         assert res["success"] and res["status"] == "live", res

@@ -1,0 +1,793 @@
+"""The ``bot`` command: market lookup, books, offline order signing, keys, operator commands,
+config checks, and the entry points of the local exchange, live trading and the demo.
+
+Invariant: every failure ends as one line on stderr: ``error: ...`` with exit code 2 for bad
+input from the user or the venue (config, flags, venue errors, unreachable hosts), exit code 1
+for an unexpected internal error; a traceback shows only with ``--debug``. No secret value is
+printed unless the user asks for it with ``--show-secrets`` or ``--export``, and none ever
+reaches an error line. ``bot order build`` never sends anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import re
+import shlex
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, NoReturn
+
+import anyio
+import httpx
+import msgspec
+
+from bot.ops.config import DEFAULT_CONFIG_PATH, BotConfig, ConfigError, load_bot_config, resolve_bot_config, summarize
+from bot.ops.logging import configure as configure_logging
+from bot.ops.logging import redact, register_secret
+
+PROG = "bot"
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+ORDER_PATH = "/order"
+
+
+class CommandError(ValueError):
+    """A command that cannot proceed for a reason the user can fix (one line)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error on one line and lets ``main`` return the exit code."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _decimal_text(name: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        try:
+            value = Decimal(text)
+        except InvalidOperation:
+            raise argparse.ArgumentTypeError(f"{name} must be a decimal number, got {text!r}") from None
+        if not value.is_finite() or value < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number >= 0, got {text!r}")
+        return text
+
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _expiration(text: str) -> str:
+    """Unix seconds, or ``+N`` seconds from now (resolved when the order is built)."""
+    if not re.fullmatch(r"\+?\d+", text):
+        raise argparse.ArgumentTypeError(f"expiration must be unix seconds or +SECONDS, got {text!r}")
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``bot`` argument parser."""
+    parser = _Parser(prog=PROG, description="Prediction-market trading bot.")
+    parser.add_argument("--config", dest="config_file", metavar="FILE",
+                        help=f"bot config (default: {DEFAULT_CONFIG_PATH} if present, else built-in defaults)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error", "critical"],
+                        help="log level (logs go to stderr)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("markets", help="find markets in the catalog")
+    for flag in ("active", "closed", "archived"):
+        p.add_argument(f"--{flag}", action=argparse.BooleanOptionalAction, default=None,
+                       help=f"only markets with {flag}=true (--no-{flag}: false)")
+    p.add_argument("--tag", help="tag slug")
+    p.add_argument("--tag-id", type=_non_negative_int, help="tag id")
+    p.add_argument("--event-slug", help="event slug")
+    p.add_argument("--slug", help="market slug")
+    p.add_argument("--condition-id", help="condition id")
+    p.add_argument("--order", help="sort column")
+    p.add_argument("--ascending", action=argparse.BooleanOptionalAction, default=None, help="sort ascending")
+    p.add_argument("--limit", type=_positive_int, help="markets per request, 1..100 (venue default 20)")
+    p.add_argument("--offset", type=_non_negative_int, help="skip this many markets")
+    p.add_argument("--creator", help="creator wallet address or site identifier")
+    p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
+    p.set_defaults(handler=cmd_markets)
+
+    p = sub.add_parser("book", help="print a token's order book")
+    p.add_argument("token_id", metavar="TOKEN_ID")
+    p.add_argument("--depth", type=_positive_int, default=5, help="levels per side (default 5)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=cmd_book)
+
+    p = sub.add_parser("order", help="orders (offline)")
+    order_sub = p.add_subparsers(dest="order_command", metavar="ACTION", parser_class=_Parser)
+    order_sub.required = True
+    b = order_sub.add_parser("build", help="build and sign an order; print its POST /order request (never sent)")
+    b.add_argument("--token", required=True, help="outcome token id")
+    b.add_argument("--side", required=True, type=str.upper, choices=["BUY", "SELL"])
+    b.add_argument("--price", required=True, type=_decimal_text("price"),
+                   help="limit price (GTC/GTD) or worst acceptable price (FOK/FAK)")
+    b.add_argument("--size", type=_decimal_text("size"), help="shares (GTC/GTD)")
+    b.add_argument("--amount", type=_decimal_text("amount"),
+                   help="FOK/FAK: USDC to spend (BUY) or shares to sell (SELL)")
+    b.add_argument("--type", dest="order_type", type=str.upper, choices=["GTC", "GTD", "FOK", "FAK"], default=None,
+                   help="order type (default GTC, or FOK with --amount)")
+    b.add_argument("--tick", type=_decimal_text("tick"), help="market tick size (default 0.01, or fetched)")
+    b.add_argument("--neg-risk", action=argparse.BooleanOptionalAction, default=None,
+                   help="the market is neg-risk (default no, or fetched)")
+    b.add_argument("--fetch", action="store_true", help="fetch the tick and neg-risk flag not given from the CLOB")
+    b.add_argument("--min-size", type=_decimal_text("min size"), help="refuse sizes below the market minimum")
+    b.add_argument("--expiration", type=_expiration, help="GTD expiry: unix seconds or +SECONDS from now")
+    b.add_argument("--post-only", action="store_true", help="post-only (GTC/GTD)")
+    b.add_argument("--defer-exec", action="store_true", help="set deferExec")
+    b.add_argument("--condition-id", help="the market's condition id (sent as conditionId, not signed)")
+    b.add_argument("--owner", help="owner (API key) in the body (default: the configured API key)")
+    b.add_argument("--salt", type=_non_negative_int, help="salt (default random)")
+    b.add_argument("--timestamp-ms", type=_non_negative_int, help="order timestamp, epoch ms (default now)")
+    b.add_argument("--body-only", action="store_true", help="print only the body (no API credentials needed)")
+    b.add_argument("--show-secrets", action="store_true", help="show the passphrase header instead of ***")
+    b.add_argument("--json", action="store_true", help="print JSON {order_id, method, url, headers, body}")
+    b.set_defaults(handler=cmd_order_build)
+
+    p = sub.add_parser("keys", help="API credentials")
+    keys_sub = p.add_subparsers(dest="keys_command", metavar="ACTION", parser_class=_Parser)
+    keys_sub.required = True
+    k = keys_sub.add_parser("derive", help="create or derive the API credentials of the configured key (L1)")
+    k.add_argument("--nonce", type=_non_negative_int, default=0, help="key nonce (default 0)")
+    shown = k.add_mutually_exclusive_group()
+    shown.add_argument("--show-secrets", action="store_true", help="print secret and passphrase")
+    shown.add_argument("--export", action="store_true",
+                       help="print `export BOT_API_...=` lines (with the secret values) for a shell")
+    k.set_defaults(handler=cmd_keys_derive)
+
+    p = sub.add_parser("config", help="config files")
+    config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", parser_class=_Parser)
+    config_sub.required = True
+    c = config_sub.add_parser("check", help="validate a bot config file")
+    c.add_argument("file", metavar="FILE")
+    c.add_argument("--secrets", action="store_true", help="also load the secrets it names (values never shown)")
+    c.set_defaults(handler=cmd_config_check)
+
+    p = sub.add_parser("exchange", help="run the local exchange", formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_exchange_arguments(p)
+    p.set_defaults(handler=cmd_exchange)
+
+    p = sub.add_parser("cancel-all", help="cancel all open orders (or those of one market/token)")
+    p.add_argument("--market", help="only this condition id")
+    p.add_argument("--token", help="only this token id")
+    p.add_argument("--json", action="store_true", help="print the venue's cancel result as JSON")
+    p.set_defaults(handler=cmd_cancel_all)
+
+    p = sub.add_parser("orders", help="list open orders")
+    p.add_argument("--market", help="only this condition id")
+    p.add_argument("--token", help="only this token id")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.set_defaults(handler=cmd_orders)
+
+    p = sub.add_parser("positions", help="list the wallet's positions")
+    p.add_argument("--user", help="wallet address (default: the funder, else the key's address)")
+    p.add_argument("--market", action="append", help="only this condition id (repeat)")
+    p.add_argument("--limit", type=_non_negative_int, help="at most this many, 0..500 (venue default 100)")
+    p.add_argument("--redeemable", action="store_true", help="only redeemable positions")
+    p.add_argument("--mergeable", action="store_true", help="only mergeable positions")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.set_defaults(handler=cmd_positions)
+
+    p = sub.add_parser("run", help="run the configured strategy live")
+    p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
+                   help="bot config (same as the global --config)")
+    p.add_argument("--duration", type=float, help="stop after this many seconds (default: until interrupted)")
+    p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("demo", help="run the demo (local exchange + market maker)")
+    p.add_argument("--duration", type=float, help="stop after this many seconds (default 60)")
+    p.add_argument("--seed", type=int, help="exchange seed (default 1)")
+    p.add_argument("--metrics-port", type=int, help="Prometheus port (0 = off; default 9464, a free one if taken)")
+    p.add_argument("--no-view", action="store_true", default=None, help="plain status lines instead of the live view")
+    p.add_argument("--markets", type=_positive_int, help="how many markets to quote (default 2)")
+    p.add_argument("--journal", help="SQLite journal path (default: none)")
+    p.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def _add_exchange_arguments(p: argparse.ArgumentParser) -> None:
+    from bot.exchange import cli as exchange_cli
+
+    exchange_cli.add_arguments(p)
+    p.epilog = getattr(exchange_cli, "EPILOG", None)
+
+
+# --------------------------------------------------------------------------------------------
+# What a command can use
+
+
+class Session:
+    """One invocation: its arguments, and the config, secrets and HTTP clients, made on demand."""
+
+    def __init__(self, args: argparse.Namespace, http_transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.args = args
+        self.http_transport = http_transport
+        self._config: tuple[BotConfig, Path | None] | None = None
+        self._secrets = None
+        self.last_url: str | None = None  # base URL of the last transport made, for error lines
+
+    @property
+    def config(self) -> BotConfig:
+        return self._resolved()[0]
+
+    @property
+    def config_path(self) -> Path | None:
+        return self._resolved()[1]
+
+    def _resolved(self) -> tuple[BotConfig, Path | None]:
+        if self._config is None:
+            self._config = resolve_bot_config(getattr(self.args, "config_file", None))
+        return self._config
+
+    @property
+    def secrets(self):
+        if self._secrets is None:
+            from bot.ops.secrets import load_secrets
+
+            self._secrets = load_secrets(self.config.secrets)
+        return self._secrets
+
+    def transport(self, surface: str):
+        """A pooled HTTP transport to ``surface`` (``clob``, ``catalog`` or ``account``)."""
+        from bot.venue.limits import RouteLimiter
+        from bot.venue.transport import Transport
+
+        venue = self.config.venue
+        url = {"clob": venue.clob_url, "catalog": venue.catalog_url, "account": venue.data_url}[surface]
+        self.last_url = url
+        return Transport(url, limiter=RouteLimiter(venue.limits, surface), transport=self.http_transport,
+                         config=venue.timeouts)
+
+    def clob(self, transport, *, wallet=None, creds=None):
+        from bot.venue.auth import AuthConfig
+        from bot.venue.clob import ClobClient
+
+        venue = self.config.venue
+        address = wallet.address if wallet is not None else None
+        return ClobClient(transport, creds=creds, address=address, wallet=wallet, chain_id=venue.chain_id,
+                          auth=AuthConfig(timestamp_unit=venue.timestamp_unit))
+
+    def console(self):
+        """A rich console on the current stdout (wide when not a terminal, so ids never fold)."""
+        from rich.console import Console
+
+        out = sys.stdout
+        return Console(file=out, width=None if out.isatty() else 240, highlight=False, soft_wrap=False)
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
+
+
+def _fmt(value: Decimal) -> str:
+    """An exact decimal without exponent or trailing zeros."""
+    text = format(value.normalize(), "f")
+    return "0" if text in ("-0", "") else text
+
+
+def _dec(text: str | None) -> Decimal | None:
+    if text is None or text == "":
+        return None
+    try:
+        return Decimal(str(text))
+    except InvalidOperation:
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# bot markets
+
+
+def cmd_markets(s: Session) -> int:
+    from bot.venue.catalog import CatalogClient
+
+    a = s.args
+
+    async def fetch():
+        async with s.transport("catalog") as t:
+            return await CatalogClient(t).markets(
+                limit=a.limit, offset=a.offset, active=a.active, closed=a.closed, archived=a.archived,
+                tag=a.tag, tag_id=a.tag_id, event_slug=a.event_slug, condition_id=a.condition_id,
+                slug=a.slug, order=a.order, ascending=a.ascending, creator=a.creator,
+            )
+
+    markets = anyio.run(fetch)
+    rows = [_market_row(m) for m in markets]
+    if a.json:
+        _print_json(rows)
+        return EXIT_OK
+    from rich.table import Table
+
+    table = Table(title=f"{len(rows)} market(s)", title_justify="left")
+    table.add_column("question", overflow="fold")
+    table.add_column("condition id", no_wrap=True)
+    table.add_column("outcome: token id", no_wrap=True)
+    table.add_column("flags")
+    for r in rows:
+        tokens = "\n".join(f"{t['outcome']}: {t['token_id']}" for t in r["tokens"]) or "-"
+        flags = [f for f in ("active", "closed", "archived", "neg_risk") if r[f]]
+        table.add_row(r["question"] or "", r["condition_id"], tokens, ", ".join(flags) or "-")
+    s.console().print(table)
+    return EXIT_OK
+
+
+def _market_row(m) -> dict[str, Any]:
+    from bot.venue.models import str_list
+
+    outcomes = str_list(m.outcomes)
+    token_ids = str_list(m.clob_token_ids)
+    tokens = [
+        {"outcome": outcomes[i] if i < len(outcomes) else f"#{i}", "token_id": tid}
+        for i, tid in enumerate(token_ids)
+    ]
+    return {
+        "question": m.question,
+        "condition_id": m.condition_id,
+        "slug": m.slug,
+        "tokens": tokens,
+        "active": bool(m.active),
+        "closed": bool(m.closed),
+        "archived": bool(m.archived),
+        "neg_risk": bool(m.neg_risk),
+        "end_date": m.end_date,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# bot book
+
+
+def cmd_book(s: Session) -> int:
+    a = s.args
+
+    async def fetch():
+        async with s.transport("clob") as t:
+            return await s.clob(t).book(a.token_id)
+
+    book = anyio.run(fetch)
+    view = book_view(book, a.depth)
+    if a.json:
+        _print_json(view)
+        return EXIT_OK
+    from rich.table import Table
+
+    console = s.console()
+    console.print(
+        f"token {view['token_id']}\nmarket {view['market']}  tick {view['tick_size'] or '?'}  "
+        f"min size {view['min_order_size'] or '?'}  neg-risk {'yes' if view['neg_risk'] else 'no'}"
+    )
+    table = Table(show_edge=False)
+    table.add_column("side")
+    table.add_column("price", justify="right")
+    table.add_column("size", justify="right")
+    for level in reversed(view["asks"]):  # best ask last, next to the spread
+        table.add_row("ask", level["price"], level["size"])
+    table.add_section()
+    for level in view["bids"]:  # best bid first
+        table.add_row("bid", level["price"], level["size"])
+    console.print(table)
+    console.print(
+        f"bid {view['best_bid'] or '-'}  ask {view['best_ask'] or '-'}  mid {view['mid'] or '-'}  "
+        f"spread {view['spread'] or '-'}"
+    )
+    return EXIT_OK
+
+
+def book_view(book, depth: int) -> dict[str, Any]:
+    """The book as best-first levels (at most ``depth`` per side) with best bid/ask, mid and spread.
+
+    Best levels are found by price (max bid, min ask), never by list position.
+    """
+    def levels(side, best_first_desc: bool) -> list[dict[str, str]]:
+        parsed = [(p, lv) for lv in side if (p := _dec(lv.price)) is not None]
+        parsed.sort(key=lambda x: x[0], reverse=best_first_desc)
+        return [{"price": _fmt(p), "size": _fmt(_dec(lv.size) or Decimal(0))} for p, lv in parsed[:depth]]
+
+    bids, asks = levels(book.bids, True), levels(book.asks, False)
+    best_bid = Decimal(bids[0]["price"]) if bids else None
+    best_ask = Decimal(asks[0]["price"]) if asks else None
+    both = best_bid is not None and best_ask is not None
+    return {
+        "token_id": book.asset_id,
+        "market": book.market,
+        "timestamp": book.timestamp,
+        "hash": book.hash,
+        "tick_size": book.tick_size,
+        "min_order_size": book.min_order_size,
+        "neg_risk": bool(book.neg_risk),
+        "last_trade_price": book.last_trade_price,
+        "best_bid": _fmt(best_bid) if best_bid is not None else None,
+        "best_ask": _fmt(best_ask) if best_ask is not None else None,
+        "mid": _fmt((best_bid + best_ask) / 2) if both else None,
+        "spread": _fmt(best_ask - best_bid) if both else None,
+        "bids": bids,
+        "asks": asks,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# bot order build
+
+
+def cmd_order_build(s: Session) -> int:
+    from bot.venue.auth import PASSPHRASE, auth_timestamp, l2_headers
+    from bot.venue.enums import OrderType
+    from bot.venue.orders import OrderBuilder, order_body
+
+    a = s.args
+    venue = s.config.venue
+    wallet = s.secrets.wallet()
+    creds = None if a.body_only else s.secrets.credentials()
+    owner = a.owner or (creds.api_key if creds is not None else None)
+    if not owner:
+        from bot.ops.secrets import ENV_API_KEY
+
+        raise CommandError(f"--body-only needs --owner (or set {ENV_API_KEY})")
+
+    order_type = OrderType(a.order_type or ("FOK" if a.amount is not None else "GTC"))
+    tick, neg_risk = a.tick, a.neg_risk
+    if a.fetch and (tick is None or neg_risk is None):
+        tick, neg_risk = anyio.run(_fetch_market_terms, s, a.token, tick, neg_risk)
+    tick = tick or "0.01"
+    neg_risk = bool(neg_risk)
+
+    builder = OrderBuilder(wallet, venue.chain_id, maker=venue.funder, signature_type=venue.signature_type,
+                           builder_code=venue.builder_code or None)
+    common = dict(salt=a.salt, timestamp_ms=a.timestamp_ms, condition_id=a.condition_id)
+    if order_type.is_market:
+        if a.amount is None or a.size is not None:
+            raise CommandError(f"{order_type.value} orders take --amount (USDC for BUY, shares for SELL), not --size")
+        if a.post_only or a.expiration is not None:
+            raise CommandError(f"{order_type.value} orders take neither --post-only nor --expiration")
+        signed = builder.market_decimal(a.token, a.side, a.amount, a.price, tick, neg_risk, order_type, **common)
+    else:
+        if a.size is None or a.amount is not None:
+            raise CommandError(f"{order_type.value} orders take --size (shares), not --amount")
+        expiration = 0
+        if a.expiration is not None:
+            expiration = int(time.time()) + int(a.expiration[1:]) if a.expiration.startswith("+") else int(a.expiration)
+        signed = builder.limit_decimal(
+            a.token, a.side, a.price, a.size, tick, neg_risk, order_type, min_size=a.min_size,
+            expiration=expiration, post_only=a.post_only, **common,
+        )
+    body = order_body(signed, owner, defer_exec=a.defer_exec)
+    url = venue.clob_url.rstrip("/") + ORDER_PATH
+    headers: dict[str, str] = {}
+    if creds is not None:
+        headers = l2_headers(creds, wallet.address, "POST", ORDER_PATH, body, auth_timestamp(venue.timestamp_unit))
+        if not a.show_secrets:
+            headers[PASSPHRASE] = "***"
+    if a.json:
+        _print_json({"order_id": signed.hash, "method": "POST", "url": url, "headers": headers,
+                     "body": body.decode()})
+        return EXIT_OK
+    out = sys.stdout
+    out.write(f"# order id {signed.hash} (tick {tick}, neg-risk {'yes' if neg_risk else 'no'}; not sent)\n")
+    if not a.body_only:
+        out.write(f"POST {url}\n")
+        for name, value in headers.items():
+            out.write(f"{name}: {value}\n")
+        if not a.show_secrets:
+            out.write(f"# {PASSPHRASE} hidden; --show-secrets prints it\n")
+        out.write("\n")
+    out.write(body.decode() + "\n")
+    return EXIT_OK
+
+
+async def _fetch_market_terms(s: Session, token: str, tick: str | None, neg_risk: bool | None):
+    async with s.transport("clob") as t:
+        clob = s.clob(t)
+        if tick is None:
+            tick = await clob.tick_size(token)
+        if neg_risk is None:
+            neg_risk = await clob.neg_risk(token)
+    return tick, neg_risk
+
+
+# --------------------------------------------------------------------------------------------
+# bot keys derive
+
+
+def cmd_keys_derive(s: Session) -> int:
+    from bot.ops.secrets import ENV_API_KEY, ENV_API_PASSPHRASE, ENV_API_SECRET
+
+    a = s.args
+    wallet = s.secrets.wallet()
+
+    async def derive():
+        async with s.transport("clob") as t:
+            return await s.clob(t, wallet=wallet).create_or_derive_api_key(a.nonce)
+
+    creds = anyio.run(derive)
+    secret, passphrase = creds.secret.reveal(), creds.passphrase.reveal()
+    register_secret(secret)
+    register_secret(passphrase)
+    out = sys.stdout
+    if a.export:
+        out.write(f"export {ENV_API_KEY}={shlex.quote(creds.api_key)}\n")
+        out.write(f"export {ENV_API_SECRET}={shlex.quote(secret)}\n")
+        out.write(f"export {ENV_API_PASSPHRASE}={shlex.quote(passphrase)}\n")
+        return EXIT_OK
+    hidden = "*** (--show-secrets prints it)"
+    out.write(f"address     {wallet.address}\n")
+    out.write(f"apiKey      {creds.api_key}\n")
+    out.write(f"secret      {secret if a.show_secrets else hidden}\n")
+    out.write(f"passphrase  {passphrase if a.show_secrets else hidden}\n")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------
+# bot config check
+
+
+def cmd_config_check(s: Session) -> int:
+    a = s.args
+    config = load_bot_config(a.file)
+    if config.strategy.path:
+        from bot.strategy import load_strategy
+
+        load_strategy(config.strategy.path, config.strategy.params)
+    line = f"ok: {a.file}: {summarize(config)}"
+    if a.secrets:
+        from bot.ops.secrets import load_secrets
+
+        found = load_secrets(config.secrets)
+        if found.private_key is not None:
+            found.wallet()  # parses the key; reports a malformed one without showing it
+        if found.has_credentials:
+            found.credentials()
+        line += f"; {found.describe()}"
+    sys.stdout.write(line + "\n")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------
+# operator commands: cancel-all, orders, positions
+
+
+def cmd_cancel_all(s: Session) -> int:
+    a = s.args
+    wallet, creds = s.secrets.wallet(), s.secrets.credentials()
+
+    async def cancel():
+        async with s.transport("clob") as t:
+            clob = s.clob(t, wallet=wallet, creds=creds)
+            if a.market or a.token:
+                return await clob.cancel_market_orders(market=a.market, asset_id=a.token)
+            return await clob.cancel_all()
+
+    result = anyio.run(cancel)
+    if a.json:
+        _print_json({"canceled": result.canceled, "not_canceled": result.not_canceled})
+        return EXIT_OK
+    out = sys.stdout
+    out.write(f"canceled {len(result.canceled)} order(s)\n")
+    for order_id in result.canceled:
+        out.write(f"  {order_id}\n")
+    if result.not_canceled:
+        out.write(f"not canceled {len(result.not_canceled)}\n")
+        for order_id, reason in result.not_canceled.items():
+            out.write(f"  {order_id}: {reason}\n")
+    return EXIT_OK
+
+
+def cmd_orders(s: Session) -> int:
+    a = s.args
+    wallet, creds = s.secrets.wallet(), s.secrets.credentials()
+
+    async def fetch():
+        async with s.transport("clob") as t:
+            clob = s.clob(t, wallet=wallet, creds=creds)
+            return [o async for o in clob.get_orders(market=a.market, asset_id=a.token)]
+
+    orders = anyio.run(fetch)
+    if a.json:
+        from bot.venue.models import to_builtins
+
+        _print_json([to_builtins(o) for o in orders])
+        return EXIT_OK
+    from rich.table import Table
+
+    table = Table(title=f"{len(orders)} open order(s)", title_justify="left")
+    for name, justify in (("id", "left"), ("side", "left"), ("price", "right"), ("size", "right"),
+                          ("matched", "right"), ("type", "left"), ("status", "left"), ("outcome", "left"),
+                          ("token id", "left")):
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for o in orders:
+        table.add_row(o.id, o.side, o.price, o.original_size or "", o.size_matched or "0", o.order_type or "",
+                      o.status, o.outcome or "", o.asset_id or "")
+    s.console().print(table)
+    return EXIT_OK
+
+
+def cmd_positions(s: Session) -> int:
+    from bot.venue.account import AccountClient
+
+    a = s.args
+    user = a.user or s.config.venue.funder or s.secrets.wallet().address
+
+    async def fetch():
+        async with s.transport("account") as t:
+            return await AccountClient(t).positions(
+                user, market=a.market, limit=a.limit, redeemable=a.redeemable or None,
+                mergeable=a.mergeable or None,
+            )
+
+    positions = anyio.run(fetch)
+    if a.json:
+        from bot.venue.models import to_builtins
+
+        _print_json([to_builtins(p) for p in positions])
+        return EXIT_OK
+    from rich.table import Table
+
+    table = Table(title=f"{len(positions)} position(s) of {user}", title_justify="left")
+    for name in ("market", "outcome", "size", "avg price", "cur price", "value", "cash pnl", "flags", "token"):
+        right = name in ("size", "avg price", "cur price", "value", "cash pnl")
+        table.add_column(name, justify="right" if right else "left", overflow="fold")
+    for p in positions:
+        flags = [f for f, on in (("redeemable", p.redeemable), ("mergeable", p.mergeable),
+                                 ("neg-risk", p.negative_risk)) if on]
+        table.add_row(p.title or p.condition_id, p.outcome or "", _num(p.size), _num(p.avg_price),
+                      _num(p.cur_price), _num(p.current_value), _num(p.cash_pnl), ", ".join(flags), p.asset)
+    s.console().print(table)
+    return EXIT_OK
+
+
+def _num(value: object) -> str:
+    if value is None:
+        return ""
+    d = _dec(str(value))
+    return _fmt(d) if d is not None else str(value)
+
+
+# --------------------------------------------------------------------------------------------
+# delegated commands: exchange, run, demo
+
+
+def cmd_exchange(s: Session) -> int:
+    from bot.exchange import cli as exchange_cli
+
+    return int(exchange_cli.run(s.args) or 0)
+
+
+def _entry_point(module_name: str, command: str) -> Callable[..., Any]:
+    """``module_name.run``, or a CommandError when that module is not part of this install."""
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and module_name.startswith(missing) and module_name[len(missing):len(missing) + 1] in ("", "."):
+            raise CommandError(f"bot {command}: not available ({module_name} is not installed)") from None
+        raise
+    run = getattr(module, "run", None)
+    if not callable(run):
+        raise CommandError(f"bot {command}: not available ({module_name} has no run())")
+    return run
+
+
+def _finish(result: Any) -> int:
+    if inspect.iscoroutine(result):
+        result = anyio.run(lambda: result)
+    return EXIT_OK if result is None else int(result)
+
+
+def _configure_run_logging(s: Session) -> None:
+    log = s.config.log
+    configure_logging(s.args.log_level or log.level, json=log.json)
+
+
+def cmd_run(s: Session) -> int:
+    run = _entry_point("bot.live.run", "run")
+    if s.config_path is None:
+        raise CommandError(f"bot run needs a config: --config FILE (or {DEFAULT_CONFIG_PATH})")
+    if not s.config.strategy.path:
+        raise ConfigError(f"{s.config_path}: [strategy] path is not set")
+    if s.args.duration is not None and s.args.duration <= 0:
+        raise CommandError("--duration must be > 0 seconds")
+    _configure_run_logging(s)
+    return _finish(run(s.config, s.args))
+
+
+def cmd_demo(s: Session) -> int:
+    run = _entry_point("bot.live.demo", "demo")
+    if s.args.duration is not None and s.args.duration <= 0:
+        raise CommandError("--duration must be > 0 seconds")
+    return _finish(run(s.args))
+
+
+# --------------------------------------------------------------------------------------------
+# Entry point
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean bad input from the user or the venue (exit 2)."""
+    errors: list[type[BaseException]] = [ValueError, msgspec.MsgspecError, httpx.HTTPError, OSError]
+    try:
+        from bot.venue.errors import VenueError
+
+        errors.append(VenueError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def _is_unreachable(exc: BaseException) -> bool:
+    try:
+        from bot.venue.errors import TransportError
+    except ImportError:
+        return isinstance(exc, httpx.TransportError)
+    return isinstance(exc, (TransportError, httpx.TransportError))
+
+
+def one_line_error(exc: BaseException) -> str:
+    """``exc`` as one line with known secrets masked."""
+    text = str(exc) or type(exc).__name__
+    text = re.sub(r"\s+", " ", text).strip()
+    return redact(None, "", {"message": text})["message"]
+
+
+def main(argv: Sequence[str] | None = None, *, http_transport: httpx.AsyncBaseTransport | None = None) -> int:
+    """Run the ``bot`` command; returns the exit code (``http_transport`` replaces the network)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # --help, or a usage error already printed on one line
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    configure_logging(args.log_level or "warning", json=True)
+    session = Session(args, http_transport)
+    try:
+        return int(args.handler(session))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except _user_errors() as exc:
+        if args.debug:
+            traceback.print_exc()
+        message = one_line_error(exc)
+        if _is_unreachable(exc) and session.last_url:
+            message = f"cannot reach {session.last_url}: {message}"
+        sys.stderr.write(f"error: {message}\n")
+        return EXIT_USAGE
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        sys.stderr.write(f"error: internal error: {type(exc).__name__}: {one_line_error(exc)}\n")
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,583 @@
+"""The synchronous core: events in, actions out.
+
+Invariants:
+
+- single-threaded and deterministic: given the same events, clock readings and signer, the
+  engine returns the same actions; it never does I/O, never sleeps and reads time only from its
+  ``Clock`` (the optional ``perf`` counter only feeds the tick-to-order latency figures);
+- the pipeline is always books -> strategy hooks -> intents -> risk -> router -> batches; every
+  handler ends with one router ``poll`` so work is emitted as soon as the throttles grant it;
+- every batch handed to the shell has already been given to the reconciler (``on_places_sent``
+  / ``on_cancels_sent``), so an order is journaled PENDING_SUBMIT before its request leaves;
+- the reconciler is the only writer of order state; its fills and reversals go to the
+  portfolio, then to the strategy, then to the metrics;
+- a halt (kill switch or manual) cancels every own order through the router and asks the shell
+  for a venue-wide cancel-all; while halted only cancels leave.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any, Callable, Iterable
+
+import msgspec
+
+from bot.core.book import Books, event_type
+from bot.core.clock import Clock
+from bot.core.events import Fill, FillReversal, SettlementUpdate
+from bot.core.feed import Feed
+from bot.core.intents import CancelAll, CancelOrder, Intent, Take
+from bot.core.markets import MarketIndex
+from bot.execution.orders import OrderState
+from bot.execution.reconciler import FetchTrades, LookupOrder, OrderUpdate, Reconciler, ResendOrder
+from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router
+from bot.portfolio import DailyPnl, Portfolio, marks_from_books
+from bot.risk import Connectivity, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
+from bot.strategy import Strategy, StrategyContext, intents_of
+from bot.venue.enums import Side, TradeStatus
+
+_STATE_GAUGE = {TradingState.ACTIVE: 0, TradingState.REDUCING: 1, TradingState.HALTED: 2}
+
+
+# --- actions for the shell ---------------------------------------------------------------------
+
+
+class SendPlaces(msgspec.Struct, frozen=True):
+    """POST these orders (already signed and journaled); answer with ``on_place_results`` or
+    ``on_place_error``. ``tick_at``: perf-counter time of the book update that caused it."""
+
+    batch: PlaceBatch
+    tick_at: float | None = None
+
+
+class SendCancels(msgspec.Struct, frozen=True):
+    """DELETE these order ids; answer with ``on_cancel_result`` or ``on_cancel_error``."""
+
+    batch: CancelBatch
+
+
+class VenueCancelAll(msgspec.Struct, frozen=True):
+    """DELETE /cancel-all (halt or stop): catches anything the order store does not know."""
+
+    reason: str = ""
+
+
+class SyncOrders(msgspec.Struct, frozen=True):
+    """GET /data/orders (complete listing) then ``on_open_orders`` with the request time."""
+
+
+Action = SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder | ResendOrder | FetchTrades
+
+
+class EngineStats:
+    """Counters for the summary (plain ints; the Prometheus metrics mirror them)."""
+
+    __slots__ = ("orders_sent", "orders_accepted", "orders_rejected", "cancels_sent", "canceled",
+                 "fills", "reversals", "volume", "notional", "rate_limited", "send_errors",
+                 "risk_rejections", "book_events", "halts")
+
+    def __init__(self) -> None:
+        for name in self.__slots__:
+            setattr(self, name, 0)
+
+    def as_dict(self) -> dict[str, int]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+class EngineConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Core settings; ``latency_samples`` bounds the tick-to-order sample buffer; orders closed
+    for ``forget_closed_after_s`` are dropped from memory on the timer (working-order scans stay
+    proportional to what is live)."""
+
+    latency_samples: int = 10_000
+    recent_fills: int = 20
+    forget_closed_after_s: float = 120.0  # closed orders leave memory (the journal keeps them)
+
+
+class Engine:
+    """Owns books, feed, strategy, risk, router, reconciler and portfolio for one run."""
+
+    def __init__(
+        self,
+        *,
+        strategy: Strategy,
+        markets: MarketIndex,
+        clock: Clock,
+        router: Router,
+        reconciler: Reconciler,
+        risk: RiskGate,
+        books: Books | None = None,
+        feed: Feed | None = None,
+        portfolio: Portfolio | None = None,
+        metrics: Any = None,
+        config: EngineConfig | None = None,
+        perf: Callable[[], float] = time.perf_counter,
+        log: Any = None,
+    ) -> None:
+        self.config = config or EngineConfig()
+        self.strategy = strategy
+        self.markets = markets
+        self.clock = clock
+        self.router = router
+        self.reconciler = reconciler
+        self.risk = risk
+        tokens = [t for m in markets for t in m.tokens]
+        if books is None:
+            books = Books()
+            for m in markets:
+                for t in m.tokens:
+                    books.add(t, tick=m.tick, market=m.condition_id)
+        self.books = books
+        self.feed = feed if feed is not None else Feed(token_ids=tokens, now=clock.now())
+        self.portfolio = portfolio if portfolio is not None else Portfolio()
+        self.metrics = metrics
+        self.perf = perf
+        self.daily = DailyPnl()
+        self.stats = EngineStats()
+        self.latencies: deque[float] = deque(maxlen=self.config.latency_samples)
+        self.recent_fills: deque[Fill] = deque(maxlen=self.config.recent_fills)
+        self.settlement: dict[str, TradeStatus] = {}  # trade id -> last status of our fills
+        self.stopped = False
+        self._tick_at: float | None = None
+        self.ctx = StrategyContext(
+            books=self.books, portfolio=self.portfolio, clock=clock, markets=markets,
+            open_orders=_OpenOrders(reconciler), params=getattr(strategy, "params", None),
+            log=log, name=getattr(strategy, "name", "strategy"),
+        )
+
+    # --- reads ---------------------------------------------------------------------------------
+    @property
+    def orders(self):
+        return self.reconciler.orders
+
+    @property
+    def state(self) -> TradingState:
+        return self.risk.state
+
+    def marks(self) -> dict[str, int]:
+        return marks_from_books(b for b in self.books if not b.stale)
+
+    def working_orders(self, token_id: str | None = None) -> list[Any]:
+        return self.reconciler.orders.working(token_id)
+
+    def next_wakeup(self) -> float | None:
+        """Clock time when the router could next send (``None``: nothing waiting)."""
+        return self.router.next_ready(self.clock.now())
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> list[Action]:
+        return self._run(self.strategy.on_start(self.ctx))
+
+    def stop(self) -> list[Action]:
+        """Strategy stop hook, then cancel everything we know and everything at the venue."""
+        out = self._run(self.strategy.on_stop(self.ctx))
+        self.stopped = True
+        self.router.cancel_all()
+        out += self._poll()
+        out.append(VenueCancelAll("stop"))
+        return out
+
+    def halt(self, detail: str = "manual") -> list[Action]:
+        return self._apply_halt(self.risk.halt(detail), detail)
+
+    # --- market data ---------------------------------------------------------------------------
+    def on_market_event(self, ev: Any, received_at: float | None = None) -> list[Action]:
+        """One decoded market-channel event; ``received_at`` is its perf-counter receipt time."""
+        et = event_type(ev)
+        now = self.clock.now()
+        self._tick_at = received_at if received_at is not None else self.perf()
+        self.stats.book_events += 1
+        touched: list[str] = []
+        if et == "price_change":
+            seen: dict[str, None] = {}
+            for ch in ev.price_changes:
+                seen[ch.asset_id] = None
+            touched = [t for t in seen if t in self.books]
+            self.books.apply_event(ev)
+            for t in touched:
+                self.feed.on_update(t, now)
+        elif et == "book":
+            if self.books.apply_event(ev) is not None:
+                touched = [ev.asset_id]
+                self.feed.on_snapshot(ev.asset_id, now)
+                self._publish(now)
+        elif et == "tick_size_change":
+            if self.books.apply_event(ev) is not None:
+                touched = [ev.asset_id]
+                self.feed.on_update(ev.asset_id, now)
+        elif et == "last_trade_price":
+            self.books.apply_event(ev)
+            self.feed.on_update(ev.asset_id, now)
+            intents = intents_of(self.strategy.on_trade_print(self.ctx, ev))
+            out = self._run(intents)
+            self._tick_at = None
+            return out
+        intents: list[Intent] = []
+        for t in touched:
+            intents += intents_of(self.strategy.on_book(self.ctx, t))
+        out = self._run(intents)
+        self._tick_at = None
+        return out
+
+    def on_rest_books(self, snapshots: Iterable[Any]) -> list[Action]:
+        """REST book snapshots fetched for stale tokens (``Feed.due_polls``)."""
+        now = self.clock.now()
+        updated = self.feed.apply_rest_books(self.books, snapshots, now)
+        self._publish(now)
+        intents: list[Intent] = []
+        for b in updated:
+            intents += intents_of(self.strategy.on_book(self.ctx, b.token_id))
+        return self._run(intents)
+
+    def due_polls(self) -> list[list[str]]:
+        return self.feed.due_polls(self.clock.now())
+
+    def on_connection(self, ev: Any) -> list[Action]:
+        """A stream ``ConnectionEvent`` (connected / reconnected / stale / disconnected)."""
+        now = self.clock.now()
+        up = ev.kind in ("connected", "reconnected")
+        out: list[Action] = []
+        if ev.channel == "market":
+            subs = [t for t in ev.subscriptions if t in self.books]
+            if up:
+                self.feed.on_stream_up(subs, now)
+            else:
+                self.feed.on_stream_down(subs, now)
+                self.books.mark_stale(subs)
+            self._publish(now)
+            if self.metrics is not None:
+                self.metrics.stream_state.labels("market", str(ev.shard)).set(1 if up else 0)
+        else:
+            if self.metrics is not None:
+                self.metrics.stream_state.labels("user", str(ev.shard)).set(1 if up else 0)
+            out += self._apply_halt(self.risk.on_event(Connectivity(up, "user_ws"), now), "user stream")
+            if ev.kind == "reconnected":
+                # the venue does not replay missed user events: reconcile from REST
+                out += [SyncOrders(), FetchTrades()]
+        if ev.kind == "reconnected" and self.metrics is not None:
+            self.metrics.reconnects.labels(ev.channel).inc()
+        return out + self._poll()
+
+    # --- user channel and REST answers -----------------------------------------------------------
+    def on_user_event(self, ev: Any) -> list[Action]:
+        now = self.clock.now()
+        et = event_type(ev)
+        if et == "order":
+            outputs = self.reconciler.on_order_event(ev, now)
+        elif et == "trade":
+            outputs = self.reconciler.on_trade_event(ev, now)
+        else:
+            return []
+        return self._outputs(outputs)
+
+    def on_place_results(self, batch: PlaceBatch, results: list[Any]) -> list[Action]:
+        now = self.clock.now()
+        outputs = self.reconciler.on_acks(batch.order_ids, results, now)
+        halt: list[Intent] = []
+        for o, r in zip(batch.orders, results):
+            accepted = _accepted(r)
+            if accepted:
+                self.stats.orders_accepted += 1
+                if self.metrics is not None:
+                    self.metrics.orders_accepted.labels(_short(o.token_id)).inc()
+                halt += self.risk.on_event(VenueAccept(), now)
+            else:
+                self.stats.orders_rejected += 1
+                reason = (_get(r, "error_msg", "errorMsg") or "rejected")[:60]
+                if self.metrics is not None:
+                    self.metrics.orders_rejected.labels("venue").inc()
+                halt += self.risk.on_event(VenueReject(reason), now)
+        return self._apply_halt(halt, "venue rejects") + self._outputs(outputs)
+
+    def on_place_error(self, batch: PlaceBatch, error: BaseException) -> list[Action]:
+        """The POST failed as a whole; ``outcome_unknown`` errors (timeout, 5xx) are looked up."""
+        now = self.clock.now()
+        unknown = bool(getattr(error, "outcome_unknown", False))
+        kind = _error_kind(error)
+        self._count_error(kind)
+        outputs = self.reconciler.on_place_failed(batch.order_ids, now, unknown=unknown, reason=kind)
+        halt = self.risk.on_event(VenueError(kind), now)
+        return self._apply_halt(halt, kind) + self._outputs(outputs)
+
+    def on_cancel_result(self, batch: CancelBatch, result: Any) -> list[Action]:
+        now = self.clock.now()
+        canceled = _get(result, "canceled") or ()
+        self.stats.canceled += len(canceled)
+        if self.metrics is not None:
+            self.metrics.cancels.labels("canceled").inc(len(canceled))
+        return self._outputs(self.reconciler.on_cancel_result(result, now, requested=batch.order_ids))
+
+    def on_cancel_error(self, batch: CancelBatch, error: BaseException) -> list[Action]:
+        now = self.clock.now()
+        kind = _error_kind(error)
+        self._count_error(kind)
+        if self.metrics is not None:
+            self.metrics.cancels.labels("failed").inc()
+        outputs = self.reconciler.on_cancel_failed(batch.order_ids, now)
+        halt = self.risk.on_event(VenueError(kind), now)
+        return self._apply_halt(halt, kind) + self._outputs(outputs)
+
+    def on_trades_page(self, items: Iterable[Any], cursor: str | None = None,
+                       next_cursor: str | None = None) -> list[Action]:
+        return self._outputs(self.reconciler.on_trades_page(items, self.clock.now(), cursor, next_cursor))
+
+    def on_open_orders(self, items: Iterable[Any], as_of: float) -> list[Action]:
+        return self._outputs(self.reconciler.on_open_orders(items, self.clock.now(), as_of))
+
+    def on_order_lookup(self, order_id: str, found: Any | None) -> list[Action]:
+        return self._outputs(self.reconciler.on_order_lookup(order_id, found, self.clock.now()))
+
+    def on_request_error(self, kind: str) -> list[Action]:
+        """A read or heartbeat failed: counts towards the error-rate kill switch."""
+        self._count_error(kind)
+        return self._apply_halt(self.risk.on_event(VenueError(kind), self.clock.now()), kind) + self._poll()
+
+    def on_positions(self, venue: dict[str, int]) -> list[Any]:
+        """Venue positions (token -> share units): returns the drifts and sets the gauges."""
+        drifts = self.portfolio.reconcile(venue)
+        if self.metrics is not None:
+            for d in drifts:
+                self.metrics.drift.labels(_short(d.token_id)).set(d.ours - d.venue)
+        return drifts
+
+    # --- time ----------------------------------------------------------------------------------
+    def on_timer(self) -> list[Action]:
+        """Periodic: freshness verdicts, kill switch with PnL, strategy timer, router poll."""
+        now = self.clock.now()
+        self._publish(now)
+        self.reconciler.orders.forget_closed(now - self.config.forget_closed_after_s)
+        marks = self.marks()
+        total = self.portfolio.total_pnl(marks)
+        daily = self.daily.observe(now, total)
+        halt = self.risk.evaluate(now, books=[b for b in self.books], daily_pnl=daily, total_pnl=total)
+        out = self._apply_halt(halt, "kill switch")
+        self._gauges(marks, now)
+        return out + self._run(intents_of(self.strategy.on_timer(self.ctx)))
+
+    def absorb(self, outputs: Iterable[Any]) -> list[Action]:
+        """Reconciler outputs produced outside the handlers (restart merge) into the core."""
+        return self._outputs(outputs, poll=False)
+
+    def poll(self) -> list[Action]:
+        """Emit whatever the throttles grant now (call at ``next_wakeup``)."""
+        return self._poll()
+
+    # --- internals -----------------------------------------------------------------------------
+    def _publish(self, now: float) -> None:
+        stale, fresh = self.feed.publish(self.books, now)
+        if self.metrics is not None:
+            for t in stale:
+                self.metrics.book_stale.labels(_short(t)).set(1)
+            for t in fresh:
+                self.metrics.book_stale.labels(_short(t)).set(0)
+
+    def _run(self, intents: Any) -> list[Action]:
+        intents = intents_of(intents)
+        if intents and not self.stopped:
+            now = self.clock.now()
+            decision = self.risk.check(
+                intents, positions=self.portfolio, open_orders=self.reconciler.orders.working(),
+                books=self.books, now=now,
+            )
+            if decision.rejections:
+                self.stats.risk_rejections += len(decision.rejections)
+                if self.metrics is not None:
+                    for r in decision.rejections:
+                        self.metrics.risk_rejections.labels(r.reason.value).inc()
+            for intent in decision.accepted:
+                self.router.submit(intent, now)
+        return self._poll()
+
+    def _poll(self) -> list[Action]:
+        now = self.clock.now()
+        out: list[Action] = []
+        for batch in self.router.poll(now):
+            if isinstance(batch, PlaceBatch):
+                outputs = self.reconciler.on_places_sent(batch.orders, now)
+                self.stats.orders_sent += len(batch.orders)
+                if self.metrics is not None:
+                    for o in batch.orders:
+                        self.metrics.orders_submitted.labels(_short(o.token_id)).inc()
+                if self._tick_at is not None:
+                    dt = self.perf() - self._tick_at
+                    self.latencies.append(dt)
+                    if self.metrics is not None:
+                        self.metrics.tick_to_order.observe(dt)
+                out.append(SendPlaces(batch, self._tick_at))
+            else:
+                outputs = self.reconciler.on_cancels_sent(batch.order_ids, now)
+                self.stats.cancels_sent += len(batch.order_ids)
+                out.append(SendCancels(batch))
+            out += self._outputs(outputs, poll=False)
+        return out
+
+    def _outputs(self, outputs: Iterable[Any], poll: bool = True) -> list[Action]:
+        """Reconciler outputs: fills to the portfolio and strategy, requests to the shell."""
+        out: list[Action] = []
+        intents: list[Intent] = []
+        for x in outputs:
+            if isinstance(x, Fill):
+                if self.portfolio.apply(x):
+                    self.stats.fills += 1
+                    self.stats.volume += x.size
+                    self.stats.notional += x.price * x.size // 1_000_000
+                    self.recent_fills.append(x)
+                    self.settlement[x.trade_id] = x.status
+                    if self.metrics is not None:
+                        self.metrics.fills.labels(_short(x.token_id), x.side.value).inc()
+                        self.metrics.fill_volume.labels(_short(x.token_id), x.side.value).inc(x.size / 1e6)
+                    intents += intents_of(self.strategy.on_fill(self.ctx, x))
+            elif isinstance(x, FillReversal):
+                if self.portfolio.apply(x):
+                    self.stats.reversals += 1
+                    self.settlement[x.fill.trade_id] = TradeStatus.FAILED
+                    if self.metrics is not None:
+                        self.metrics.fills_reversed.labels(_short(x.fill.token_id)).inc()
+                    intents += intents_of(self.strategy.on_fill(self.ctx, x.fill))
+            elif isinstance(x, SettlementUpdate):
+                self.settlement[x.trade_id] = x.status
+            elif isinstance(x, OrderUpdate):
+                intents += intents_of(self.strategy.on_order_update(self.ctx, x))
+            elif isinstance(x, CancelOrder):
+                self.router.cancel(x.order_id)
+            elif isinstance(x, (LookupOrder, ResendOrder, FetchTrades)):
+                out.append(x)
+        if intents:
+            return out + self._run(intents)
+        return out + (self._poll() if poll else [])
+
+    def _apply_halt(self, halt: list[Intent], detail: str) -> list[Action]:
+        if not halt:
+            return []
+        self.stats.halts += 1
+        for intent in halt:
+            if isinstance(intent, CancelAll):
+                self.router.cancel_all(intent.token_id)
+        if self.metrics is not None:
+            self.metrics.trading_state.set(_STATE_GAUGE[self.risk.state])
+        return [VenueCancelAll(detail)] + self._poll()
+
+    def _count_error(self, kind: str) -> None:
+        self.stats.send_errors += 1
+        if kind == "rate_limited":
+            self.stats.rate_limited += 1
+        if self.metrics is not None:
+            self.metrics.errors.labels(kind).inc()
+
+    def _gauges(self, marks: dict[str, int], now: float) -> None:
+        m = self.metrics
+        if m is None:
+            return
+        m.trading_state.set(_STATE_GAUGE[self.risk.state])
+        for token, pos in self.portfolio.positions().items():
+            t = _short(token)
+            m.position.labels(t).set(pos.size / 1e6)
+            m.pnl_realized.labels(t).set(pos.realized_pnl / 1e6)
+            m.pnl_unrealized.labels(t).set(pos.unrealized_pnl(marks.get(token)) / 1e6)
+        for mkt in self.markets:
+            for token in mkt.tokens:
+                working = self.reconciler.orders.working(token)
+                m.open_orders.labels(_short(token)).set(len(working))
+                live = [o.sent_at for o in working if o.state is OrderState.LIVE]
+                m.quote_age.labels(_short(token)).set(now - min(live) if live else 0)
+
+
+class _OpenOrders:
+    """Token -> working own orders, read-only, for the strategy context."""
+
+    __slots__ = ("_rec",)
+
+    def __init__(self, rec: Reconciler) -> None:
+        self._rec = rec
+
+    def get(self, token_id: str) -> list[Any] | None:
+        return self._rec.orders.working(token_id) or None
+
+    def __getitem__(self, token_id: str) -> list[Any]:
+        return self._rec.orders.working(token_id)
+
+    def __contains__(self, token_id: object) -> bool:
+        return bool(self._rec.orders.working(token_id))  # type: ignore[arg-type]
+
+    def __iter__(self):
+        return iter({o.token_id for o in self._rec.orders.working()})
+
+    def __len__(self) -> int:
+        return len({o.token_id for o in self._rec.orders.working()})
+
+
+# --- signing ----------------------------------------------------------------------------------
+
+
+def order_signer(builder: Any, markets: MarketIndex, tick_of: Callable[[str], int] | None = None
+                 ) -> Callable[[OrderRequest], Any]:
+    """The router's ``sign``: an ``OrderRequest`` as a ``SignedOrder`` from ``builder``
+    (``bot.venue.orders.OrderBuilder``) with the market's tick, neg-risk flag and condition id."""
+
+    def sign(req: OrderRequest) -> Any:
+        m = markets.by_token(req.token_id)
+        tick = tick_of(req.token_id) if tick_of is not None else m.tick
+        if req.order_type.is_market:
+            return builder.market(req.token_id, req.side, req.amount, req.price, tick, m.neg_risk,
+                                  order_type=req.order_type, condition_id=m.condition_id)
+        return builder.limit(req.token_id, req.side, req.price, req.size, tick, m.neg_risk,
+                             order_type=req.order_type, expiration=req.expiration, post_only=req.post_only,
+                             condition_id=m.condition_id, min_size_units=0)
+
+    return sign
+
+
+def tick_source(books: Books, markets: MarketIndex) -> Callable[[str], int]:
+    """The live tick of a token (books follow ``tick_size_change``), else the market's."""
+
+    def tick_of(token_id: str) -> int:
+        b = books.get(token_id)
+        if b is not None and b.tick:
+            return b.tick
+        m = markets.get(token_id)
+        return m.tick if m is not None else 10_000
+
+    return tick_of
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _get(obj: Any, *names: str) -> Any:
+    for n in names:
+        v = obj.get(n) if isinstance(obj, dict) else getattr(obj, n, None)
+        if v is not None:
+            return v
+    return None
+
+
+def _accepted(r: Any) -> bool:
+    acc = getattr(r, "accepted", None)
+    if isinstance(acc, bool):
+        return acc
+    from bot.execution.records import order_result
+
+    return order_result(r).accepted
+
+
+def _error_kind(error: BaseException) -> str:
+    from bot.venue.errors import RateLimited, ServerError, TransportError
+
+    if isinstance(error, RateLimited):
+        return "rate_limited"
+    if isinstance(error, TransportError):
+        return "transport"
+    if isinstance(error, ServerError):
+        return "server"
+    return type(error).__name__.lower()[:40]
+
+
+def _short(token_id: str) -> str:
+    return token_id[-8:]
+
+
+__all__ = [
+    "Action", "Engine", "EngineConfig", "EngineStats", "SendCancels", "SendPlaces", "SyncOrders",
+    "VenueCancelAll", "order_signer", "tick_source", "Side", "Take",
+]

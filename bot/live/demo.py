@@ -1,0 +1,181 @@
+"""``bot demo``: the market maker against an in-process local exchange, end to end.
+
+Starts the local exchange (synthetic flow on), loads two binary markets from it, runs the
+``MarketMaker`` on both outcome tokens of each over real HTTP and WebSocket for ``--duration``
+seconds with a live view (or plain lines when stdout is not a terminal, or with ``--no-view``),
+serves Prometheus metrics, then cancels everything and prints a summary table.
+
+Invariant: the demo always ends with every own order cancelled and exit code 0 unless something
+failed; a failure prints one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import socket
+import sys
+import time
+from typing import Any
+
+import anyio
+
+DEFAULT_DURATION = 60.0
+DEFAULT_METRICS_PORT = 9464
+
+
+class DemoOptions:
+    """The demo's options, read from an argparse namespace (missing ones take defaults)."""
+
+    __slots__ = ("duration", "seed", "metrics_port", "no_view", "markets", "journal")
+
+    def __init__(self, args: Any = None) -> None:
+        def opt(name: str, default: Any) -> Any:
+            v = getattr(args, name, None)
+            return default if v is None else v
+
+        self.duration = float(opt("duration", DEFAULT_DURATION))
+        self.seed = int(opt("seed", 1))
+        self.metrics_port = int(opt("metrics_port", DEFAULT_METRICS_PORT))
+        self.no_view = bool(opt("no_view", False))
+        self.markets = int(opt("markets", 2))
+        self.journal = str(opt("journal", ""))
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def _serve_metrics(metrics: Any, port: int) -> int | None:
+    """Serve on ``port`` (a free one if taken); ``0`` means off. Returns the port served."""
+    if port <= 0:
+        return None
+    if not _port_free(port):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    metrics.serve("127.0.0.1", port)
+    return port
+
+
+async def _demo(opts: DemoOptions, out: Any) -> int:
+    from rich.console import Console
+    from rich.live import Live
+
+    from bot.exchange.config import ExchangeConfig, FlowConfig
+    from bot.exchange.server import LocalExchange
+    from bot.live.shell import LiveShell, ShellConfig, Venue, load_markets, make_engine, seed_positions
+    from bot.live.view import plain_line, render, summary_table
+    from bot.ops.metrics import Metrics
+    from bot.risk import RiskLimits
+    from strategies.market_maker import MarketMaker, Params
+
+    console = Console(file=out)
+    live_view = not opts.no_view and out.isatty()
+    config = ExchangeConfig(seed=opts.seed, markets=max(4, opts.markets), flow=FlowConfig(enabled=True))
+    async with LocalExchange(config) as ex:
+        _quiet_server_logs()
+        acct = ex.demo_account
+        venue = Venue(clob_url=ex.urls.clob, data_url=ex.urls.data, ws_url=ex.urls.ws,
+                      creds=acct.creds, address=acct.address, chain_id=config.chain_id)
+        try:
+            markets = await load_markets(venue.clob, limit=opts.markets)
+            if not markets:
+                console.print("demo: the exchange lists no binary market")
+                return 1
+            metrics = Metrics()
+            port = _serve_metrics(metrics, opts.metrics_port)
+            strategy = MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000, max_inventory=100_000_000))
+            journal = None
+            if opts.journal:
+                from bot.execution.journal import Journal
+
+                journal = Journal(opts.journal, synchronous="NORMAL")
+            engine = make_engine(strategy, markets, venue, private_key=acct.private_key,
+                                 chain_id=config.chain_id, metrics=metrics, journal=journal,
+                                 risk_limits=RiskLimits(max_orders_per_window=200))
+            await seed_positions(engine, venue)
+            console.print(
+                f"demo: market making on {len(markets)} market(s) for {opts.duration:.0f}s against the local "
+                f"exchange at {ex.urls.clob}" + (f"; metrics on http://127.0.0.1:{port}/metrics" if port else "")
+            )
+            started = time.monotonic()
+            last_line = [0.0]
+
+            def on_timer() -> None:
+                elapsed = time.monotonic() - started
+                if live_view:
+                    live.update(render(engine, elapsed=elapsed, duration=opts.duration))
+                elif elapsed - last_line[0] >= 2.0:
+                    last_line[0] = elapsed
+                    console.print(plain_line(engine, elapsed=elapsed), highlight=False)
+
+            shell = LiveShell(engine, venue, config=ShellConfig(), on_timer=on_timer)
+            if live_view:
+                with Live(render(engine, elapsed=0.0, duration=opts.duration), console=console,
+                          refresh_per_second=4, transient=False) as live:
+                    await shell.run(duration=opts.duration)
+            else:
+                live = None
+                await shell.run(duration=opts.duration)
+            open_left = await _open_orders(venue)
+            console.print(summary_table(engine))
+            console.print(f"stopped: {shell.stop_reason or 'done'}; open orders at the exchange: {open_left}",
+                          highlight=False)
+            if journal is not None:
+                journal.close()
+            return 0
+        finally:
+            await venue.aclose()
+
+
+def _quiet_server_logs() -> None:
+    """The in-process exchange's server logs our clients' disconnects at shutdown as errors with
+    a traceback; the demo owns both ends, so those lines are noise here (set after the server
+    configured its loggers)."""
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+async def _open_orders(venue: Any) -> int:
+    try:
+        return len([o async for o in venue.clob.get_orders()])
+    except Exception:  # noqa: BLE001 - informational only
+        return -1
+
+
+def run(args: Any = None) -> int:
+    """Entry point of ``bot demo``: returns the exit code, prints no traceback."""
+    from bot.ops.logging import configure
+
+    opts = DemoOptions(args)
+    out = sys.stdout
+    try:
+        configure(level="error" if (not opts.no_view and out.isatty()) else "warning", json=True)
+        return anyio.run(_demo, opts, out)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+        print(f"demo failed: {type(exc).__name__}: {exc}"[:500], file=sys.stderr)
+        return 1
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bot demo", description="Market making against the local exchange")
+    p.add_argument("--duration", type=float, default=DEFAULT_DURATION, help="seconds to run (default 60)")
+    p.add_argument("--seed", type=int, default=1, help="exchange seed")
+    p.add_argument("--metrics-port", type=int, default=DEFAULT_METRICS_PORT,
+                   help="Prometheus port (0 = off; a free port is used when taken)")
+    p.add_argument("--no-view", action="store_true", help="plain status lines instead of the live view")
+    p.add_argument("--markets", type=int, default=2, help="how many markets to quote")
+    p.add_argument("--journal", default="", help="SQLite journal path (default: none)")
+    return p
+
+
+if __name__ == "__main__":
+    sys.exit(run(parser().parse_args()))

@@ -1,0 +1,83 @@
+"""``bot run --config FILE``: the configured strategy, live, built entirely from ``BotConfig``.
+
+Invariants: secrets come only from ``bot.ops.secrets`` (environment or owner-only file) and are
+never printed; the journal is restored before anything is sent, merged with what the venue
+shows (open orders, trades), so a restart (even after ``kill -9``) neither repeats a fill nor
+forgets a position; on SIGINT/SIGTERM every own order is cancelled before exit.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import anyio
+import structlog
+
+log = structlog.get_logger("bot.run")
+
+
+async def _run(config: Any, args: Any) -> int:
+    from rich.console import Console
+
+    from bot.execution.journal import Journal
+    from bot.live.shell import LiveShell, ShellConfig, Venue, load_markets, make_engine, restore_into, seed_positions
+    from bot.live.view import plain_line, summary_table
+    from bot.ops.metrics import Metrics
+    from bot.ops.secrets import load_secrets
+    from bot.strategy import load_strategy
+
+    secrets = load_secrets(config.secrets)
+    wallet = secrets.wallet()
+    creds = secrets.credentials()
+    v = config.venue
+    venue = Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=creds, address=wallet.address,
+                  chain_id=v.chain_id, limits=v.limits, timeouts=v.timeouts, holder=v.funder)
+    journal = None
+    try:
+        markets = await load_markets(venue.clob, tuple(config.strategy.markets), limit=1)
+        if not markets:
+            print("bot run: none of the configured markets is listed by the venue", file=sys.stderr)
+            return 2
+        strategy = load_strategy(config.strategy.path, config.strategy.params)
+        metrics = Metrics()
+        if config.metrics.enabled:
+            metrics.serve(config.metrics.host, config.metrics.port)
+        journal = Journal.from_config(config.journal)
+        engine = make_engine(strategy, markets, venue, private_key=wallet, chain_id=v.chain_id,
+                             risk_limits=config.risk, router_config=config.router, metrics=metrics,
+                             journal=journal, signature_type=v.signature_type, funder=v.funder)
+        state = journal.restore()
+        if state.orders or state.fills:
+            open_orders = [o async for o in venue.clob.get_orders()]
+            trades = [t async for t in venue.clob.get_trades()]
+            restored = restore_into(engine, state, open_orders, trades)
+            log.info("journal_restored", records=restored, open_orders=len(open_orders), trades=len(trades))
+        await seed_positions(engine, venue)
+        started = time.monotonic()
+        last = [0.0]
+
+        def on_timer() -> None:
+            elapsed = time.monotonic() - started
+            if elapsed - last[0] >= 10.0:
+                last[0] = elapsed
+                log.info("status", line=plain_line(engine, elapsed=elapsed))
+
+        shell = LiveShell(engine, venue, config=ShellConfig(), on_timer=on_timer, journal=journal)
+        duration = getattr(args, "duration", None)
+        await shell.run(duration=duration)
+        Console(file=sys.stdout).print(summary_table(engine))
+        return 0
+    finally:
+        if journal is not None:
+            journal.close()
+        await venue.aclose()
+
+
+def run(config: Any, args: Any = None) -> int:
+    """Entry point of ``bot run``: returns the exit code."""
+    try:
+        return anyio.run(_run, config, args)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,602 @@
+"""The live shell: async I/O tasks around the synchronous ``Engine``.
+
+Invariants:
+
+- the engine is touched only by the core loop task: streams, pollers and senders put their
+  results into one inbox (an anyio memory stream) and the core loop feeds them to the engine
+  one at a time, so the core stays single-threaded and deterministic;
+- trading writes (POST /orders, DELETE /orders) go out through a client *without* client-side
+  throttling: the router already spent the very same ``orders``/``cancels``/``clob:all``
+  throttles the limiter owns, so nothing is charged twice and no window is exceeded;
+- a POST that times out or fails with a 5xx is reported with ``outcome_unknown`` and resolved by
+  lookup, never resent blindly (the reconciler decides);
+- on stop (duration, SIGINT/SIGTERM, or ``request_stop``) the shell cancels every own order and
+  sends DELETE /cancel-all before it returns; nothing is left resting;
+- no secret is ever logged (credentials only reach the auth headers and the user channel).
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import time
+from typing import Any, Callable
+
+import anyio
+import msgspec
+import structlog
+from anyio.abc import TaskGroup
+
+from bot.core.engine import (
+    Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll,
+)
+from bot.core.markets import MarketIndex, MarketInfo
+from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder
+from bot.venue.account import AccountClient
+from bot.venue.auth import Credentials
+from bot.venue.clob import ClobClient
+from bot.venue.errors import NotFound, VenueError
+from bot.venue.limits import LimitsConfig, RouteLimiter
+from bot.venue.stream import ConnectionEvent, MarketStream, StreamConfig, UserStream
+from bot.venue.transport import Transport, TransportConfig
+from bot.venue.units import parse_units
+
+log = structlog.get_logger("bot.live")
+
+
+class ShellConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Cadences of the shell's periodic tasks, in seconds."""
+
+    timer_interval_s: float = 0.5
+    heartbeat_interval_s: float = 5.0
+    heartbeats: bool = True
+    trades_poll_s: float = 3.0
+    positions_poll_s: float = 10.0
+    book_poll_s: float = 1.0
+    stop_timeout_s: float = 5.0
+
+
+class Venue:
+    """The clients of one venue: reads go through the rate limiter, trading writes do not (the
+    router spends the limiter's write throttles itself)."""
+
+    def __init__(self, *, clob_url: str, data_url: str, ws_url: str, creds: Any, address: str,
+                 chain_id: int = 137, limits: LimitsConfig | None = None,
+                 timeouts: TransportConfig | None = None, holder: str | None = None) -> None:
+        # wall clock: the engine's router spends these throttles with its (wall) clock
+        self.limiter = RouteLimiter(limits or LimitsConfig(), "clob", clock=time.time)
+        self.account_limiter = RouteLimiter(limits or LimitsConfig(), "account", clock=time.time)
+        creds = as_credentials(creds)
+        self._reads_t = Transport(clob_url, limiter=self.limiter, config=timeouts)
+        self._writes_t = Transport(clob_url, limiter=None, config=timeouts)
+        self._data_t = Transport(data_url, limiter=self.account_limiter, config=timeouts)
+        self.clob = ClobClient(self._reads_t, creds=creds, address=address, chain_id=chain_id)
+        self.writes = ClobClient(self._writes_t, creds=creds, address=address, chain_id=chain_id)
+        self.account = AccountClient(self._data_t)
+        self.ws_url = ws_url
+        self.creds = creds = as_credentials(creds)
+        self.address = address
+        self.holder = holder or address  # whose positions count (the funder when there is one)
+
+    def throttles(self) -> dict[str, Any]:
+        """What the router spends: ``place``, ``cancel`` and the per-request ``routes``."""
+        return {
+            "place_throttle": self.limiter.throttle("orders"),
+            "cancel_throttle": self.limiter.throttle("cancels"),
+            "route_throttles": (self.limiter.throttle("clob:all"),),
+        }
+
+    async def aclose(self) -> None:
+        for t in (self._reads_t, self._writes_t, self._data_t):
+            with anyio.CancelScope(shield=True):
+                await t.aclose()
+
+
+def as_credentials(creds: Any) -> Credentials:
+    """``bot.venue.auth.Credentials`` from it, or from any object with api key, secret and
+    passphrase (camelCase ``apiKey`` accepted)."""
+    if isinstance(creds, Credentials):
+        return creds
+    key = getattr(creds, "api_key", None) or getattr(creds, "apiKey", None)
+    return Credentials(key, creds.secret, creds.passphrase)
+
+
+class _Msg(msgspec.Struct, frozen=True):
+    kind: str
+    a: Any = None
+    b: Any = None
+    c: Any = None
+
+
+async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), limit: int = 2,
+                       neg_risk: bool = False) -> list[MarketInfo]:
+    """Markets to trade: the given condition ids, else the first ``limit`` open binary markets."""
+    out: list[MarketInfo] = []
+    async for m in clob.iter_markets():
+        if condition_ids and m.condition_id not in condition_ids:
+            continue
+        if not condition_ids and (bool(m.neg_risk) != neg_risk or m.closed or m.accepting_orders is False):
+            continue
+        if len(m.tokens) != 2:
+            continue
+        tick = _units(m.minimum_tick_size, 10_000)
+        min_size = _units(m.minimum_order_size, 5_000_000)
+        out.append(MarketInfo(
+            condition_id=m.condition_id, tokens=(m.tokens[0].token_id, m.tokens[1].token_id),
+            tick=tick, min_size=min_size, neg_risk=bool(m.neg_risk),
+            event_id=m.neg_risk_market_id or "", outcomes=(m.tokens[0].outcome, m.tokens[1].outcome),
+        ))
+        if not condition_ids and len(out) >= limit:
+            break
+    return out
+
+
+def _units(value: Any, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, float):
+        value = repr(value)
+    return parse_units(str(value))
+
+
+def venue_positions(items: list[Any], markets: MarketIndex) -> dict[str, int]:
+    """``GET /positions`` items as token -> share units for the tracked markets (an item names
+    its token by id, or as ``condition:outcome_index``)."""
+    out: dict[str, int] = {}
+    for p in items:
+        token = p.asset
+        cond, sep, idx = token.partition(":")
+        if sep and idx.isdigit():
+            try:
+                token = markets.by_condition(cond).tokens[int(idx)]
+            except (KeyError, IndexError):
+                continue
+        if markets.get(token) is None:
+            continue
+        out[token] = _units(p.size, 0)
+    return out
+
+
+class LiveShell:
+    """Runs one engine against the venue until stopped; see the module invariants."""
+
+    def __init__(self, engine: Engine, venue: Venue, *, config: ShellConfig | None = None,
+                 on_timer: Callable[[], None] | None = None, journal: Any = None) -> None:
+        self.engine = engine
+        self.venue = venue
+        self.config = config or ShellConfig()
+        self.on_timer = on_timer
+        self.journal = journal
+        self._send, self._inbox = anyio.create_memory_object_stream[Any](10_000)
+        self._stop = anyio.Event()
+        self._trades_busy = False
+        self._tg: TaskGroup | None = None
+        self.stop_reason = ""
+        self.heartbeats_ok = 0
+        self.drifts: list[Any] = []
+
+    # --- control -------------------------------------------------------------------------
+    def request_stop(self, reason: str = "requested") -> None:
+        if not self._stop.is_set():
+            self.stop_reason = reason
+            self._stop.set()
+            try:
+                self._send.send_nowait(_Msg("stop"))
+            except anyio.WouldBlock:
+                pass  # the loop is busy with a full inbox; it sees the event next turn
+
+    def submit(self, kind: str, a: Any = None) -> None:
+        """Queue a control message for the core loop (``halt``, ``sync``, ``trades``)."""
+        self._send.send_nowait(_Msg(kind, a))
+
+    # --- run -----------------------------------------------------------------------------
+    async def run(self, duration: float | None = None) -> None:
+        """Trade until ``duration`` seconds pass or a stop is requested; always cancels all."""
+        eng = self.engine
+        tokens = [t for m in eng.markets for t in m.tokens]
+        conds = [m.condition_id for m in eng.markets]
+        scfg = StreamConfig(url=self.venue.ws_url, ping_interval_s=5.0, stale_after_s=15.0,
+                            check_interval_s=1.0, backoff_base_s=0.1, backoff_cap_s=2.0)
+        send = self._send
+
+        async def market_sink(ev: Any) -> None:
+            await send.send(_Msg("ws", ev, time.perf_counter()))
+
+        async def user_sink(ev: Any) -> None:
+            await send.send(_Msg("ws", ev, None))
+
+        market = MarketStream(market_sink, tokens, scfg)
+        user = UserStream(user_sink, self.venue.creds, conds, scfg)
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                tg.start_soon(market.run)
+                tg.start_soon(user.run)
+                tg.start_soon(self._signals)
+                if self.config.heartbeats:
+                    tg.start_soon(self._heartbeats)
+                tg.start_soon(self._every, self.config.trades_poll_s, "trades")
+                tg.start_soon(self._every, self.config.positions_poll_s, "positions")
+                tg.start_soon(self._every, self.config.book_poll_s, "books")
+                if duration is not None:
+                    tg.start_soon(self._deadline, duration)
+                await self._core()
+                tg.cancel_scope.cancel()
+        finally:
+            self._tg = None
+            with anyio.CancelScope(shield=True):
+                await self._shutdown()
+
+    async def _deadline(self, duration: float) -> None:
+        await anyio.sleep(duration)
+        self.request_stop("duration")
+
+    async def _signals(self) -> None:
+        try:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as sigs:
+                async for s in sigs:
+                    self.request_stop(signal.Signals(s).name)
+                    return
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            await anyio.sleep_forever()
+
+    async def _every(self, interval: float, kind: str) -> None:
+        if interval <= 0:
+            return
+        while True:
+            await anyio.sleep(interval)
+            await self._send.send(_Msg(kind))
+
+    async def _heartbeats(self) -> None:
+        while True:
+            try:
+                await self.venue.clob.heartbeat()
+                self.heartbeats_ok += 1
+                self._metric("heartbeats", "ok")
+            except VenueError as exc:
+                self._metric("heartbeats", "error")
+                log.warning("heartbeat_failed", error=str(exc)[:200])
+                await self._send.send(_Msg("error", "heartbeat"))
+            await anyio.sleep(self.config.heartbeat_interval_s)
+
+    def _metric(self, name: str, label: str) -> None:
+        m = self.engine.metrics
+        if m is not None:
+            getattr(m, name).labels(label).inc()
+
+    # --- the core loop -------------------------------------------------------------------
+    async def _core(self) -> None:
+        eng = self.engine
+        self._dispatch(eng.start())
+        next_timer = eng.clock.now() + self.config.timer_interval_s
+        while not self._stop.is_set():
+            now = eng.clock.now()
+            wake = next_timer
+            ready = eng.next_wakeup()
+            if ready is not None:
+                wake = min(wake, ready)
+            timeout = max(0.0, wake - now)
+            msg = None
+            with anyio.move_on_after(timeout):
+                msg = await self._inbox.receive()
+            if msg is not None and msg.kind != "stop":
+                self._handle(msg)
+                # drain what is already queued before looking at timers again
+                while True:
+                    try:
+                        msg = self._inbox.receive_nowait()
+                    except anyio.WouldBlock:
+                        break
+                    self._handle(msg)
+            now = eng.clock.now()
+            if now >= next_timer:
+                next_timer = now + self.config.timer_interval_s
+                self._dispatch(eng.on_timer())
+                if self.on_timer is not None:
+                    self.on_timer()
+            ready = eng.next_wakeup()
+            if ready is not None and ready <= eng.clock.now():
+                self._dispatch(eng.poll())
+
+    def _handle(self, msg: _Msg) -> None:
+        eng = self.engine
+        k = msg.kind
+        try:
+            if k == "ws":
+                ev = msg.a
+                if isinstance(ev, ConnectionEvent):
+                    self._dispatch(eng.on_connection(ev))
+                elif getattr(type(ev), "__struct_config__", None) is not None and \
+                        type(ev).__struct_config__.tag in ("order", "trade"):
+                    self._dispatch(eng.on_user_event(ev))
+                else:
+                    self._dispatch(eng.on_market_event(ev, msg.b))
+            elif k == "placed":
+                self._dispatch(eng.on_place_results(msg.a, msg.b))
+            elif k == "place_failed":
+                self._dispatch(eng.on_place_error(msg.a, msg.b))
+            elif k == "canceled":
+                self._dispatch(eng.on_cancel_result(msg.a, msg.b))
+            elif k == "cancel_failed":
+                self._dispatch(eng.on_cancel_error(msg.a, msg.b))
+            elif k == "trades_page":
+                self._dispatch(eng.on_trades_page(msg.a, msg.b, msg.c))
+            elif k == "open_orders":
+                self._dispatch(eng.on_open_orders(msg.a, msg.b))
+            elif k == "lookup":
+                self._dispatch(eng.on_order_lookup(msg.a, msg.b))
+            elif k == "rest_books":
+                self._dispatch(eng.on_rest_books(msg.a))
+            elif k == "positions_seen":
+                self.drifts = eng.on_positions(msg.a)
+                if self.drifts:
+                    log.warning("position_drift", tokens=len(self.drifts),
+                                detail=[(d.token_id[-8:], d.ours, d.venue) for d in self.drifts][:4])
+            elif k == "error":
+                self._dispatch(eng.on_request_error(str(msg.a)))
+            elif k == "trades":
+                self._spawn(self._fetch_trades)
+            elif k == "positions":
+                self._spawn(self._fetch_positions)
+            elif k == "books":
+                for batch in eng.due_polls():
+                    self._spawn(self._fetch_books, batch)
+            elif k == "sync":
+                self._spawn(self._sync_orders)
+            elif k == "halt":
+                self._dispatch(eng.halt(str(msg.a or "manual")))
+        except Exception as exc:  # noqa: BLE001 - one bad input must not end the run
+            log.error("core_error", kind=k, error=f"{type(exc).__name__}: {exc}"[:300])
+            if eng.metrics is not None:
+                eng.metrics.errors.labels("core").inc()
+
+    # --- actions -------------------------------------------------------------------------
+    def _spawn(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self._tg is not None:
+            self._tg.start_soon(fn, *args)
+
+    def _dispatch(self, actions: list[Any]) -> None:
+        for a in actions:
+            if isinstance(a, SendPlaces):
+                self._spawn(self._place, a)
+            elif isinstance(a, SendCancels):
+                self._spawn(self._cancel, a)
+            elif isinstance(a, VenueCancelAll):
+                self._spawn(self._cancel_all, a.reason)
+            elif isinstance(a, SyncOrders):
+                self._spawn(self._sync_orders)
+            elif isinstance(a, LookupOrder):
+                self._spawn(self._lookup, a.order_id)
+            elif isinstance(a, ResendOrder):
+                self._spawn(self._resend, a)
+            elif isinstance(a, FetchTrades):
+                self._spawn(self._fetch_trades)
+
+    async def _place(self, action: SendPlaces) -> None:
+        batch = action.batch
+        try:
+            results = await self.venue.writes.post_orders([o.signed for o in batch.orders])
+        except VenueError as exc:
+            await self._send.send(_Msg("place_failed", batch, exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - unknown failure: treat the outcome as unknown
+            await self._send.send(_Msg("place_failed", batch, _Unknown(str(exc))))
+            return
+        await self._send.send(_Msg("placed", batch, results))
+
+    async def _cancel(self, action: SendCancels) -> None:
+        batch = action.batch
+        try:
+            result = await self.venue.writes.cancel_orders(list(batch.order_ids))
+        except Exception as exc:  # noqa: BLE001
+            await self._send.send(_Msg("cancel_failed", batch, exc))
+            return
+        await self._send.send(_Msg("canceled", batch, result))
+
+    async def _cancel_all(self, reason: str) -> None:
+        try:
+            await self.venue.clob.cancel_all()
+            log.warning("cancel_all", reason=reason)
+        except VenueError as exc:
+            log.error("cancel_all_failed", reason=reason, error=str(exc)[:200])
+
+    async def _sync_orders(self) -> None:
+        as_of = self.engine.clock.now()
+        try:
+            items = [o async for o in self.venue.clob.get_orders()]
+        except VenueError as exc:
+            log.warning("sync_orders_failed", error=str(exc)[:200])
+            return
+        await self._send.send(_Msg("open_orders", items, as_of))
+
+    async def _lookup(self, order_id: str) -> None:
+        try:
+            found = await self.venue.clob.get_order(order_id)
+        except NotFound:
+            found = None
+        except VenueError as exc:
+            log.warning("lookup_failed", order_id=order_id[:12], error=str(exc)[:200])
+            return
+        await self._send.send(_Msg("lookup", order_id, found))
+
+    async def _resend(self, action: ResendOrder) -> None:
+        if action.signed is None:
+            return
+        th = self.venue.limiter.throttle("orders")
+        while not th.try_take(1, time.time()):
+            await anyio.sleep(max(0.01, th.delay(1, time.time())))
+        from bot.execution.router import PlaceBatch
+
+        order = self.engine.orders.get(action.order_id)
+        if order is None:
+            return
+        self.engine.reconciler.on_places_sent([order], self.engine.clock.now())
+        await self._place(SendPlaces(PlaceBatch((order,))))
+
+    async def _fetch_trades(self) -> None:
+        if self._trades_busy:
+            return
+        self._trades_busy = True
+        try:
+            cursor = self.engine.reconciler.trades_cursor
+            for _ in range(50):
+                page = await self.venue.clob.trades_page(cursor=cursor)
+                await self._send.send(_Msg("trades_page", page.data, cursor, page.next_cursor))
+                if page.is_last or not page.next_cursor:
+                    break
+                cursor = page.next_cursor
+        except VenueError as exc:
+            log.warning("trades_poll_failed", error=str(exc)[:200])
+        finally:
+            self._trades_busy = False
+
+    async def _fetch_positions(self) -> None:
+        try:
+            items = await self.venue.account.positions(self.venue.holder)
+        except VenueError as exc:
+            log.warning("positions_poll_failed", error=str(exc)[:200])
+            return
+        await self._send.send(_Msg("positions_seen", venue_positions(items, self.engine.markets)))
+
+    async def _fetch_books(self, batch: list[str]) -> None:
+        try:
+            books = await self.venue.clob.books(batch)
+        except VenueError as exc:
+            log.warning("rest_books_failed", tokens=len(batch), error=str(exc)[:200])
+            return
+        await self._send.send(_Msg("rest_books", books))
+
+    # --- stop ----------------------------------------------------------------------------
+    async def _shutdown(self) -> None:
+        """Cancel every own order (router cancels, then DELETE /cancel-all), inline."""
+        eng = self.engine
+        with anyio.move_on_after(self.config.stop_timeout_s):
+            for a in eng.stop():
+                if isinstance(a, SendCancels):
+                    try:
+                        result = await self.venue.writes.cancel_orders(list(a.batch.order_ids))
+                        eng.on_cancel_result(a.batch, result)
+                    except Exception as exc:  # noqa: BLE001
+                        log.warning("stop_cancel_failed", error=str(exc)[:200])
+                elif isinstance(a, VenueCancelAll):
+                    try:
+                        result = await self.venue.writes.cancel_all()
+                        eng.on_cancel_result(_empty_cancel(), result)
+                    except Exception as exc:  # noqa: BLE001
+                        log.warning("stop_cancel_all_failed", error=str(exc)[:200])
+        log.info("stopped", reason=self.stop_reason or "done")
+
+
+def _empty_cancel():
+    from bot.execution.router import CancelBatch
+
+    return CancelBatch(())
+
+
+class _Unknown(VenueError):
+    """An unexpected failure while sending: the order may or may not have reached the venue."""
+
+    outcome_unknown = True
+
+
+def fmt_secs(x: float) -> str:
+    return "-" if x is None or math.isnan(x) else f"{x:.3f}s"
+
+
+# --- assembly -------------------------------------------------------------------------------
+
+
+def make_engine(
+    strategy: Any,
+    markets: list[MarketInfo],
+    venue: Venue,
+    *,
+    private_key: Any,  # 0x-hex key or a ``Wallet``
+    chain_id: int = 137,
+    risk_limits: Any = None,
+    router_config: Any = None,
+    metrics: Any = None,
+    journal: Any = None,
+    clock: Any = None,
+    signature_type: int = 0,
+    funder: str | None = None,
+    log_: Any = None,
+) -> Engine:
+    """An engine wired for live trading on ``venue``: a real ``OrderBuilder`` signs, the router
+    spends the venue limiter's write throttles, the reconciler journals when ``journal`` is
+    given (and is restored from it: see ``restore_into``)."""
+    from bot.core.book import Books
+    from bot.core.clock import LiveClock
+    from bot.core.engine import order_signer, tick_source
+    from bot.execution.reconciler import Reconciler, ReconcilerConfig
+    from bot.execution.router import Router, RouterConfig
+    from bot.risk import RiskGate, RiskLimits
+    from bot.venue.eip712 import Wallet
+    from bot.venue.orders import OrderBuilder
+
+    index = MarketIndex(markets)
+    books = Books()
+    for m in markets:
+        for t in m.tokens:
+            books.add(t, tick=m.tick, market=m.condition_id)
+    tick_of = tick_source(books, index)
+    wallet = private_key if isinstance(private_key, Wallet) else Wallet(private_key)
+    builder = OrderBuilder(wallet, chain_id, maker=funder, signature_type=signature_type)
+    rec = Reconciler(ReconcilerConfig(owner=venue.creds.api_key), journal=journal)
+    router = Router(rec.orders, order_signer(builder, index, tick_of), config=router_config or RouterConfig(),
+                    tick_of=tick_of, **venue.throttles())
+    risk = RiskGate(risk_limits or RiskLimits(), index)
+    return Engine(strategy=strategy, markets=index, clock=clock or LiveClock(), router=router,
+                  reconciler=rec, risk=risk, books=books, metrics=metrics, log=log_)
+
+
+def restore_into(engine: Engine, state: Any, open_orders: list[Any], trades: list[Any]) -> int:
+    """After a restart: load the journal ``state`` into the engine's reconciler and portfolio,
+    then merge what the venue shows (trades first, then the complete open-order listing).
+
+    Same rules as ``bot.execution.restart.merge_restart`` (in-flight submits become UNKNOWN and
+    are closed, not resent, when absent; unseen trades are delivered once), but on the engine's
+    own journaled reconciler. Returns the number of orders and fills restored.
+    """
+    from bot.execution.orders import OrderState as S
+
+    for o in state.orders:
+        if o.state is S.PENDING_CANCEL:
+            o.state = S.PARTIALLY_FILLED if o.matched > 0 else S.LIVE
+        elif o.state is S.PENDING_SUBMIT:
+            o.state = S.UNKNOWN
+    rec = engine.reconciler
+    rec.load(state.orders, state.fills, state.reversed, dict(state.trade_statuses), dict(state.cursors))
+    reversed_keys = set(map(tuple, state.reversed))
+    for f in state.fills:
+        if (f.trade_id, f.order_id) not in reversed_keys:
+            engine.portfolio.apply(f)
+            engine.settlement[f.trade_id] = state.trade_statuses.get(f.trade_id, f.status)
+    now = engine.clock.now()
+    engine.absorb(rec.on_trades_page(trades, now))
+    engine.absorb(rec.on_open_orders(open_orders, now, as_of=now, resend_unknown=False))
+    return len(state.orders) + len(state.fills)
+
+
+async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
+    """Start the portfolio from the venue's holdings of the tracked tokens, valued at the
+    current mid (so PnL counts only what this run trades). Fills already in the portfolio
+    (restored from a journal) are part of the venue's figure and are not counted twice."""
+    try:
+        items = await venue.account.positions(venue.holder)
+        books = await venue.clob.books([t for m in engine.markets for t in m.tokens])
+    except VenueError as exc:
+        log.warning("seed_positions_failed", error=str(exc)[:200])
+        return {}
+    held = venue_positions(items, engine.markets)
+    mids: dict[str, int] = {}
+    for b in books:
+        bids = [parse_units(lv.price) for lv in b.bids or ()]
+        asks = [parse_units(lv.price) for lv in b.asks or ()]
+        if bids and asks:
+            mids[b.asset_id] = (max(bids) + min(asks)) // 2
+    for token, size in held.items():
+        base = size - engine.portfolio.size(token)
+        if base:
+            engine.portfolio.seed(token, base, mids.get(token, 0))
+    return held

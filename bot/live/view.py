@@ -1,0 +1,143 @@
+"""What a person watching a run sees: a rich live view, plain status lines, the end summary.
+
+Invariant: the view only reads the engine (books, own orders, fills, portfolio, stats); it never
+changes state, and it shows no secret (token ids are shortened, no credentials are held here).
+Money is shown from integer micro-units, formatted exactly.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from bot.core.engine import Engine
+from bot.venue.units import UNIT, format_units
+
+
+def usd(units: int) -> str:
+    """Micro-units as a signed decimal with four places, truncated (exact, no float)."""
+    sign = "-" if units < 0 else ""
+    whole, frac = divmod(abs(units), UNIT)
+    return f"{sign}{whole}.{frac:06d}"[:-2]
+
+
+def px(units: int | None) -> str:
+    return "-" if units is None else format_units(units)
+
+
+def short(token_id: str) -> str:
+    return "…" + token_id[-6:]
+
+
+def latency_figures(samples: Any) -> tuple[float | None, float | None]:
+    """Median and p99 of tick-to-order samples (seconds), ``None`` without samples."""
+    xs = sorted(samples)
+    if not xs:
+        return None, None
+    p99 = xs[min(len(xs) - 1, int(len(xs) * 0.99))]
+    return statistics.median(xs), p99
+
+
+def _us(x: float | None) -> str:
+    return "-" if x is None else f"{x * 1e6:.0f} µs"
+
+
+def pnl_figures(engine: Engine) -> dict[str, int]:
+    marks = engine.marks()
+    pf = engine.portfolio
+    return {
+        "realized": pf.realized_pnl,
+        "unrealized": pf.unrealized_pnl(marks),
+        "fees": pf.fees,
+        "total": pf.total_pnl(marks),
+    }
+
+
+def render(engine: Engine, *, elapsed: float, duration: float | None) -> Group:
+    """The live view: books and our quotes, positions and PnL, recent fills, state line."""
+    books = Table(title="Books and our quotes", expand=True)
+    for col in ("token", "bid size", "bid", "ask", "ask size", "our bids", "our asks", "position", "unreal."):
+        books.add_column(col, justify="right")
+    marks = engine.marks()
+    for m in engine.markets:
+        for i, t in enumerate(m.tokens):
+            b = engine.books.get(t)
+            mine = engine.working_orders(t)
+            bids = ", ".join(f"{px(o.price)}x{format_units(o.remaining)}" for o in mine if o.side.value == "BUY")
+            asks = ", ".join(f"{px(o.price)}x{format_units(o.remaining)}" for o in mine if o.side.value == "SELL")
+            pos = engine.portfolio.position(t)
+            stale = b is None or b.stale
+            books.add_row(
+                f"{m.outcomes[i]} {short(t)}" + (" (stale)" if stale else ""),
+                format_units(b.best_bid_size) if b is not None and b.best_bid is not None else "-",
+                px(b.best_bid if b is not None else None),
+                px(b.best_ask if b is not None else None),
+                format_units(b.best_ask_size) if b is not None and b.best_ask is not None else "-",
+                bids or "-", asks or "-", format_units(pos.size), usd(pos.unrealized_pnl(marks.get(t))),
+            )
+    fills = Table(title="Recent fills", expand=True)
+    for col in ("trade", "token", "side", "price", "size", "maker", "status"):
+        fills.add_column(col)
+    for f in list(engine.recent_fills)[-6:][::-1]:
+        status = engine.settlement.get(f.trade_id, f.status)
+        fills.add_row(f.trade_id[-10:], short(f.token_id), f.side.value, px(f.price), format_units(f.size),
+                      "yes" if f.is_maker else "no", getattr(status, "value", str(status)))
+    p = pnl_figures(engine)
+    s = engine.stats
+    med, p99 = latency_figures(engine.latencies)
+    left = f"{max(0.0, duration - elapsed):.0f}s left" if duration else f"{elapsed:.0f}s"
+    line = Text(
+        f"state {engine.state.value} | {left} | orders sent {s.orders_sent} accepted {s.orders_accepted} "
+        f"rejected {s.orders_rejected} | fills {s.fills} | realized {usd(p['realized'])} "
+        f"unrealized {usd(p['unrealized'])} fees {usd(p['fees'])} | 429s {s.rate_limited} | "
+        f"tick-to-order median {_us(med)} p99 {_us(p99)}"
+    )
+    return Group(books, fills, line)
+
+
+def plain_line(engine: Engine, *, elapsed: float) -> str:
+    """One status line for logs and non-TTY output."""
+    s = engine.stats
+    p = pnl_figures(engine)
+    open_orders = len(engine.working_orders())
+    return (
+        f"[{elapsed:6.1f}s] state={engine.state.value} open_orders={open_orders} sent={s.orders_sent} "
+        f"accepted={s.orders_accepted} rejected={s.orders_rejected} fills={s.fills} "
+        f"realized={usd(p['realized'])} unrealized={usd(p['unrealized'])} 429s={s.rate_limited}"
+    )
+
+
+def summary_rows(engine: Engine) -> list[tuple[str, str]]:
+    s = engine.stats
+    p = pnl_figures(engine)
+    med, p99 = latency_figures(engine.latencies)
+    return [
+        ("orders sent", str(s.orders_sent)),
+        ("orders accepted", str(s.orders_accepted)),
+        ("orders rejected", str(s.orders_rejected)),
+        ("cancels sent", str(s.cancels_sent)),
+        ("fills", str(s.fills)),
+        ("fills reversed", str(s.reversals)),
+        ("volume (shares)", format_units(s.volume)),
+        ("realized PnL (USDC)", usd(p["realized"])),
+        ("unrealized PnL (USDC)", usd(p["unrealized"])),
+        ("fees (USDC)", usd(p["fees"])),
+        ("429 responses", str(s.rate_limited)),
+        ("risk rejections", str(s.risk_rejections)),
+        ("tick-to-order median", _us(med)),
+        ("tick-to-order p99", _us(p99)),
+        ("final state", engine.state.value),
+    ]
+
+
+def summary_table(engine: Engine) -> Table:
+    t = Table(title="Run summary")
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    for k, v in summary_rows(engine):
+        t.add_row(k, v)
+    return t

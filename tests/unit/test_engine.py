@@ -1,0 +1,197 @@
+"""The synchronous core driven by hand-made events on a SimClock: no sockets, no sleeping."""
+
+from __future__ import annotations
+
+import json
+
+from bot.core.clock import SimClock
+from bot.core.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
+from bot.core.markets import MarketIndex, MarketInfo
+from bot.execution.orders import OrderState
+from bot.execution.reconciler import Reconciler, ReconcilerConfig
+from bot.execution.router import Router
+from bot.ops.metrics import Metrics
+from bot.portfolio import Portfolio
+from bot.risk import RiskGate, RiskLimits
+from bot.venue.enums import Side, TradeStatus
+from bot.venue.models.ws import decode_market_frame, decode_user_frame
+from bot.venue.stream import ConnectionEvent
+from bot.venue.throttle import RateWindow, Throttle
+from strategies.market_maker import MarketMaker, Params
+
+COND = "0x" + "ab" * 32
+YES, NO = "111", "222"
+MARKET = MarketInfo(COND, (YES, NO))
+OWNER = "owner-key"
+
+
+class FakeSigned:
+    def __init__(self, h: str) -> None:
+        self.hash = h
+
+
+class Signer:
+    """Deterministic ids: the request's content and a counter."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self, req):
+        self.n += 1
+        return FakeSigned(f"0x{self.n:04d}{req.side.value[0]}{req.price}")
+
+
+def make_engine(clock: SimClock, seed_yes: int = 0, metrics=None) -> Engine:
+    markets = MarketIndex([MARKET])
+    rec = Reconciler(ReconcilerConfig(owner=OWNER))
+    big = [RateWindow(1000, 10.0)]
+    router = Router(rec.orders, Signer(), place_throttle=Throttle(big, clock.now),
+                    cancel_throttle=Throttle(big, clock.now))
+    pf = Portfolio()
+    if seed_yes:
+        pf.seed(YES, seed_yes, 500_000)
+    return Engine(strategy=MarketMaker(Params(half_spread_ticks=1)), markets=markets, clock=clock, router=router,
+                  reconciler=rec, risk=RiskGate(RiskLimits(), markets), portfolio=pf, metrics=metrics,
+                  perf=lambda: clock.now())
+
+
+def book(token: str, bids, asks, ts: int = 1) -> object:
+    frame = {"event_type": "book", "market": COND, "asset_id": token, "timestamp": str(ts), "hash": "h",
+             "bids": [{"price": p, "size": s} for p, s in bids], "asks": [{"price": p, "size": s} for p, s in asks]}
+    return decode_market_frame(json.dumps([frame]).encode())[0]
+
+
+def up(clock: SimClock) -> ConnectionEvent:
+    return ConnectionEvent(kind="connected", channel="market", shard=0, attempt=0, at=clock.now(),
+                           subscriptions=(YES, NO))
+
+
+def places(actions) -> list:
+    return [o for a in actions if isinstance(a, SendPlaces) for o in a.batch.orders]
+
+
+def start(clock: SimClock, **kw) -> tuple[Engine, list]:
+    eng = make_engine(clock, **kw)
+    eng.start()
+    eng.on_connection(up(clock))
+    out = eng.on_market_event(book(YES, [("0.48", "100")], [("0.52", "100")]))
+    out += eng.on_market_event(book(NO, [("0.48", "100")], [("0.52", "100")]))
+    return eng, out
+
+
+def test_book_snapshot_quotes_both_tokens_and_journals_before_send():
+    clock = SimClock(1_000.0)
+    eng, out = start(clock, seed_yes=50_000_000)
+    orders = places(out)
+    by = {(o.token_id, o.side) for o in orders}
+    assert by == {(YES, Side.BUY), (YES, Side.SELL), (NO, Side.BUY)}  # no NO held: no NO ask
+    yes_bid = next(o for o in orders if o.token_id == YES and o.side is Side.BUY)
+    # mid 0.50 skewed one tick down by the 50-share inventory, minus the half spread
+    assert yes_bid.price == 480_000 and yes_bid.size == 10_000_000
+    # handed to the reconciler before the shell sends it
+    assert all(eng.orders.get(o.order_id).state is OrderState.PENDING_SUBMIT for o in orders)
+    assert len(eng.latencies) == 2
+
+
+def test_same_events_same_actions():
+    def run() -> list:
+        clock = SimClock(1_000.0)
+        _, out = start(clock)
+        return [(o.order_id, o.token_id, o.side, o.price, o.size) for o in places(out)]
+
+    assert run() == run()
+
+
+def test_ack_fill_and_settlement_reach_portfolio_then_failed_reverses():
+    clock = SimClock(1_000.0)
+    eng, out = start(clock)
+    batch = next(a.batch for a in out if isinstance(a, SendPlaces) and a.batch.orders[0].token_id == YES)
+    bid = batch.orders[0]
+    eng.on_place_results(batch, [{"success": True, "errorMsg": "", "orderID": bid.order_id, "status": "live"}])
+    assert eng.orders.get(bid.order_id).state is OrderState.LIVE
+    assert eng.stats.orders_accepted == 1
+
+    def trade(status: str) -> object:
+        ev = {"event_type": "trade", "id": "t1", "taker_order_id": "0xother", "market": COND, "asset_id": YES,
+              "side": "SELL", "size": "4", "fee_rate_bps": "0", "price": "0.49", "status": status,
+              "match_time": "1000", "last_update": "1000", "outcome": "Yes", "owner": "someone",
+              "maker_address": "0x0", "trader_side": "MAKER", "type": "TRADE",
+              "maker_orders": [{"order_id": bid.order_id, "owner": OWNER, "maker_address": "0x1",
+                                "matched_amount": "4", "price": "0.49", "fee_rate_bps": "0", "asset_id": YES,
+                                "outcome": "Yes", "side": "BUY"}]}
+        return decode_user_frame(json.dumps(ev).encode())[0]
+
+    clock.advance(0.1)
+    eng.on_user_event(trade("MATCHED"))
+    assert eng.portfolio.size(YES) == 4_000_000 and eng.stats.fills == 1
+    eng.on_user_event(trade("MATCHED"))  # duplicate: booked once
+    assert eng.portfolio.size(YES) == 4_000_000
+    eng.on_user_event(trade("MINED"))
+    eng.on_user_event(trade("FAILED"))
+    assert eng.settlement["t1"] is TradeStatus.FAILED
+    assert eng.portfolio.size(YES) == 0 and eng.stats.reversals == 1
+
+
+def test_unknown_submit_outcome_asks_for_lookup_not_resend():
+    from bot.execution.reconciler import LookupOrder
+    from bot.venue.errors import TransportTimeout
+
+    clock = SimClock(1_000.0)
+    eng, out = start(clock)
+    batch = next(a.batch for a in out if isinstance(a, SendPlaces))
+    acts = eng.on_place_error(batch, TransportTimeout("timeout", route="POST /orders"))
+    lookups = [a for a in acts if isinstance(a, LookupOrder)]
+    assert {a.order_id for a in lookups} == set(batch.order_ids)
+    assert all(eng.orders.get(i).state is OrderState.UNKNOWN for i in batch.order_ids)
+    assert not places(acts)  # the same quotes are not placed again while unknown
+
+
+def test_halt_cancels_everything_and_blocks_new_orders():
+    clock = SimClock(1_000.0)
+    eng, out = start(clock)
+    for a in out:
+        if isinstance(a, SendPlaces):
+            eng.on_place_results(a.batch, [{"success": True, "orderID": o.order_id, "status": "live"}
+                                           for o in a.batch.orders])
+    working = {o.order_id for o in eng.working_orders()}
+    acts = eng.halt("test")
+    assert any(isinstance(a, VenueCancelAll) for a in acts)
+    cancelled = {i for a in acts if isinstance(a, SendCancels) for i in a.batch.order_ids}
+    assert cancelled == working
+    clock.advance(1.0)
+    more = eng.on_market_event(book(YES, [("0.40", "100")], [("0.60", "100")], ts=2))
+    assert not places(more) and eng.state.value == "HALTED"
+
+
+def test_market_disconnect_marks_books_stale_and_pulls_quotes():
+    clock = SimClock(1_000.0)
+    eng, out = start(clock)
+    for a in out:
+        if isinstance(a, SendPlaces):
+            eng.on_place_results(a.batch, [{"success": True, "orderID": o.order_id, "status": "live"}
+                                           for o in a.batch.orders])
+    down = ConnectionEvent(kind="disconnected", channel="market", shard=0, attempt=0, at=clock.now(),
+                           subscriptions=(YES, NO), reason="test")
+    eng.on_connection(down)
+    assert eng.books[YES].stale
+    acts = eng.on_timer()  # the strategy sees stale books: empty targets, the router cancels
+    cancelled = {i for a in acts if isinstance(a, SendCancels) for i in a.batch.order_ids}
+    assert cancelled == {o.order_id for o in eng.orders if o.state is OrderState.PENDING_CANCEL}
+    assert cancelled
+
+
+def test_user_reconnect_requests_reconciliation():
+    clock = SimClock(1_000.0)
+    eng, _ = start(clock)
+    ev = ConnectionEvent(kind="reconnected", channel="user", shard=0, attempt=1, at=clock.now())
+    acts = eng.on_connection(ev)
+    assert any(isinstance(a, SyncOrders) for a in acts)
+
+
+def test_metrics_record_orders_and_latency():
+    clock = SimClock(1_000.0)
+    m = Metrics()
+    eng, out = start(clock, metrics=m)
+    sent = m.registry.get_sample_value("bot_orders_submitted_total", {"token": YES[-8:]})
+    assert sent and sent >= 1
+    assert m.registry.get_sample_value("bot_tick_to_order_seconds_count") == 2
