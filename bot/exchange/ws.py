@@ -165,6 +165,18 @@ class Hub:
             await ws.send_text(payload.decode() if isinstance(payload, bytes) else payload)
 
         async def writer() -> None:
+            try:
+                await pump()
+            except Exception:  # the peer is gone: a send on a closed socket ends this connection
+                conn.closed = True
+                return
+            with anyio.move_on_after(1.0):
+                try:
+                    await ws.close(1000)
+                except Exception:
+                    pass
+
+        async def pump() -> None:
             async with receive:
                 while True:
                     try:
@@ -186,7 +198,6 @@ class Hub:
                         await emit(payload)
                         continue
                     await emit(payload)
-            await ws.close(1000)
 
         try:
             async with anyio.create_task_group() as tg:
@@ -199,7 +210,7 @@ class Hub:
                     self.user_conns.discard(conn)
                     send.close()
                     tg.cancel_scope.cancel()
-        except (WebSocketDisconnect, RuntimeError, OSError):
+        except* (WebSocketDisconnect, RuntimeError, OSError):
             pass
         finally:
             self.market_conns.discard(conn)
