@@ -294,13 +294,14 @@ class Books:
     feed the same code. Events for tokens not tracked are ignored and counted.
     """
 
-    __slots__ = ("_books", "ignored", "errors", "track_all")
+    __slots__ = ("_books", "ignored", "errors", "track_all", "_last")
 
     def __init__(self, token_ids: Iterable[str] = (), *, track_all: bool = False) -> None:
         self._books: dict[str, Book] = {}
         self.ignored = 0
         self.errors = 0
         self.track_all = track_all  # create books on first sight instead of ignoring
+        self._last: Book | None = None  # the book of the last change apply_changes saw
         for t in token_ids:
             self.add(t)
 
@@ -475,6 +476,7 @@ class Books:
                     run_hash = h
                 applied += 1
         finally:
+            self._last = book
             if book is not None:
                 book._bb = bb
                 book._ba = ba
@@ -511,10 +513,10 @@ class Books:
             et = event_type(ev)
         try:
             if et == "price_change":
-                changes = ev.price_changes
                 ts = getattr(ev, "timestamp", 0)
-                self.apply_changes(changes, int(ts) if type(ts) is str and ts.isdecimal() else _ms(ts))
-                return self._books.get(changes[-1].asset_id) if changes else None
+                self.apply_changes(ev.price_changes,
+                                   int(ts) if type(ts) is str and ts.isdecimal() else _ms(ts))
+                return self._last
             if et == "book":
                 return self.apply_book(ev)
             if et == "tick_size_change":

@@ -358,9 +358,9 @@ class MatchingEngine:
         ``budget`` >= 0 means a market BUY spending that many USDC units (shares bought are
         added to ``order.matched``); otherwise ``order.remaining`` shares are matched.
         Makes one trade per effective price (their ids go to ``order.trade_ids``) and returns
-        how many. Maker balances move fill by fill and the taker's once per trade; the
-        arithmetic is ``trades.apply_trade``'s, inlined for speed (a unit test holds the two
-        equal).
+        how many. Maker balances move fill by fill and the taker's once per trade (once per
+        match on the fast path below); the arithmetic is ``trades.apply_trade``'s, inlined for
+        speed (a unit test holds the two equal).
 
         Fast path (no events, no fee, no settlement): a trade is registered (``self.trades``,
         trade ids) when it opens rather than when it closes, and the taker's balances, amounts

@@ -7,6 +7,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from bot.core import book as book_mod
 from bot.core.book import Book, BookError, Books, price_units, size_units
 from bot.core.feed import Feed, FeedConfig, PollBudget
 from bot.venue.models.book import OrderBook
@@ -172,6 +173,61 @@ def test_bad_level_raises_without_touching_later_levels() -> None:
     assert books["t"].bids == {500_000: 10_000_000}
     with pytest.raises(BookError):
         books.apply_changes([C("t", "0.5", "HOLD", "10")])
+
+
+@pytest.mark.parametrize("text", [
+    "0", "3300", "21574.08", "0.000001", "00012.50", ".5", "5.", "1.2.3", "1e3", "-1", " 1", "1_0",
+    "+1", "1.0000001", "", "NaN", "12345678901234567890.123456",
+])
+def test_apply_changes_parses_sizes_exactly_like_size_units(text: str) -> None:
+    class C(msgspec.Struct):
+        asset_id: str
+        price: str
+        side: str
+        size: str
+        hash: str = ""
+
+    try:
+        expected = size_units(text)
+    except BookError:
+        expected = None
+    book_mod._SIZE_CACHE.clear()
+    for _ in range(2):  # parsed, then from the size cache
+        books = Books(["t"])
+        if expected is None:
+            with pytest.raises(BookError):
+                books.apply_changes([C("t", "0.5", "BUY", text)])
+        else:
+            books.apply_changes([C("t", "0.5", "BUY", "7"), C("t", "0.5", "BUY", text)])
+            assert books["t"].bids == ({500_000: expected} if expected else {})
+
+
+def test_apply_changes_keeps_book_state_across_interleaved_runs_and_errors() -> None:
+    class C(msgspec.Struct):
+        asset_id: str
+        price: str
+        side: str
+        size: str
+        hash: str = ""
+
+    books = Books(["a", "b"])
+    n = books.apply_changes([
+        C("a", "0.4", "BUY", "1", "h1"), C("a", "0.6", "SELL", "2", ""), C("b", "0.3", "BUY", "5", "h2"),
+        C("x", "0.3", "BUY", "5", "hx"), C("a", "0.45", "BUY", "3", "h3"), C("a", "0.4", "BUY", "0", ""),
+    ], timestamp_ms=7)
+    a, b = books["a"], books["b"]
+    assert n == 5 and books.ignored == 1
+    assert (a.bids, a.asks, a.best_bid, a.best_ask, a.hash, a.updates, a.timestamp_ms) == (
+        {450_000: 3_000_000}, {600_000: 2_000_000}, 450_000, 600_000, "h3", 4, 7)
+    assert (b.best_bid, b.hash, b.updates) == (300_000, "h2", 1)
+    with pytest.raises(BookError):
+        books.apply_changes([C("b", "0.35", "BUY", "1", "h4"), C("b", "0.2", "BUY", "-1", "h5")])
+    assert (b.best_bid, b.hash, b.updates) == (350_000, "h4", 2)  # the level before the bad one counts
+    assert books.apply_event(decode_market_frame(
+        b'{"market":"m","price_changes":[{"asset_id":"a","price":"0.5","size":"1","side":"SELL"},'
+        b'{"asset_id":"z","price":"0.5","size":"1","side":"SELL"}],"event_type":"price_change","timestamp":"9"}'
+    )[0]) is None  # the last change's token is not tracked
+    assert a.best_ask == 500_000 and a.timestamp_ms == 9
 
 
 # -- epochs and staleness -----------------------------------------------------------------

@@ -221,6 +221,33 @@ def test_current_price_change_fans_out_per_asset():
     assert event.price_changes[1].best_ask == "0.5"
 
 
+def test_price_change_fast_path_decodes_like_the_general_decoder():
+    from bot.venue.models.ws import _market_fast
+
+    changes = [{"asset_id": "1", "price": "0.5", "size": "10", "side": "BUY", "hash": "a",
+                "best_bid": "0.5", "best_ask": "0.6"}]
+    tag_last = {"market": MARKET, "price_changes": changes, "timestamp": "9", "event_type": "price_change"}
+    tag_first = {"event_type": "price_change", "market": MARKET, "timestamp": "9", "price_changes": changes}
+    untagged = {"market": MARKET, "timestamp": "9", "price_changes": changes}
+    expected = _market_fast.decode(dumps(tag_first))
+    for obj in (tag_last, tag_first, untagged):
+        data = dumps(obj)
+        assert decode_market_frame(data) == [expected]
+        assert decode_market_frame(data.decode()) == [expected]  # text frames too
+        assert decode_market_frame(b"[" + data + b"]") == [expected]
+    # another event type that merely mentions "price_change" is not taken for one
+    (book,) = decode_market_frame(dumps(book_obj(market="price_change")))
+    assert isinstance(book, BookEvent) and book.market == "price_change"
+    ltp = {"event_type": "last_trade_price", "asset_id": TOKEN, "market": MARKET, "price": "0.5",
+           "side": "BUY", "size": "3", "timestamp": "1", "fee_rate_bps": "price_change"}
+    (trade,) = decode_market_frame(dumps(ltp))
+    assert isinstance(trade, LastTradePriceEvent)
+    # a bad price_change still fails the same way on the fast path
+    with pytest.raises(DecodeError):
+        decode_market_frame(dumps(tag_last | {"price_changes": [{"asset_id": "1"}]}))
+    assert decode_market_frame(b'{"event_type": "price_change"') == []  # truncated JSON
+
+
 def test_hot_path_events_are_not_gc_tracked():
     (event,) = decode_market_frame(dumps(book_obj()))
     assert not gc.is_tracked(event) and not gc.is_tracked(event.bids[0])

@@ -211,21 +211,23 @@ _any_json = msgspec.json.Decoder()
 
 
 # ``price_change`` frames are most of the market channel's traffic and arrive as one object whose
-# ``event_type`` tag comes near the end: a tagged union must scan the whole object for the tag
-# before decoding it, so such a frame is decoded straight into PriceChangeEvent (which checks the
-# tag itself). The tag is looked for from the end, where it usually is (a forward search over the
-# frame costs about as much as the scan it saves). Anything that does not fit falls through to
-# the general decoder, so the result is the same either way; only the speed differs.
+# ``event_type`` tag comes last (after the levels): a tagged union must scan the whole object for
+# the tag before decoding it, so such a frame is decoded straight into PriceChangeEvent (which
+# checks the tag itself). Only the frame's tail is searched for the tag, so the check costs the
+# same on every frame, large book snapshots included; a frame with its tag first goes to the
+# general decoder, which dispatches on a leading tag without a rescan. Anything that does not fit
+# falls through to the general decoder, so the result is the same either way; only speed differs.
 _price_change_fast = msgspec.json.Decoder(PriceChangeEvent)
 _PC_TAG = b'"price_change"'
 _PC_TAG_STR = '"price_change"'
+_PC_TAIL = -160  # the tag and what may follow it (a timestamp) fit in this many closing bytes
 
 
 def decode_market_frame(data: bytes | str) -> list[MarketEvent]:
     """All market-channel events of one frame, in order (see the module invariants)."""
     kind = type(data)
-    if (kind is bytes and data.rfind(_PC_TAG) > 0 and data[0] == 123) or (  # 123: "{"
-            kind is str and data.rfind(_PC_TAG_STR) > 0 and data[0] == "{"):
+    if (kind is bytes and data.rfind(_PC_TAG, _PC_TAIL) > 0 and data[0] == 123) or (  # 123: "{"
+            kind is str and data.rfind(_PC_TAG_STR, _PC_TAIL) > 0 and data[0] == "{"):
         try:
             return [_price_change_fast.decode(data)]
         except (msgspec.ValidationError, msgspec.DecodeError):
