@@ -152,30 +152,11 @@ class CatalogMarket(Wire, kw_only=True):
         return str_list(self.outcome_prices)
 
 
-class CatalogEvent(Wire, kw_only=True):
-    """A catalog event (interface.md 2.8): tags, markets, series and free-form ``eventMetadata``."""
+class CatalogEvent(EventSummary, kw_only=True):
+    """A catalog event (interface.md 2.8): the summary fields plus its tags and markets."""
 
-    id: str
-    ticker: str | None = None
-    slug: str | None = None
-    title: str | None = None
-    description: str | None = None
-    resolution_source: str | None = _F(default=None, name="resolutionSource")
-    image: str | None = None
-    icon: str | None = None
-    start_date: str | None = _F(default=None, name="startDate")
-    creation_date: str | None = _F(default=None, name="creationDate")
-    end_date: str | None = _F(default=None, name="endDate")
-    created_at: str | None = _F(default=None, name="createdAt")
-    updated_at: str | None = _F(default=None, name="updatedAt")
-    active: bool | None = None
-    closed: bool | None = None
-    archived: bool | None = None
-    neg_risk: bool | None = _F(default=None, name="negRisk")
     tags: list[Tag] | None = None
     markets: list[CatalogMarket] | None = None
-    series: list[Series] | None = None
-    event_metadata: dict[str, Any] | None = _F(default=None, name="eventMetadata")
 
 
 class SearchPagination(Wire, kw_only=True):
