@@ -25,6 +25,7 @@ import anyio
 from bot.core.intents import Quote, QuoteTarget
 from bot.exchange.config import ExchangeConfig, FlowConfig
 from bot.exchange.server import LocalExchange
+from bot.live.demo import quiet_server_logs
 from bot.live.shell import LiveShell, ShellConfig, Venue, load_markets, make_engine
 from bot.risk import RiskLimits
 from bot.strategy import Strategy
@@ -60,6 +61,7 @@ async def one_run(seed: int) -> dict[str, float]:
     config = ExchangeConfig(seed=seed, markets=4, limits_scale=SCALE, flow=FlowConfig(enabled=False),
                             heartbeat_timeout_s=60.0)
     async with LocalExchange(config) as ex:
+        quiet_server_logs()
         acct = ex.demo_account
         venue = Venue(clob_url=ex.urls.clob, data_url=ex.urls.data, ws_url=ex.urls.ws, creds=acct.creds,
                       address=acct.address, limits=LimitsConfig(scale=SCALE))
@@ -74,13 +76,14 @@ async def one_run(seed: int) -> dict[str, float]:
             t0 = time.monotonic()
             await shell.run(duration=SECONDS)
             elapsed = time.monotonic() - t0
+            left = len([o async for o in venue.clob.get_orders()])
         finally:
             await venue.aclose()
     s = engine.stats
     allowed = capacity * (math.floor(SECONDS / WINDOW_S) + 1)
     return {"sent": s.orders_sent, "accepted": s.orders_accepted, "rejected": s.orders_rejected,
             "rate_limited": s.rate_limited, "allowed": allowed, "share": s.orders_sent / allowed,
-            "wanted": QUOTES_PER_TOKEN * 2 * len(markets), "elapsed": elapsed}
+            "wanted": QUOTES_PER_TOKEN * 2 * len(markets), "elapsed": elapsed, "left": left}
 
 
 def main() -> None:
@@ -90,7 +93,7 @@ def main() -> None:
     results = [anyio.run(one_run, seed) for seed in range(1, RUNS + 1)]
     for r in results:
         print(f"run: sent {r['sent']} accepted {r['accepted']} rejected {r['rejected']} 429s {r['rate_limited']} "
-              f"allowed {r['allowed']} share {r['share'] * 100:.1f}% (wanted {r['wanted']}, {r['elapsed']:.1f}s)")
+              f"allowed {r['allowed']} share {r['share'] * 100:.1f}% (wanted {r['wanted']}, {r['elapsed']:.1f}s incl. stop; resting after stop: {r['left']})")
     share = statistics.median(r["share"] for r in results)
     limited = max(r["rate_limited"] for r in results)
     print(f"router throughput: median {share * 100:.1f}% of the allowed order rate "

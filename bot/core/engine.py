@@ -27,7 +27,7 @@ from bot.core.book import Books, event_type
 from bot.core.clock import Clock
 from bot.core.events import Fill, FillReversal, SettlementUpdate
 from bot.core.feed import Feed
-from bot.core.intents import CancelAll, CancelOrder, Intent, Take
+from bot.core.intents import CancelAll, CancelOrder, Intent
 from bot.core.markets import MarketIndex
 from bot.execution.orders import OrderState
 from bot.execution.reconciler import FetchTrades, LookupOrder, OrderUpdate, Reconciler, ResendOrder
@@ -35,7 +35,7 @@ from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router
 from bot.portfolio import DailyPnl, Portfolio, marks_from_books
 from bot.risk import Connectivity, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
 from bot.strategy import Strategy, StrategyContext, intents_of
-from bot.venue.enums import Side, TradeStatus
+from bot.venue.enums import TradeStatus
 
 _STATE_GAUGE = {TradingState.ACTIVE: 0, TradingState.REDUCING: 1, TradingState.HALTED: 2}
 
@@ -75,7 +75,7 @@ class EngineStats:
 
     __slots__ = ("orders_sent", "orders_accepted", "orders_rejected", "cancels_sent", "canceled",
                  "fills", "reversals", "volume", "notional", "rate_limited", "send_errors",
-                 "risk_rejections", "book_events", "halts")
+                 "risk_rejections", "book_events", "halts", "reconnects")
 
     def __init__(self) -> None:
         for name in self.__slots__:
@@ -255,8 +255,10 @@ class Engine:
             if ev.kind == "reconnected":
                 # the venue does not replay missed user events: reconcile from REST
                 out += [SyncOrders(), FetchTrades()]
-        if ev.kind == "reconnected" and self.metrics is not None:
-            self.metrics.reconnects.labels(ev.channel).inc()
+        if ev.kind == "reconnected":
+            self.stats.reconnects += 1
+            if self.metrics is not None:
+                self.metrics.reconnects.labels(ev.channel).inc()
         return out + self._poll()
 
     # --- user channel and REST answers -----------------------------------------------------------
@@ -294,10 +296,10 @@ class Engine:
         """The POST failed as a whole; ``outcome_unknown`` errors (timeout, 5xx) are looked up."""
         now = self.clock.now()
         unknown = bool(getattr(error, "outcome_unknown", False))
-        kind = _error_kind(error)
+        kind = error_kind(error)
         self._count_error(kind)
         outputs = self.reconciler.on_place_failed(batch.order_ids, now, unknown=unknown, reason=kind)
-        halt = self.risk.on_event(VenueError(kind), now)
+        halt = self._error_event(kind, now)
         return self._apply_halt(halt, kind) + self._outputs(outputs)
 
     def on_cancel_result(self, batch: CancelBatch, result: Any) -> list[Action]:
@@ -310,12 +312,12 @@ class Engine:
 
     def on_cancel_error(self, batch: CancelBatch, error: BaseException) -> list[Action]:
         now = self.clock.now()
-        kind = _error_kind(error)
+        kind = error_kind(error)
         self._count_error(kind)
         if self.metrics is not None:
             self.metrics.cancels.labels("failed").inc()
         outputs = self.reconciler.on_cancel_failed(batch.order_ids, now)
-        halt = self.risk.on_event(VenueError(kind), now)
+        halt = self._error_event(kind, now)
         return self._apply_halt(halt, kind) + self._outputs(outputs)
 
     def on_trades_page(self, items: Iterable[Any], cursor: str | None = None,
@@ -331,7 +333,7 @@ class Engine:
     def on_request_error(self, kind: str) -> list[Action]:
         """A read or heartbeat failed: counts towards the error-rate kill switch."""
         self._count_error(kind)
-        return self._apply_halt(self.risk.on_event(VenueError(kind), self.clock.now()), kind) + self._poll()
+        return self._apply_halt(self._error_event(kind, self.clock.now()), kind) + self._poll()
 
     def on_positions(self, venue: dict[str, int]) -> list[Any]:
         """Venue positions (token -> share units): returns the drifts and sets the gauges."""
@@ -354,6 +356,16 @@ class Engine:
         out = self._apply_halt(halt, "kill switch")
         self._gauges(marks, now)
         return out + self._run(intents_of(self.strategy.on_timer(self.ctx)))
+
+    def resend(self, order_id: str) -> list[Action]:
+        """POST again the same signed order the venue showed absent after an unknown outcome
+        (the shell already spent a place token for it). Journaled before it leaves, as ever."""
+        o = self.reconciler.orders.get(order_id)
+        if o is None or o.signed is None or o.state is not OrderState.UNKNOWN:
+            return []
+        outputs = self.reconciler.on_places_sent([o], self.clock.now())
+        self.stats.orders_sent += 1
+        return [SendPlaces(PlaceBatch((o,)))] + self._outputs(outputs, poll=False)
 
     def absorb(self, outputs: Iterable[Any]) -> list[Action]:
         """Reconciler outputs produced outside the handlers (restart merge) into the core."""
@@ -458,6 +470,13 @@ class Engine:
             self.metrics.trading_state.set(_STATE_GAUGE[self.risk.state])
         return [VenueCancelAll(detail)] + self._poll()
 
+    def _error_event(self, kind: str, now: float) -> list[Intent]:
+        """Errors feed the kill switch, except 429s: a rate limit is the venue pacing us (the
+        router's throttles absorb it), not a sign that trading is unsafe."""
+        if kind == "rate_limited":
+            return []
+        return self.risk.on_event(VenueError(kind), now)
+
     def _count_error(self, kind: str) -> None:
         self.stats.send_errors += 1
         if kind == "rate_limited":
@@ -561,7 +580,8 @@ def _accepted(r: Any) -> bool:
     return order_result(r).accepted
 
 
-def _error_kind(error: BaseException) -> str:
+def error_kind(error: BaseException) -> str:
+    """A bounded label for an error: rate_limited, transport, server, or the class name."""
     from bot.venue.errors import RateLimited, ServerError, TransportError
 
     if isinstance(error, RateLimited):
@@ -579,5 +599,5 @@ def _short(token_id: str) -> str:
 
 __all__ = [
     "Action", "Engine", "EngineConfig", "EngineStats", "SendCancels", "SendPlaces", "SyncOrders",
-    "VenueCancelAll", "order_signer", "tick_source", "Side", "Take",
+    "VenueCancelAll", "error_kind", "order_signer", "tick_source",
 ]

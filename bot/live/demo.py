@@ -79,7 +79,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
     live_view = not opts.no_view and out.isatty()
     config = ExchangeConfig(seed=opts.seed, markets=max(4, opts.markets), flow=FlowConfig(enabled=True))
     async with LocalExchange(config) as ex:
-        _quiet_server_logs()
+        quiet_server_logs()
         acct = ex.demo_account
         venue = Venue(clob_url=ex.urls.clob, data_url=ex.urls.data, ws_url=ex.urls.ws,
                       creds=acct.creds, address=acct.address, chain_id=config.chain_id)
@@ -134,7 +134,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
             await venue.aclose()
 
 
-def _quiet_server_logs() -> None:
+def quiet_server_logs() -> None:
     """The in-process exchange's server logs our clients' disconnects at shutdown as errors with
     a traceback; the demo owns both ends, so those lines are noise here (set after the server
     configured its loggers)."""

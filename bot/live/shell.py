@@ -17,7 +17,6 @@ Invariants:
 
 from __future__ import annotations
 
-import math
 import signal
 import time
 from typing import Any, Callable
@@ -28,7 +27,7 @@ import structlog
 from anyio.abc import TaskGroup
 
 from bot.core.engine import (
-    Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll,
+    Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll, error_kind,
 )
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder
@@ -37,6 +36,7 @@ from bot.venue.auth import Credentials
 from bot.venue.clob import ClobClient
 from bot.venue.errors import NotFound, VenueError
 from bot.venue.limits import LimitsConfig, RouteLimiter
+from bot.venue.throttle import RateWindow
 from bot.venue.stream import ConnectionEvent, MarketStream, StreamConfig, UserStream
 from bot.venue.transport import Transport, TransportConfig
 from bot.venue.units import parse_units
@@ -62,9 +62,10 @@ class Venue:
 
     def __init__(self, *, clob_url: str, data_url: str, ws_url: str, creds: Any, address: str,
                  chain_id: int = 137, limits: LimitsConfig | None = None,
-                 timeouts: TransportConfig | None = None, holder: str | None = None) -> None:
+                 timeouts: TransportConfig | None = None, holder: str | None = None,
+                 window_margin_s: float = 0.3) -> None:
         # wall clock: the engine's router spends these throttles with its (wall) clock
-        self.limiter = RouteLimiter(limits or LimitsConfig(), "clob", clock=time.time)
+        self.limiter = RouteLimiter(with_margin(limits or LimitsConfig(), window_margin_s), "clob", clock=time.time)
         self.account_limiter = RouteLimiter(limits or LimitsConfig(), "account", clock=time.time)
         creds = as_credentials(creds)
         self._reads_t = Transport(clob_url, limiter=self.limiter, config=timeouts)
@@ -99,6 +100,19 @@ def as_credentials(creds: Any) -> Credentials:
         return creds
     key = getattr(creds, "api_key", None) or getattr(creds, "apiKey", None)
     return Credentials(key, creds.secret, creds.passphrase)
+
+
+def with_margin(limits: LimitsConfig, margin_s: float) -> LimitsConfig:
+    """The CLOB windows lengthened by ``margin_s``: the venue stamps a request when it arrives,
+    after we spent the token, so a window we think has just freed may still be full there
+    (request latency, batches in flight). Capacities are unchanged."""
+    if margin_s <= 0:
+        return limits
+    scopes = tuple(
+        msgspec.structs.replace(sc, windows=tuple(RateWindow(w.capacity, w.seconds + margin_s) for w in sc.windows))
+        for sc in limits.clob.scopes
+    )
+    return msgspec.structs.replace(limits, clob=msgspec.structs.replace(limits.clob, scopes=scopes))
 
 
 class _Msg(msgspec.Struct, frozen=True):
@@ -256,7 +270,7 @@ class LiveShell:
             except VenueError as exc:
                 self._metric("heartbeats", "error")
                 log.warning("heartbeat_failed", error=str(exc)[:200])
-                await self._send.send(_Msg("error", "heartbeat"))
+                await self._send.send(_Msg("error", error_kind(exc)))
             await anyio.sleep(self.config.heartbeat_interval_s)
 
     def _metric(self, name: str, label: str) -> None:
@@ -343,6 +357,8 @@ class LiveShell:
                     self._spawn(self._fetch_books, batch)
             elif k == "sync":
                 self._spawn(self._sync_orders)
+            elif k == "resend":
+                self._dispatch(eng.resend(msg.a))
             elif k == "halt":
                 self._dispatch(eng.halt(str(msg.a or "manual")))
         except Exception as exc:  # noqa: BLE001 - one bad input must not end the run
@@ -420,18 +436,13 @@ class LiveShell:
         await self._send.send(_Msg("lookup", order_id, found))
 
     async def _resend(self, action: ResendOrder) -> None:
+        """Wait for a place token (resends bypass the router), then let the core resend."""
         if action.signed is None:
             return
         th = self.venue.limiter.throttle("orders")
         while not th.try_take(1, time.time()):
             await anyio.sleep(max(0.01, th.delay(1, time.time())))
-        from bot.execution.router import PlaceBatch
-
-        order = self.engine.orders.get(action.order_id)
-        if order is None:
-            return
-        self.engine.reconciler.on_places_sent([order], self.engine.clock.now())
-        await self._place(SendPlaces(PlaceBatch((order,))))
+        await self._send.send(_Msg("resend", action.order_id))
 
     async def _fetch_trades(self) -> None:
         if self._trades_busy:
@@ -468,23 +479,46 @@ class LiveShell:
 
     # --- stop ----------------------------------------------------------------------------
     async def _shutdown(self) -> None:
-        """Cancel every own order (router cancels, then DELETE /cancel-all), inline."""
+        """Cancel every own order (router cancels, then DELETE /cancel-all), inline; retried
+        through 429s, 5xx and resets until done or ``stop_timeout_s`` passes."""
         eng = self.engine
-        with anyio.move_on_after(self.config.stop_timeout_s):
-            for a in eng.stop():
+        with anyio.move_on_after(self.config.stop_timeout_s) as scope:
+            actions = eng.stop()
+            # one DELETE /cancel-all first: it clears the venue whatever the cancel throttle holds
+            done: set[str] = set()
+            if any(isinstance(a, VenueCancelAll) for a in actions):
+                result = await _retrying(self.venue.writes.cancel_all)
+                if result is not None:
+                    eng.on_cancel_result(_empty_cancel(), result)
+                    done.update(result.canceled or ())
+            for a in actions:
                 if isinstance(a, SendCancels):
-                    try:
-                        result = await self.venue.writes.cancel_orders(list(a.batch.order_ids))
+                    ids = [i for i in a.batch.order_ids if i not in done]
+                    if not ids:
+                        continue
+                    result = await _retrying(lambda ids=ids: self.venue.writes.cancel_orders(ids))
+                    if result is not None:
                         eng.on_cancel_result(a.batch, result)
-                    except Exception as exc:  # noqa: BLE001
-                        log.warning("stop_cancel_failed", error=str(exc)[:200])
-                elif isinstance(a, VenueCancelAll):
-                    try:
-                        result = await self.venue.writes.cancel_all()
-                        eng.on_cancel_result(_empty_cancel(), result)
-                    except Exception as exc:  # noqa: BLE001
-                        log.warning("stop_cancel_all_failed", error=str(exc)[:200])
+        if scope.cancelled_caught:
+            log.error("stop_cancel_incomplete", timeout_s=self.config.stop_timeout_s)
         log.info("stopped", reason=self.stop_reason or "done")
+
+
+async def _retrying(call: Callable[[], Any]) -> Any:
+    """``await call()`` until it succeeds; waits out 429s (their Retry-After) and retries 5xx and
+    transport failures; any other venue error is logged and gives ``None``."""
+    from bot.venue.errors import RateLimited, ServerError, TransportError
+
+    while True:
+        try:
+            return await call()
+        except RateLimited as exc:
+            await anyio.sleep(min(2.0, exc.retry_after or 0.25))
+        except (ServerError, TransportError):
+            await anyio.sleep(0.2)
+        except VenueError as exc:
+            log.warning("stop_cancel_failed", error=str(exc)[:200])
+            return None
 
 
 def _empty_cancel():
@@ -497,10 +531,6 @@ class _Unknown(VenueError):
     """An unexpected failure while sending: the order may or may not have reached the venue."""
 
     outcome_unknown = True
-
-
-def fmt_secs(x: float) -> str:
-    return "-" if x is None or math.isnan(x) else f"{x:.3f}s"
 
 
 # --- assembly -------------------------------------------------------------------------------
