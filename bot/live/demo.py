@@ -113,7 +113,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
                     live.update(render(engine, elapsed=elapsed, duration=opts.duration))
                 elif elapsed - last_line[0] >= 2.0:
                     last_line[0] = elapsed
-                    console.print(plain_line(engine, elapsed=elapsed), highlight=False)
+                    console.print(plain_line(engine, elapsed=elapsed), highlight=False, soft_wrap=True)
 
             shell = LiveShell(engine, venue, config=ShellConfig(), on_timer=on_timer)
             if live_view:
