@@ -79,6 +79,24 @@ class Venue:
         self.address = address
         self.holder = holder or address  # whose positions count (the funder when there is one)
 
+    def observe(self, metrics: Any) -> None:
+        """Report HTTP latency by route and status, and every throttle wait, to ``metrics``."""
+
+        def on_response(route: str, status: int, seconds: float) -> None:
+            metrics.http_latency.labels(route, str(status)).observe(seconds)
+
+        def on_wait(route: str, seconds: float) -> None:
+            metrics.throttle_wait.labels(route).inc(seconds)
+
+        for t in (self._reads_t, self._writes_t, self._data_t):
+            t.on_response = on_response
+        self.limiter.on_wait = on_wait
+        self.account_limiter.on_wait = on_wait
+
+    def throttle_levels(self, now: float) -> dict[str, int]:
+        """Tokens available now in the throttles the router spends."""
+        return {name: self.limiter.throttle(name).available(now) for name in ("orders", "cancels", "clob:all")}
+
     def throttles(self) -> dict[str, Any]:
         """What the router spends: ``place``, ``cancel`` and the per-request ``routes``."""
         return {
@@ -232,6 +250,8 @@ class LiveShell:
                 tg.start_soon(self._every, self.config.trades_poll_s, "trades")
                 tg.start_soon(self._every, self.config.positions_poll_s, "positions")
                 tg.start_soon(self._every, self.config.book_poll_s, "books")
+                if eng.metrics is not None:
+                    tg.start_soon(self._gauges, (market, user))
                 if duration is not None:
                     tg.start_soon(self._deadline, duration)
                 await self._core()
@@ -253,6 +273,29 @@ class LiveShell:
                     return
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
             await anyio.sleep_forever()
+
+    async def _gauges(self, streams: tuple[Any, ...], interval: float = 1.0) -> None:
+        """Export what the core does not see: stream health, book staleness, throttle tokens."""
+        m = self.engine.metrics
+        seen_errors = {s: 0 for s in streams}
+        seen_message = {s: None for s in streams}
+        while True:
+            now = time.time()
+            for stream in streams:
+                c = stream.counters
+                name = "market" if stream is streams[0] else "user"
+                if c.decode_errors > seen_errors[stream]:
+                    m.decode_errors.labels(name).inc(c.decode_errors - seen_errors[stream])
+                    seen_errors[stream] = c.decode_errors
+                if c.last_message_at != seen_message[stream]:
+                    seen_message[stream] = c.last_message_at
+                    m.message_lag.labels(name).observe(max(c.last_lag_s, 0.0))
+            for book in self.engine.books:
+                if book.timestamp_ms:
+                    m.book_staleness.labels(book.token_id[-8:]).set(max(now - book.timestamp_ms / 1000, 0.0))
+            for name, level in self.venue.throttle_levels(now).items():
+                m.throttle_tokens.labels(name).set(level)
+            await anyio.sleep(interval)
 
     async def _every(self, interval: float, kind: str) -> None:
         if interval <= 0:
@@ -576,6 +619,8 @@ def make_engine(
     router = Router(rec.orders, order_signer(builder, index, tick_of), config=router_config or RouterConfig(),
                     tick_of=tick_of, **venue.throttles())
     risk = RiskGate(risk_limits or RiskLimits(), index)
+    if metrics is not None:
+        venue.observe(metrics)
     return Engine(strategy=strategy, markets=index, clock=clock or LiveClock(), router=router,
                   reconciler=rec, risk=risk, books=books, metrics=metrics, log=log_)
 

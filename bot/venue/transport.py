@@ -12,6 +12,8 @@ most ``max_retry_wait`` seconds, at most ``max_read_retries`` times. Writes are 
 from __future__ import annotations
 
 import math
+import re
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlencode
 
@@ -34,6 +36,14 @@ __all__ = ["TransportConfig", "RateLimitInfo", "Transport", "encode_query", "rea
 QueryValue = str | int | float | bool | None
 HeaderFactory = Callable[[str, str, bytes | None], Mapping[str, str]]
 """``auth(method, path_without_query, body) -> headers``, called once per attempt."""
+
+
+_ID_SEGMENT = re.compile(r"/(0x[0-9a-fA-F]+|[0-9]{6,}|[0-9a-fA-F-]{32,})(?=/|$)")
+
+
+def route_label(route: str) -> str:
+    """A bounded metric label for a route: identifiers in the path become ``{id}``."""
+    return _ID_SEGMENT.sub("/{id}", route)
 
 
 class TransportConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -129,6 +139,9 @@ class Transport:
         self.rate_limit: RateLimitInfo | None = None
         #: Automatic read retries done after a 429, for metrics.
         self.retries = 0
+        #: Called as ``on_response(route, status, seconds)`` after every exchange with the
+        #: venue; ``status`` is 0 when no response came (timeout, connection error).
+        self.on_response: Callable[[str, int, float], None] | None = None
         c = self.config
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
@@ -155,6 +168,10 @@ class Transport:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+    def _observe(self, route: str, status: int, started: float) -> None:
+        if self.on_response is not None:
+            self.on_response(route_label(route), status, time.perf_counter() - started)
 
     async def request(
         self,
@@ -185,12 +202,16 @@ class Transport:
                 headers["Content-Type"] = "application/json"
             if auth is not None:
                 headers.update(auth(method, path, body))
+            started = time.perf_counter()
             try:
                 response = await self._client.request(method, url, content=body, headers=headers)
             except httpx.TimeoutException as exc:
+                self._observe(route, 0, started)
                 raise TransportTimeout(f"timeout ({type(exc).__name__})", route=route) from None
             except httpx.HTTPError as exc:
+                self._observe(route, 0, started)
                 raise TransportError(f"{type(exc).__name__}: {exc}", route=route) from None
+            self._observe(route, response.status_code, started)
             info = read_rate_limit(route, response.headers)
             if info is not None:
                 self.rate_limit = info

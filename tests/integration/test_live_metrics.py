@@ -1,0 +1,71 @@
+"""The Prometheus endpoint of a live bot exposes what an operator watches, scraped over HTTP."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+
+import pytest
+from anyio.from_thread import start_blocking_portal
+
+from bot.live.shell import LiveShell, ShellConfig, load_markets, make_engine, seed_positions
+from bot.ops.metrics import Metrics
+from strategies.market_maker import MarketMaker, Params
+from tests.integration.exchange_fixture import start_exchange
+from tests.integration.test_live_trading import _venue, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+def sample(body: str, name: str, **labels: str) -> float | None:
+    """The value of one series in a scrape, or None when it is absent."""
+    for line in body.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        if all(f'{k}="{v}"' in line for k, v in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def test_live_bot_exports_trading_transport_stream_and_throttle_metrics():
+    ex = start_exchange()
+    try:
+        with start_blocking_portal() as portal:
+            metrics = Metrics()
+            venue = portal.call(lambda: _venue(ex))
+            markets = portal.call(load_markets, venue.clob, (), 1)
+            engine = make_engine(MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000)), markets,
+                                 venue, private_key=ex.demo_account.private_key, metrics=metrics)
+            portal.call(seed_positions, engine, venue)
+            shell = LiveShell(engine, venue, config=ShellConfig())
+            future = portal.start_task_soon(shell.run, None)
+            server, _thread = metrics.serve(port=0)
+            url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
+
+            def scrape() -> str:
+                return urllib.request.urlopen(url, timeout=5).read().decode()
+
+            def ready() -> str | None:
+                body = scrape()
+                wanted = (
+                    sample(body, "bot_http_request_seconds_count", route="POST /orders", status="200"),
+                    sample(body, "bot_throttle_tokens", throttle="orders"),
+                    sample(body, "bot_stream_message_lag_seconds_count", stream="market"),
+                    sample(body, "bot_tick_to_order_seconds_count"),
+                    re.search(r'bot_book_staleness_seconds\{token="[^"]+"\}', body),
+                )
+                return body if all(v for v in wanted) else None
+
+            try:
+                body = wait_for(ready, 15.0, "live metrics")
+            finally:
+                portal.call(shell.request_stop, "test")
+                future.result(timeout=15)
+                portal.call(venue.aclose)
+                server.shutdown()
+        assert sample(body, "bot_orders_submitted_total") is not None
+        assert sample(body, "bot_throttle_tokens", throttle="orders") <= 2400
+        # identifiers never become labels: order lookups are grouped under {id}
+        assert "0x" not in "".join(line for line in body.splitlines() if line.startswith("bot_http_request"))
+    finally:
+        ex.stop()
