@@ -60,13 +60,24 @@ def diff(
     places: list[Quote] = []
     # index live orders by (side, price on grid) so big books stay linear
     buckets: dict[tuple[Side, int], list[int]] = {}
+    half = tick // 2  # ``on_tick``, inlined: prices are bucketed once per live order and quote
     for i, o in enumerate(live_orders):
-        buckets.setdefault((Side(o.side), on_tick(o.price, tick)), []).append(i)
+        side = o.side
+        if type(side) is not Side:
+            side = Side(side)
+        p = o.price if tick <= 1 else (o.price + half) // tick * tick
+        key = (side, p)
+        b = buckets.get(key)
+        if b is None:
+            buckets[key] = [i]
+        else:
+            b.append(i)
     for q in quotes:
         if q.size <= 0:
             continue
         found = -1
-        for i in buckets.get((q.side, on_tick(q.price, tick)), ()):
+        p = q.price if tick <= 1 else (q.price + half) // tick * tick
+        for i in buckets.get((q.side, p), ()):
             if i not in claimed and abs(live_orders[i].remaining - q.size) <= size_tolerance:
                 found = i
                 break

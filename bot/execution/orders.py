@@ -26,15 +26,18 @@ class OrderState(str, enum.Enum):
 
     @property
     def terminal(self) -> bool:
-        return self in (OrderState.FILLED, OrderState.CANCELED, OrderState.REJECTED)
+        return self is _FILLED or self is _CANCELED or self is _REJECTED
 
     @property
     def working(self) -> bool:
         """The order may rest on (or be about to reach) the book and reserves funds."""
-        return not self.terminal
+        return not (self is _FILLED or self is _CANCELED or self is _REJECTED)
 
 
 S = OrderState
+# bound once: ``terminal``/``working`` compare by identity, no Enum __eq__/__hash__ round trip
+_FILLED, _CANCELED, _REJECTED = S.FILLED, S.CANCELED, S.REJECTED
+_EMPTY: dict[str, "OwnOrder"] = {}
 
 TRANSITIONS: dict[OrderState, frozenset[OrderState]] = {
     S.PENDING_SUBMIT: frozenset(
@@ -92,13 +95,14 @@ class OwnOrder:
     ) -> None:
         self.order_id = order_id
         self.token_id = token_id
-        self.side = Side(side)
+        # members pass through as is; raw values are converted (and validated)
+        self.side = side if type(side) is Side else Side(side)
         self.price = price
         self.size = size
-        self.order_type = OrderType(order_type)
+        self.order_type = order_type if type(order_type) is OrderType else OrderType(order_type)
         self.post_only = post_only
         self.expiration = expiration
-        self.state = OrderState(state)
+        self.state = state if type(state) is OrderState else OrderState(state)
         self.filled = filled
         self.venue_matched = venue_matched
         self.trade_ids: list[str] = list(trade_ids)
@@ -161,8 +165,9 @@ class OrderStore:
 
     def working(self, token_id: str | None = None) -> list[OwnOrder]:
         """Non-terminal orders (on one token, or all), oldest first."""
-        src = self._orders.values() if token_id is None else self._by_token.get(token_id, {}).values()
-        return [o for o in src if o.state.working]
+        src = self._orders.values() if token_id is None else self._by_token.get(token_id, _EMPTY).values()
+        f, c, r = _FILLED, _CANCELED, _REJECTED  # ``state.working``, inlined: this is the hot path
+        return [o for o in src if not ((s := o.state) is f or s is c or s is r)]
 
     def open_orders(self, token_id: str) -> list[OwnOrder]:
         """What may rest on the book of ``token_id`` now (risk's view of open exposure)."""

@@ -32,6 +32,7 @@ from bot.venue.units import UNIT
 
 MAX_BATCH = 15  # POST /orders: 1 to 15 items
 MAX_CANCEL_IDS = 3000  # DELETE /orders
+_PRUNE_MIN = 4096  # emitted-cancel memory swept once it grows past this
 
 
 class Throttle(Protocol):
@@ -111,11 +112,19 @@ Batch = CancelBatch | PlaceBatch
 
 
 class _Target:
-    __slots__ = ("target", "reducing")
+    __slots__ = ("target", "reducing", "_flags")
 
     def __init__(self, target: QuoteTarget, reducing: tuple[bool, ...]) -> None:
         self.target = target
         self.reducing = reducing
+        self._flags: dict[int, bool] | None = None
+
+    def flags(self) -> dict[int, bool]:
+        """The reducing flag of each quote of the target, by quote identity (built once)."""
+        f = self._flags
+        if f is None:
+            f = self._flags = {id(q): r for q, r in zip(self.target.quotes, self.reducing)}
+        return f
 
 
 class RouterStats:
@@ -154,6 +163,7 @@ class Router:
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
         self._emitted_cancels: dict[str, float] = {}
+        self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
         self._rr = 0
         self.stats = RouterStats()
 
@@ -204,10 +214,12 @@ class Router:
     def _plan(self, now: float) -> tuple[list[str], list[tuple[OrderRequest, bool]], dict[str, str]]:
         """All work wanted now: cancel ids (explicit first), ``(request, is_take)`` by priority,
         and the token of each diff cancel still to send."""
-        self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
+        if self._takes:
+            self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
         cancels: dict[str, None] = {}
+        orders = self._orders
         for oid in self._cancels:
-            o = self._orders.get(oid)
+            o = orders.get(oid)
             if o is not None and (o.state.terminal or o.state is OrderState.PENDING_CANCEL):
                 continue
             if self._recently_cancelled(oid, now):
@@ -222,21 +234,25 @@ class Router:
         if tokens:
             k = self._rr % len(tokens)
             tokens = tokens[k:] + tokens[:k]
+        targets, tick_of, tolerance = self._targets, self._tick_of, self.config.size_tolerance
+        emitted, retry_after = self._emitted_cancels, self.config.cancel_retry_after
+        pending_cancel = OrderState.PENDING_CANCEL
         for token in tokens:
-            tgt = self._targets[token]
+            tgt = targets[token]
             live = [
-                o for o in self._orders.working(token)
-                if o.state is not OrderState.PENDING_CANCEL and not o.order_type.is_market
+                o for o in orders.working(token)
+                if o.state is not pending_cancel and not o.order_type.is_market
             ]
-            to_cancel, to_place = diff(tgt.target, live, self._tick_of(token), self.config.size_tolerance)
+            to_cancel, to_place = diff(tgt.target, live, tick_of(token), tolerance)
             for oid in to_cancel:
-                if self._recently_cancelled(oid, now):
-                    continue  # in flight
+                t = emitted.get(oid)
+                if t is not None and now - t < retry_after:
+                    continue  # in flight (``_recently_cancelled``)
                 cancels[oid] = None
                 cancel_tokens[oid] = token
             if not to_place:
                 continue
-            flags = {id(q): r for q, r in zip(tgt.target.quotes, tgt.reducing)}
+            flags = tgt.flags()
             for q in to_place:
                 reducing = flags.get(id(q), False)
                 (places_reducing if reducing else places_other).append((_quote_request(q, reducing), False))
@@ -252,7 +268,6 @@ class Router:
         cancels, places, cancel_tokens = self._plan(now)
         self._rr += 1
         out: list[Batch] = []
-        sent_cancels: set[str] = set()
         i = 0
         while i < len(cancels):
             k = self._grant(self._cancel, min(len(cancels) - i, self.config.max_cancel_ids), now)
@@ -263,7 +278,6 @@ class Router:
             for oid in ids:
                 self._emitted_cancels[oid] = now
                 self._cancels.pop(oid, None)
-            sent_cancels.update(ids)
             out.append(CancelBatch(ids))
             self.stats.cancel_batches += 1
             self.stats.orders_canceled += len(ids)
@@ -315,12 +329,13 @@ class Router:
 
     def _grant(self, throttle: Throttle, want: int, now: float) -> int:
         """Spend tokens for one request of up to ``want`` items; returns how many were granted."""
-        if want <= 0 or any(r.available(now) < 1 for r in self._routes):
+        if want <= 0 or (self._routes and any(r.available(now) < 1 for r in self._routes)):
             return 0
-        k = min(want, throttle.available(now)) if self.config.count_per_order else want
-        if k <= 0 or (not self.config.count_per_order and throttle.available(now) < 1):
+        per_order = self.config.count_per_order
+        k = min(want, throttle.available(now)) if per_order else want
+        if k <= 0 or (not per_order and throttle.available(now) < 1):
             return 0
-        if not throttle.try_take(self._cost(k), now):
+        if not throttle.try_take(k if per_order else 1, now):  # ``_cost(k)``
             return 0
         for r in self._routes:
             if not r.try_take(1, now):  # cannot happen single-threaded; stays conservative
@@ -345,9 +360,13 @@ class Router:
                 return
 
     def _forget_old_cancels(self, now: float) -> None:
-        if len(self._emitted_cancels) > 4096:
+        # Entries past the retry horizon no longer matter to ``_recently_cancelled``; sweeping them
+        # is only a memory bound. The threshold doubles with what survives a sweep, so a burst of
+        # still-recent cancels is not rescanned on every poll (amortised O(1) per emitted cancel).
+        if len(self._emitted_cancels) > self._prune_at:
             horizon = self.config.cancel_retry_after
             self._emitted_cancels = {k: t for k, t in self._emitted_cancels.items() if now - t < horizon}
+            self._prune_at = max(_PRUNE_MIN, 2 * len(self._emitted_cancels))
 
 
 def _quote_request(q: Quote, reducing: bool) -> OrderRequest:

@@ -16,7 +16,6 @@ Invariants:
 from __future__ import annotations
 
 import enum
-from collections import Counter
 from typing import Any, Iterable, Mapping, Protocol
 
 import msgspec
@@ -139,10 +138,11 @@ class Projection:
         self.orders = 0  # resting orders counted
 
     def tok(self, token_id: str) -> _Tok:
-        t = self._toks.get(token_id)
-        if t is None:
+        try:
+            return self._toks[token_id]
+        except KeyError:  # first touch: read the position once
             t = self._toks[token_id] = _Tok(self._positions.size(token_id), self._positions.cost(token_id))
-        return t
+            return t
 
     def add(self, token_id: str, side: Side, shares: int, usdc: int, sign: int = 1) -> None:
         t = self.tok(token_id)
@@ -161,9 +161,11 @@ class Projection:
 
     def market_notional(self, m: MarketInfo) -> int:
         total = 0
+        tok = self.tok
         for tid in m.tokens:
-            t = self.tok(tid)
-            total += max(t.cost, 0) + t.buy_ntl
+            t = tok(tid)
+            c = t.cost
+            total += (c if c > 0 else 0) + t.buy_ntl
         return total
 
     def event_notional(self, ms: Iterable[MarketInfo]) -> int:
@@ -178,8 +180,18 @@ class Projection:
     def worst_loss(self, group: tuple[MarketInfo, ...]) -> int:
         """Largest loss over the group's outcomes when resting buys fill on losers and resting
         sells fill on winners: entry cost + losing buys + (1 - price) of winning sells - payoff."""
-        toks = [(m, self.tok(m.tokens[0]), self.tok(m.tokens[1])) for m in group]
-        cost = sum(y.cost + n.cost for _, y, n in toks)
+        tok = self.tok
+        if len(group) == 1:
+            m = group[0]
+            y, n = tok(m.tokens[0]), tok(m.tokens[1])
+            # win(t) = -t.pos + (t.sell_sz - t.sell_ntl): the token pays out, holdings pay, sells
+            # give up 1 - price; lose(t) = t.buy_ntl: the token is worthless, buys are lost
+            return y.cost + n.cost + max(
+                -y.pos + (y.sell_sz - y.sell_ntl) + n.buy_ntl,
+                y.buy_ntl + (-n.pos + (n.sell_sz - n.sell_ntl)),
+            )
+        toks = [(tok(m.tokens[0]), tok(m.tokens[1])) for m in group]
+        cost = sum(y.cost + n.cost for y, n in toks)
 
         def win(t: _Tok) -> int:  # token pays out: holdings pay, sells give up 1 - price
             return -t.pos + (t.sell_sz - t.sell_ntl)
@@ -187,12 +199,9 @@ class Projection:
         def lose(t: _Tok) -> int:  # token worthless: buys are lost
             return t.buy_ntl
 
-        if len(group) == 1:
-            _, y, n = toks[0]
-            return cost + max(win(y) + lose(n), lose(y) + win(n))
-        all_no = sum(lose(y) + win(n) for _, y, n in toks)
+        all_no = sum(lose(y) + win(n) for y, n in toks)
         worst = all_no
-        for _, y, n in toks:
+        for y, n in toks:
             worst = max(worst, all_no - lose(y) - win(n) + win(y) + lose(n))
         return cost + worst
 
@@ -248,11 +257,13 @@ def check_intents(
             accepted.append(intent)
         elif isinstance(intent, QuoteTarget):
             checker.replace_token(intent.token_id, live, targets)
-            kept_live = Counter(live.get(intent.token_id, ()))
+            kept_live: dict[tuple[Side, int, int], int] = {}
+            for key in live.get(intent.token_id, ()):
+                kept_live[key] = kept_live.get(key, 0) + 1
             ok: list[Quote] = []
             for q in intent.quotes:
                 key = (q.side, q.price, q.size)
-                fresh = kept_live[key] <= 0
+                fresh = kept_live.get(key, 0) <= 0
                 if checker.quote(q, fresh):
                     ok.append(q)
                     if not fresh:
@@ -392,20 +403,57 @@ class _Checker:
         lim, proj, uni = self.lim, self.proj, self.uni
         group = uni.group(market)
         event = uni.event_markets(market)
-        checks: list[tuple[Reason, int | None, Any]] = [
-            (Reason.POSITION, lim.max_position, lambda: proj.position(token)),
-            (Reason.MARKET_NOTIONAL, lim.max_market_notional, lambda: proj.market_notional(market)),
-            (Reason.EVENT_NOTIONAL, lim.max_event_notional if len(event) > 1 else None,
-             lambda: proj.event_notional(event)),
-            (Reason.NET_EXPOSURE, lim.max_net_exposure, lambda: proj.net_exposure(market)),
-            (Reason.EVENT_LOSS, lim.max_event_loss, lambda: proj.worst_loss(group)),
-        ]
-        active = [(r, limit, f) for r, limit, f in checks if limit is not None]
-        before = [f() for _, _, f in active]
+        # the limits in the order they are reported; None: not checked
+        max_pos = lim.max_position
+        max_mkt = lim.max_market_notional
+        max_evt = lim.max_event_notional if len(event) > 1 else None
+        max_net = lim.max_net_exposure
+        max_loss = lim.max_event_loss
+        # The metrics below are ``Projection.position`` / ``market_notional`` / ``net_exposure`` /
+        # ``worst_loss`` evaluated on token rows fetched once (the rows are live: ``add`` updates
+        # them in place); a linked group of several markets goes through ``worst_loss`` itself.
+        tok = proj.tok
+        t = tok(token)
+        mts = [tok(x) for x in market.tokens]
+        single = len(group) == 1 and group[0] is market
+
+        def levels() -> tuple[int, int, int, int, int]:
+            pos = t.pos + t.buy_sz if max_pos is not None else 0
+            mkt = 0
+            if max_mkt is not None:
+                for r in mts:
+                    c = r.cost
+                    mkt += (c if c > 0 else 0) + r.buy_ntl
+            evt = proj.event_notional(event) if max_evt is not None else 0
+            net = loss = 0
+            if max_net is not None or (max_loss is not None and single):
+                y, n = mts[0], mts[1]
+                if max_net is not None:
+                    hi = (y.pos + y.buy_sz) - (n.pos - n.sell_sz)
+                    lo = (y.pos - y.sell_sz) - (n.pos + n.buy_sz)
+                    net = hi if hi > -lo else -lo
+                if max_loss is not None and single:
+                    a = -y.pos + (y.sell_sz - y.sell_ntl) + n.buy_ntl
+                    b = y.buy_ntl + (-n.pos + (n.sell_sz - n.sell_ntl))
+                    loss = y.cost + n.cost + (a if a > b else b)
+            if max_loss is not None and not single:
+                loss = proj.worst_loss(group)
+            return pos, mkt, evt, net, loss
+
+        b_pos, b_mkt, b_evt, b_net, b_loss = levels()
         proj.add(token, side, shares, usdc)
-        for (reason, limit, f), b in zip(active, before):
-            after = f()
-            if after > limit and after > b:
-                proj.add(token, side, shares, usdc, -1)
-                return reason, f"{after} > {limit}"
-        return None
+        a_pos, a_mkt, a_evt, a_net, a_loss = levels()
+        breach: tuple[Reason, str] | None = None
+        if max_pos is not None and a_pos > max_pos and a_pos > b_pos:
+            breach = Reason.POSITION, f"{a_pos} > {max_pos}"
+        elif max_mkt is not None and a_mkt > max_mkt and a_mkt > b_mkt:
+            breach = Reason.MARKET_NOTIONAL, f"{a_mkt} > {max_mkt}"
+        elif max_evt is not None and a_evt > max_evt and a_evt > b_evt:
+            breach = Reason.EVENT_NOTIONAL, f"{a_evt} > {max_evt}"
+        elif max_net is not None and a_net > max_net and a_net > b_net:
+            breach = Reason.NET_EXPOSURE, f"{a_net} > {max_net}"
+        elif max_loss is not None and a_loss > max_loss and a_loss > b_loss:
+            breach = Reason.EVENT_LOSS, f"{a_loss} > {max_loss}"
+        if breach is not None:
+            proj.add(token, side, shares, usdc, -1)
+        return breach
