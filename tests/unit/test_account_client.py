@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import httpx
 import pytest
@@ -10,17 +9,7 @@ import pytest
 from bot.venue.account import AccountClient
 from bot.venue.errors import BadRequest, ParameterError, Unauthorized
 from bot.venue.transport import Transport
-
-
-class Recorder:
-    def __init__(self, *replies) -> None:
-        self.replies = list(replies)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request):
-        self.requests.append(request)
-        status, body = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        return httpx.Response(status, content=json.dumps(body).encode())
+from tests.unit.recorder import Recorder
 
 
 def client(rec) -> AccountClient:

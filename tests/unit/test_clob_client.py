@@ -15,28 +15,11 @@ from bot.venue.errors import (
     TransportTimeout, Unauthorized,
 )
 from bot.venue.transport import Transport
+from tests.unit.recorder import Recorder
 
 TS = 1767225600
 COND = "0x" + "ab" * 32
 TOKEN = "71321045679252212594626385532706912750332728571942532289631379312455583992563"
-
-
-class Recorder:
-    """A MockTransport handler answering from a queue of (status, body, headers) replies."""
-
-    def __init__(self, *replies) -> None:
-        self.replies = list(replies)
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        status, body, headers = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        content = body if isinstance(body, bytes) else json.dumps(body).encode()
-        return httpx.Response(status, content=content, headers=headers or {})
-
-    @property
-    def last(self) -> httpx.Request:
-        return self.requests[-1]
 
 
 def ok(body, headers=None):
