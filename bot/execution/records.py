@@ -7,7 +7,8 @@ happens here, once, and accepts both interface.md's camelCase and the venue's sn
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import msgspec
 
@@ -96,7 +97,7 @@ class CancelResult(msgspec.Struct, frozen=True):
 
 
 def _get(obj: Any, *names: str, default: Any = None) -> Any:
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):
         for n in names:
             v = obj.get(n)
             if v is not None:

@@ -79,13 +79,21 @@ def _builder_word(code: str | None) -> str:
     return "0x" + data.rjust(32, b"\0").hex()
 
 
+_CONDITION_IDS: dict[str, str] = {}  # condition ids already validated -> their lowercase form
+
+
 def _check_condition_id(condition_id: str) -> str:
+    known = _CONDITION_IDS.get(condition_id)
+    if known is not None:
+        return known
     if len(condition_id) != 66 or condition_id[:2] != "0x":
         raise OrderError(f"conditionId must be 0x + 64 hex: {condition_id!r}")
     try:
         bytes.fromhex(condition_id[2:])
     except ValueError:
         raise OrderError(f"conditionId must be 0x + 64 hex: {condition_id!r}") from None
+    if len(_CONDITION_IDS) < _TOKEN_CACHE_MAX:
+        _CONDITION_IDS[condition_id] = condition_id.lower()
     return condition_id.lower()
 
 
