@@ -576,18 +576,26 @@ def cmd_config_check(s: Session) -> int:
 # operator commands: cancel-all, orders, positions
 
 
-def cmd_cancel_all(s: Session) -> int:
-    a = s.args
+def _with_account_clob(s: Session, call):
+    """Run ``await call(clob)`` on a CLOB client authenticated with the configured key."""
     wallet, creds = s.secrets.wallet(), s.secrets.credentials()
 
-    async def cancel():
+    async def run():
         async with s.transport("clob") as t:
-            clob = s.clob(t, wallet=wallet, creds=creds)
-            if a.market or a.token:
-                return await clob.cancel_market_orders(market=a.market, asset_id=a.token)
-            return await clob.cancel_all()
+            return await call(s.clob(t, wallet=wallet, creds=creds))
 
-    result = anyio.run(cancel)
+    return anyio.run(run)
+
+
+def cmd_cancel_all(s: Session) -> int:
+    a = s.args
+
+    async def cancel(clob):
+        if a.market or a.token:
+            return await clob.cancel_market_orders(market=a.market, asset_id=a.token)
+        return await clob.cancel_all()
+
+    result = _with_account_clob(s, cancel)
     if a.json:
         _print_json({"canceled": result.canceled, "not_canceled": result.not_canceled})
         return EXIT_OK
@@ -604,14 +612,11 @@ def cmd_cancel_all(s: Session) -> int:
 
 def cmd_orders(s: Session) -> int:
     a = s.args
-    wallet, creds = s.secrets.wallet(), s.secrets.credentials()
 
-    async def fetch():
-        async with s.transport("clob") as t:
-            clob = s.clob(t, wallet=wallet, creds=creds)
-            return [o async for o in clob.get_orders(market=a.market, asset_id=a.token)]
+    async def fetch(clob):
+        return [o async for o in clob.get_orders(market=a.market, asset_id=a.token)]
 
-    orders = anyio.run(fetch)
+    orders = _with_account_clob(s, fetch)
     if a.json:
         from bot.venue.models import to_builtins
 

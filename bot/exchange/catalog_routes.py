@@ -170,20 +170,26 @@ class CatalogView:
         return {e.id for e in self.catalog.events if e.creator_id in ids}
 
 
+def _by_flags_and_tag(q, items, tags, tag_ids_of) -> list:
+    """The catalog list filters shared by markets and events: active/closed/archived, tag slug."""
+    items = list(items)
+    for flag in ("active", "closed", "archived"):
+        v = _bool(q, flag)
+        if v is not None:
+            items = [x for x in items if getattr(x, flag) == v]
+    tag_slug = q.get("tag_slug") or q.get("tag")
+    if tag_slug:
+        ids = {t.id for t in tags if t.slug == tag_slug}
+        items = [x for x in items if ids & set(tag_ids_of(x))]
+    return items
+
+
 def routes(view: CatalogView) -> list[Route]:
     c = view.catalog
 
     async def markets(request: Request):
         q = request.query_params
-        items = list(c.markets)
-        for flag in ("active", "closed", "archived"):
-            v = _bool(q, flag)
-            if v is not None:
-                items = [m for m in items if getattr(m, flag) == v]
-        tag_slug = q.get("tag_slug") or q.get("tag")
-        if tag_slug:
-            ids = {t.id for t in c.tags if t.slug == tag_slug}
-            items = [m for m in items if ids & set(m.tags)]
+        items = _by_flags_and_tag(q, c.markets, c.tags, lambda m: m.tags)
         if q.get("tag_id"):
             tid = str(_int(q, "tag_id", 0, 0))
             items = [m for m in items if tid in m.tags]
@@ -221,15 +227,7 @@ def routes(view: CatalogView) -> list[Route]:
 
     async def events(request: Request):
         q = request.query_params
-        items = list(c.events)
-        for flag in ("active", "closed", "archived"):
-            v = _bool(q, flag)
-            if v is not None:
-                items = [e for e in items if getattr(e, flag) == v]
-        tag_slug = q.get("tag_slug") or q.get("tag")
-        if tag_slug:
-            ids = {t.id for t in c.tags if t.slug == tag_slug}
-            items = [e for e in items if ids & set(e.tag_ids)]
+        items = _by_flags_and_tag(q, c.events, c.tags, lambda e: e.tag_ids)
         if q.get("slug"):
             items = [e for e in items if e.slug == q["slug"]]
         scope = view.creator_scope(q.get("creator"))
