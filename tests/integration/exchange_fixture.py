@@ -14,6 +14,7 @@ Usage::
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,14 @@ def exchange():
         yield ex
     finally:
         ex.stop()
+
+
+def wait_for(cond, deadline_s: float = 8.0, what: str = "condition", interval: float = 0.05):
+    """Poll ``cond()`` until it returns something truthy (returned) or the deadline passes."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        value = cond()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -19,7 +19,7 @@ from bot.venue.enums import OrderType, Side
 from bot.venue.errors import EngineRestarting, PostOnlyMode, ServerError, VersionMismatch
 from bot.venue.orders import OrderBuilder, orders_body
 from bot.venue.transport import Transport, TransportConfig
-from tests.integration.exchange_fixture import start_exchange
+from tests.integration.exchange_fixture import start_exchange, wait_for as poll
 from tests.integration.test_exchange_trading import signed
 
 pytestmark = pytest.mark.integration
@@ -46,16 +46,6 @@ def deep_bid(acct, cond, token, neg, post_only=False):
     """A resting BUY at the lowest price: never crosses the seeded book."""
     return OrderBuilder(Wallet(acct.private_key), 137).limit(token, Side.BUY, TICK, 5_000_000, TICK, neg,
                                                              post_only=post_only, condition_id=cond)
-
-
-def poll(fn, deadline_s: float, what: str):
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        value = fn()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_error_rate_on_one_route():

@@ -13,7 +13,7 @@ from bot.venue.auth import Credentials, auth_timestamp, l1_headers, l2_headers
 from bot.venue.eip712 import Wallet
 from bot.venue.enums import Side
 from bot.venue.orders import OrderBuilder, orders_body
-from tests.integration.exchange_fixture import exchange, start_exchange  # noqa: F401
+from tests.integration.exchange_fixture import exchange, start_exchange, wait_for  # noqa: F401
 
 pytestmark = pytest.mark.integration
 
@@ -25,16 +25,6 @@ def creds_of(acct) -> Credentials:
 def signed(method: str, base: str, path: str, acct, body: bytes | None = None, **kw) -> httpx.Response:
     headers = l2_headers(creds_of(acct), acct.address, method, path, body, auth_timestamp())
     return httpx.request(method, base + path, content=body, headers=headers, timeout=10, **kw)
-
-
-def wait_for(cond, deadline_s: float = 5.0, what: str = "condition"):
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def first_market(ex):

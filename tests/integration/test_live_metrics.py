@@ -11,8 +11,8 @@ from anyio.from_thread import start_blocking_portal
 from bot.live.shell import LiveShell, ShellConfig, load_markets, make_engine, seed_positions
 from bot.ops.metrics import Metrics
 from strategies.market_maker import MarketMaker, Params
-from tests.integration.exchange_fixture import start_exchange
-from tests.integration.test_live_trading import _venue, wait_for
+from tests.integration.exchange_fixture import start_exchange, wait_for
+from tests.integration.test_live_trading import _venue
 
 pytestmark = pytest.mark.integration
 

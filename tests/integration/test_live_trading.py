@@ -3,7 +3,6 @@ every book move and fill here is made by the test's counterparty)."""
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 
 import httpx
@@ -16,7 +15,7 @@ from bot.venue.eip712 import Wallet
 from bot.venue.enums import OrderType, Side, TradeStatus
 from bot.venue.orders import OrderBuilder, orders_body
 from strategies.market_maker import MarketMaker, Params
-from tests.integration.exchange_fixture import start_exchange
+from tests.integration.exchange_fixture import start_exchange, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -30,16 +29,6 @@ def creds_of(acct) -> Credentials:
 def signed(method: str, base: str, path: str, acct, body: bytes | None = None) -> httpx.Response:
     headers = l2_headers(creds_of(acct), acct.address, method, path, body, auth_timestamp())
     return httpx.request(method, base + path, content=body, headers=headers, timeout=10)
-
-
-def wait_for(cond, deadline_s: float = 8.0, what: str = "condition"):
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def open_orders(ex, acct) -> list[dict]:
@@ -75,7 +64,6 @@ class Bot:
         self.portal.call(self.shell.request_stop, "test")
         self.future.result(timeout=15)
         self.portal.call(self.venue.aclose)
-
 
 
 def _venue(ex):
