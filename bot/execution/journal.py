@@ -2,7 +2,8 @@
 
 Invariant: whatever was committed before a crash (even ``kill -9``) is restored as it was: own
 orders with their signed bytes and last state, the fills already delivered (so they are never
-delivered again), which of them were reversed, trade settlement statuses and the REST cursors.
+delivered again), which of them were reversed, trade settlement statuses, the REST cursors and
+the current trading day's start (so the daily loss limit keeps counting after a restart).
 
 Durability: WAL mode with ``synchronous=FULL`` by default. The reconciler commits orders as
 PENDING_SUBMIT before the shell sends them; FULL fsyncs the WAL at each commit, so even a power
@@ -22,6 +23,7 @@ import msgspec
 
 from bot.core.events import Fill
 from bot.execution.orders import OrderState, OwnOrder
+from bot.portfolio.pnl import DayStart
 from bot.venue.enums import OrderType, Side, TradeStatus
 
 _SCHEMA = """
@@ -75,6 +77,11 @@ CREATE TABLE IF NOT EXISTS cursors (
     name TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS day_start (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    day INTEGER NOT NULL,
+    total INTEGER NOT NULL
+);
 """
 
 _UPSERT_ORDER = """
@@ -106,6 +113,7 @@ class JournalState(msgspec.Struct):
     reversed: list[tuple[str, str]]
     trade_statuses: dict[str, TradeStatus]
     cursors: dict[str, str]
+    day_start: DayStart | None = None  # the last trading day's start (UTC day, total PnL)
 
 
 def _default_signed_type() -> Any:
@@ -186,6 +194,16 @@ class Journal:
             (name, value),
         )
 
+    def day_start(self, start: DayStart) -> None:
+        """Record a new trading day's start and commit at once (it is written once a day, outside
+        any reconciler input, and a restart the same day must find it)."""
+        self._db.execute(
+            "INSERT INTO day_start (id, day, total) VALUES (1, ?, ?)"
+            " ON CONFLICT(id) DO UPDATE SET day = excluded.day, total = excluded.total",
+            (start.day, start.total),
+        )
+        self._db.commit()
+
     def commit(self) -> None:
         self._db.commit()
 
@@ -195,7 +213,7 @@ class Journal:
 
     # --- restart ---------------------------------------------------------------------------
     def restore(self) -> JournalState:
-        """Own orders, fills, reversals, trade statuses and cursors as last committed."""
+        """Own orders, fills, reversals, trade statuses, cursors and day start as last committed."""
         orders: list[OwnOrder] = []
         for row in self._db.execute(
             "SELECT order_id, token_id, side, price, size, order_type, post_only, expiration, state, filled,"
@@ -228,7 +246,9 @@ class Journal:
                 rev.append((tid, oid))
         statuses = {tid: TradeStatus(s) for tid, s in self._db.execute("SELECT trade_id, status FROM trades")}
         cursors = dict(self._db.execute("SELECT name, value FROM cursors"))
-        return JournalState(orders, fills, rev, statuses, cursors)
+        row = self._db.execute("SELECT day, total FROM day_start WHERE id = 1").fetchone()
+        day_start = DayStart(*row) if row is not None else None
+        return JournalState(orders, fills, rev, statuses, cursors, day_start)
 
     def state_history(self, order_id: str) -> list[tuple[str, int]]:
         """The recorded (state, filled) changes of one order, oldest first."""

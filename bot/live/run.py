@@ -3,7 +3,9 @@
 Invariants: secrets come only from ``bot.ops.secrets`` (environment or owner-only file) and are
 never printed; the journal is restored before anything is sent, merged with what the venue
 shows (open orders, trades), so a restart (even after ``kill -9``) neither repeats a fill nor
-forgets a position; on SIGINT/SIGTERM every own order is cancelled before exit.
+forgets a position, and a restart the same UTC day keeps counting the day's PnL from the journaled
+day start (the daily loss limit is not reset); on SIGINT/SIGTERM every own order is cancelled
+before exit.
 """
 
 from __future__ import annotations
@@ -45,10 +47,14 @@ async def _run(config: Any, args: Any) -> int:
         if config.metrics.enabled:
             metrics.serve(config.metrics.host, config.metrics.port)
         journal = Journal.from_config(config.journal)
+        state = journal.restore()
         engine = make_engine(strategy, markets, venue, private_key=wallet, chain_id=v.chain_id,
                              risk_limits=config.risk, router_config=config.router, metrics=metrics,
-                             journal=journal, signature_type=v.signature_type, funder=v.funder)
-        state = journal.restore()
+                             journal=journal, day_start=state.day_start, signature_type=v.signature_type,
+                             funder=v.funder)
+        resumed = engine.daily.start
+        if resumed is not None:
+            log.info("daily_pnl_resumed", day=resumed.day, start_total=resumed.total)
         if state.orders or state.fills:
             open_orders = [o async for o in venue.clob.get_orders()]
             trades = [t async for t in venue.clob.get_trades()]

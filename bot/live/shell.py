@@ -590,6 +590,7 @@ def make_engine(
     router_config: Any = None,
     metrics: Any = None,
     journal: Any = None,
+    day_start: Any = None,
     clock: Any = None,
     signature_type: int = 0,
     funder: str | None = None,
@@ -597,12 +598,14 @@ def make_engine(
 ) -> Engine:
     """An engine wired for live trading on ``venue``: a real ``OrderBuilder`` signs, the router
     spends the venue limiter's write throttles, the reconciler journals when ``journal`` is
-    given (and is restored from it: see ``restore_into``)."""
+    given (and is restored from it: see ``restore_into``), and so does the day's PnL: it resumes
+    the journaled ``day_start`` when that is today's, and journals every new day's start."""
     from bot.core.book import Books
     from bot.core.clock import LiveClock
     from bot.core.engine import order_signer, tick_source
     from bot.execution.reconciler import Reconciler, ReconcilerConfig
     from bot.execution.router import Router, RouterConfig
+    from bot.portfolio.pnl import DailyPnl
     from bot.risk import RiskGate, RiskLimits
     from bot.venue.eip712 import Wallet
     from bot.venue.orders import OrderBuilder
@@ -621,8 +624,12 @@ def make_engine(
     risk = RiskGate(risk_limits or RiskLimits(), index)
     if metrics is not None:
         venue.observe(metrics)
-    return Engine(strategy=strategy, markets=index, clock=clock or LiveClock(), router=router,
-                  reconciler=rec, risk=risk, books=books, metrics=metrics, log=log_)
+    clock = clock or LiveClock()
+    engine = Engine(strategy=strategy, markets=index, clock=clock, router=router,
+                    reconciler=rec, risk=risk, books=books, metrics=metrics, log=log_)
+    if journal is not None:
+        engine.daily = DailyPnl.resume(day_start, clock.now(), on_new_day=journal.day_start)
+    return engine
 
 
 def restore_into(engine: Engine, state: Any, open_orders: list[Any], trades: list[Any]) -> int:
@@ -656,7 +663,9 @@ def restore_into(engine: Engine, state: Any, open_orders: list[Any], trades: lis
 async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
     """Start the portfolio from the venue's holdings of the tracked tokens, valued at the
     current mid (so PnL counts only what this run trades). Fills already in the portfolio
-    (restored from a journal) are part of the venue's figure and are not counted twice."""
+    (restored from a journal) are part of the venue's figure and are not counted twice. The
+    day's PnL sees the same valuation before anything trades: a fresh day starts (and is
+    journaled) here, a day start restored from the journal goes on unchanged."""
     try:
         items = await venue.account.positions(venue.holder)
         books = await venue.clob.books([t for m in engine.markets for t in m.tokens])
@@ -674,4 +683,5 @@ async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
         base = size - engine.portfolio.size(token)
         if base:
             engine.portfolio.seed(token, base, mids.get(token, 0))
+    engine.daily.observe(engine.clock.now(), engine.portfolio.total_pnl(mids))
     return held

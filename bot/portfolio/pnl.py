@@ -1,12 +1,13 @@
 """PnL figures over a portfolio: marks from books, a snapshot, and the day's PnL.
 
 Invariant: the trading day ends at UTC midnight as read from the run's ``Clock``; the day's PnL
-is the total PnL (realized + unrealized - fees) minus the total last seen before that midnight.
+is the total PnL (realized + unrealized - fees) minus the total at the day's start, which survives
+a restart on the same UTC day (it is journaled) and is exact (integer micro-units).
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Protocol
+from typing import Callable, Iterable, Mapping, Protocol
 
 import msgspec
 
@@ -48,34 +49,62 @@ class PnlSnapshot(msgspec.Struct, frozen=True):
     daily: int
 
 
+class DayStart(msgspec.Struct, frozen=True):
+    """Where a trading day's PnL counts from: the UTC ``day`` (days since 1970-01-01) and the
+    ``total`` PnL (micro-units) at its start. Journaled, so a restart the same day resumes it."""
+
+    day: int
+    total: int
+
+
 class DailyPnl:
     """Tracks the start-of-day total so the day's PnL resets at UTC midnight.
 
-    The first observation sets the baseline (a fresh run starts the day at 0); on the first
-    observation of a new UTC day the baseline becomes the last total seen on the previous day, so
-    moves between that sighting and midnight count against the new day (conservative for limits).
+    The first observation of a day with no known start sets the baseline to the total seen (a
+    fresh run starts the day at 0); on the first observation of a new UTC day the baseline becomes
+    the last total seen on the previous day, so moves between that sighting and midnight count
+    against the new day (conservative for limits). A ``start`` restored from the journal continues
+    that day only if the first observation falls on it; ``on_new_day`` hears every new start.
     """
 
-    __slots__ = ("_day", "_baseline", "_last")
+    __slots__ = ("_day", "_baseline", "_last", "_on_new_day")
 
-    def __init__(self) -> None:
-        self._day: int | None = None
-        self._baseline = 0
-        self._last = 0
+    def __init__(
+        self, start: DayStart | None = None, *, on_new_day: Callable[[DayStart], None] | None = None
+    ) -> None:
+        self._day: int | None = start.day if start is not None else None
+        self._baseline = start.total if start is not None else 0
+        self._last: int | None = None  # the last total this run saw
+        self._on_new_day = on_new_day
+
+    @classmethod
+    def resume(
+        cls, start: DayStart | None, now: float, *, on_new_day: Callable[[DayStart], None] | None = None
+    ) -> "DailyPnl":
+        """Continue the journaled day ``start`` if it is the UTC day of ``now``, else begin afresh."""
+        if start is not None and start.day != utc_day(now):
+            start = None
+        return cls(start, on_new_day=on_new_day)
 
     def observe(self, now: float, total: int) -> int:
         """Record ``total`` at ``now`` and return the day's PnL."""
         day = utc_day(now)
-        if self._day is None:
-            self._day, self._baseline = day, total
-        elif day != self._day:
-            self._day, self._baseline = day, self._last
+        if day != self._day:
+            # the previous day's last total when this run saw one, else the total now
+            self._day, self._baseline = day, (total if self._last is None else self._last)
+            if self._on_new_day is not None:
+                self._on_new_day(DayStart(day, self._baseline))
         self._last = total
         return total - self._baseline
 
     @property
     def baseline(self) -> int:
         return self._baseline
+
+    @property
+    def start(self) -> DayStart | None:
+        """The current day's start (``None`` before the first observation of a fresh run)."""
+        return DayStart(self._day, self._baseline) if self._day is not None else None
 
 
 def snapshot(pf: _PnlSource, marks: Mapping[str, int | None], now: float, daily: DailyPnl) -> PnlSnapshot:

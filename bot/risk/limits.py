@@ -24,7 +24,8 @@ class RiskLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
     max_orders_per_window: int | None = 50  # new orders sent per sliding window
     rate_window_s: float = 1.0
     # kill switch
-    max_daily_loss: int | None = None  # USDC units, realized + unrealized - fees since UTC midnight
+    max_daily_loss: int | None = None  # USDC units, realized + unrealized - fees since the UTC day began
+    # (the day's start is journaled: a restart the same UTC day keeps counting, see DailyPnl)
     max_total_loss: int | None = None  # USDC units, since start
     stale_halt_s: float | None = 30.0  # a tracked book stale for longer than this halts
     max_errors: int | None = 20  # errors within error_window_s that halt

@@ -1,5 +1,6 @@
 """``bot run`` killed with SIGKILL mid-run and restarted on the same journal: nothing is lost,
-nothing is delivered twice, nothing is left resting that the bot does not know."""
+nothing is delivered twice, nothing is left resting that the bot does not know, and the day's PnL
+keeps counting from the journaled day start (the daily loss limit is not reset by a restart)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from bot.core.clock import SECONDS_PER_DAY, utc_day
+from bot.execution.journal import Journal
+from bot.portfolio.pnl import DayStart
 from bot.venue.enums import OrderType, Side
 from tests.integration.exchange_fixture import start_exchange
 from tests.integration.test_live_trading import TICK, counterparty_order, open_orders, ours_on, wait_for
@@ -19,6 +24,7 @@ from tests.integration.test_live_trading import TICK, counterparty_order, open_o
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
+DAILY_LOSS = 1_000_000_000  # 1000 USDC: far above what the test's one fill can lose
 
 
 def config_text(ex, cond: str, journal: Path) -> str:
@@ -34,6 +40,9 @@ ws_url = "{u.ws}"
 path = "strategies.market_maker:MarketMaker"
 markets = ["{cond}"]
 params = {{ half_spread_ticks = 1 }}
+
+[risk]
+max_daily_loss = {DAILY_LOSS}
 
 [metrics]
 enabled = false
@@ -57,7 +66,21 @@ def journal_rows(path: Path, sql: str) -> list[tuple]:
         return db.execute(sql).fetchall()
 
 
+def day_start(path: Path) -> DayStart | None:
+    return Journal(path).restore().day_start
+
+
+def clear_of_utc_midnight(margin_s: float = 120.0) -> None:
+    """Start the test at least ``margin_s`` before UTC midnight (past it if need be), so every run
+    below sees the same UTC day: the day's start is only resumed on the day it was written."""
+    left = SECONDS_PER_DAY - time.time() % SECONDS_PER_DAY
+    if left < margin_s:
+        time.sleep(left + 1.0)
+
+
 def test_kill_9_and_restart_keeps_state(tmp_path):
+    clear_of_utc_midnight()
+    today = utc_day(time.time())
     ex = start_exchange()
     procs: list[subprocess.Popen] = []
     try:
@@ -81,6 +104,8 @@ def test_kill_9_and_restart_keeps_state(tmp_path):
         wait_for(lambda: len(ours_on(ex, yes)) >= 2, 10, "requoted after the fill")
         p1.send_signal(signal.SIGKILL)
         p1.wait(timeout=10)
+        started = day_start(journal)
+        assert started is not None and started.day == today  # journaled by the first run
         fills_before = journal_rows(journal, "SELECT trade_id, order_id, size, reversed FROM fills ORDER BY seq")
         left = {o["id"] for o in open_orders(ex, acct)}
         assert left  # the killed run could not cancel anything
@@ -103,6 +128,8 @@ def test_kill_9_and_restart_keeps_state(tmp_path):
                                      "('UNKNOWN', 'PENDING_SUBMIT', 'PENDING_CANCEL')")[0][0] == 0)
 
         wait_for(settled, 15, "the second run quoting with the first run's orders reconciled")
+        assert '"daily_pnl_resumed"' in log2.read_text()
+        assert day_start(journal) == started  # the day goes on from where the first run began it
         assert journal_rows(journal, "SELECT trade_id, order_id, size, reversed FROM fills ORDER BY seq") \
             == fills_before  # nothing delivered twice, nothing lost
         p2.send_signal(signal.SIGTERM)
@@ -113,6 +140,25 @@ def test_kill_9_and_restart_keeps_state(tmp_path):
         assert open_orders(ex, acct) == []
         states = dict(journal_rows(journal, "SELECT order_id, state FROM orders"))
         assert all(states[i] in ("CANCELED", "FILLED") for i in left)  # closed in the journal too
+        assert "daily_loss" not in err  # the second run stayed well within the day's limit
+
+        # Earlier today the bot was 1,000,000 USDC up, and it has given nearly all of it back: as
+        # journaled, the day is already far beyond max_daily_loss. A third run that restarted the
+        # day at 0 would quote on; resuming the journaled day start, it halts and cancels.
+        Journal(journal).day_start(DayStart(today, 1_000_000_000_000))
+        log3 = tmp_path / "run3.log"
+        p3 = start_bot(cfg, env, log3)
+        procs.append(p3)
+        wait_for(lambda: '"risk_halt"' in log3.read_text() and '"daily_loss"' in log3.read_text(), 15,
+                 "the third run halted on the daily loss")
+        wait_for(lambda: open_orders(ex, acct) == [], 10, "the halt's cancel-all")
+        p3.send_signal(signal.SIGTERM)
+        out, _ = p3.communicate(timeout=20)
+        err = log3.read_text()
+        assert p3.returncode == 0, out + err
+        assert "Traceback" not in out + err
+        assert open_orders(ex, acct) == []
+        assert day_start(journal) == DayStart(today, 1_000_000_000_000)  # still today's start
     finally:
         for p in procs:
             if p.poll() is None:

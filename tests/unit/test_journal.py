@@ -17,6 +17,7 @@ from bot.execution.journal import Journal, JournalState
 from bot.execution.orders import OrderState, OwnOrder
 from bot.execution.reconciler import Reconciler, ReconcilerConfig
 from bot.execution.restart import merge_restart
+from bot.portfolio.pnl import DailyPnl, DayStart
 from bot.venue.enums import Side, TradeStatus
 
 S = OrderState
@@ -107,6 +108,9 @@ def test_restore_after_kill_9(tmp_path):
         rec.on_places_sent([OwnOrder("0xa", "tok", Side.BUY, 500000, 10000000, signed={{"hash": "0xa"}})], 1.0)
         rec.on_trade_event({{"id": "t1", "taker_order_id": "0xa", "asset_id": "tok", "side": "BUY",
                              "size": "3", "price": "0.5", "status": "MINED", "maker_orders": []}}, 2.0)
+        from bot.portfolio.pnl import DailyPnl
+        daily = DailyPnl(on_new_day=j.day_start)
+        daily.observe(19000 * 86400 + 7, -1234567)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
     proc = subprocess.run([sys.executable, "-c", script], timeout=30)
@@ -116,6 +120,44 @@ def test_restore_after_kill_9(tmp_path):
         ("0xa", S.PARTIALLY_FILLED, 3 * U, {"hash": "0xa"})
     ]
     assert [(f.key, f.is_maker, f.status) for f in state.fills] == [(("t1", "0xa"), False, TradeStatus.MINED)]
+    assert state.day_start == DayStart(19000, -1234567)
+
+
+def test_day_start_round_trip_keeps_one_exact_row(tmp_path):
+    path = tmp_path / "d.sqlite"
+    j = Journal(path)
+    assert j.restore().day_start is None
+    j.day_start(DayStart(19000, 7))
+    big = 9_000_000_000_000_123_457  # exact beyond a float's 53 bits
+    j.day_start(DayStart(19001, -big))
+    del j  # dropped without close: each day start is committed as it is written
+
+    j2 = Journal(path)
+    assert j2.restore().day_start == DayStart(19001, -big)
+    assert j2._db.execute("SELECT COUNT(*) FROM day_start").fetchone()[0] == 1
+    j2.close()
+
+
+def test_day_start_survives_a_restart_the_same_day_and_not_the_next(tmp_path):
+    path = tmp_path / "r.sqlite"
+    day = 19000
+    j = Journal(path)
+    first = DailyPnl.resume(j.restore().day_start, day * 86400 + 3600, on_new_day=j.day_start)
+    assert first.observe(day * 86400 + 3600, 10 * U) == 0
+    assert first.observe(day * 86400 + 7200, 4 * U) == -6 * U
+    del first, j  # the run dies
+
+    j = Journal(path)
+    again = DailyPnl.resume(j.restore().day_start, day * 86400 + 7300, on_new_day=j.day_start)
+    assert again.observe(day * 86400 + 7300, 4 * U) == -6 * U  # not 0: the day goes on
+    j.close()
+
+    j = Journal(path)
+    tomorrow = (day + 1) * 86400 + 60
+    fresh = DailyPnl.resume(j.restore().day_start, tomorrow, on_new_day=j.day_start)
+    assert fresh.observe(tomorrow, 4 * U) == 0  # a new UTC day starts afresh
+    assert j.restore().day_start == DayStart(day + 1, 4 * U)
+    j.close()
 
 
 def position(fills, reversed_keys):

@@ -9,6 +9,7 @@ from bot.portfolio import (
     DailyPnl, Drift, Portfolio, event_markets, marks_from_books, net_market, outcome_payoffs,
     snapshot, worst_case_pnl,
 )
+from bot.portfolio.pnl import DayStart
 from bot.venue.enums import Side
 from bot.venue.units import UNIT
 
@@ -136,6 +137,49 @@ def test_daily_pnl_resets_at_utc_midnight():
     clock.advance(2)  # past midnight
     assert d.observe(clock.now(), 1 * SH) == -3 * SH  # against the last total of yesterday
     assert d.baseline == 4 * SH
+
+
+def test_daily_pnl_resumes_a_journaled_start_of_the_same_day():
+    day = 100
+    noon = 86_400 * day + 43_200
+    starts: list[DayStart] = []
+    d = DailyPnl.resume(DayStart(day, 5 * SH), noon, on_new_day=starts.append)
+    assert d.start == DayStart(day, 5 * SH)
+    assert d.observe(noon, 2 * SH) == -3 * SH  # the morning's loss still counts after the restart
+    assert d.observe(noon + 60, 1 * SH) == -4 * SH
+    assert starts == []  # nothing new to journal: the day's start is the journaled one
+    assert d.observe(86_400 * (day + 1) + 1, 3 * SH) == 2 * SH  # midnight: from the last total seen
+    assert starts == [DayStart(day + 1, 1 * SH)]
+
+
+def test_daily_pnl_starts_a_fresh_day_from_a_stale_start():
+    day = 100
+    starts: list[DayStart] = []
+    d = DailyPnl.resume(DayStart(day - 1, 5 * SH), 86_400 * day + 10, on_new_day=starts.append)
+    assert d.start is None
+    assert d.observe(86_400 * day + 10, -7 * SH) == 0  # yesterday's start does not count today
+    assert starts == [DayStart(day, -7 * SH)] and d.baseline == -7 * SH
+    assert d.observe(86_400 * day + 20, -8 * SH) == -1 * SH
+
+
+def test_daily_pnl_start_for_a_day_the_run_never_sees_counts_from_the_first_total():
+    # journaled for day 100, resumed just before midnight, first observed on day 101: the run saw
+    # no total on day 100, so the new day starts from the first total (not from 0)
+    starts: list[DayStart] = []
+    d = DailyPnl(DayStart(100, 5 * SH), on_new_day=starts.append)
+    assert d.observe(86_400 * 101 + 1, 9 * SH) == 0
+    assert starts == [DayStart(101, 9 * SH)]
+
+
+def test_daily_pnl_journals_every_new_start():
+    starts: list[DayStart] = []
+    d = DailyPnl(on_new_day=starts.append)
+    assert d.start is None
+    d.observe(86_400 * 100 + 5, 2 * SH)
+    d.observe(86_400 * 100 + 6, 4 * SH)
+    d.observe(86_400 * 102 + 7, 1 * SH)  # two midnights while asleep: one new start
+    assert starts == [DayStart(100, 2 * SH), DayStart(102, 4 * SH)]
+    assert d.start == DayStart(102, 4 * SH)
 
 
 def test_snapshot_and_marks():
