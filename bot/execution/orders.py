@@ -2,7 +2,9 @@
 
 Invariant: an order only moves along ``TRANSITIONS``; a terminal order (FILLED, CANCELED) never
 comes back; sizes are integer micro-units with ``0 <= filled`` and ``remaining = max(0, size -
-max(filled, venue_matched))``. Only the reconciler calls the mutating methods of ``OrderStore``.
+max(filled, venue_matched))``. Only the reconciler calls the mutating methods of ``OrderStore``,
+and once an order is in a store its state changes only through ``OrderStore.transition`` (its
+state before ``add`` is its initial state), which keeps the store's working-order index exact.
 """
 
 from __future__ import annotations
@@ -121,9 +123,12 @@ class OwnOrder:
 
     @property
     def remaining(self) -> int:
-        if self.state.terminal:
+        s = self.state  # ``state.terminal`` and ``matched``, inlined: risk and the diff read this
+        if s is _FILLED or s is _CANCELED or s is _REJECTED:
             return 0
-        return max(0, self.size - self.matched)
+        f, v = self.filled, self.venue_matched
+        r = self.size - (f if f >= v else v)
+        return r if r > 0 else 0
 
     @property
     def is_working(self) -> bool:
@@ -142,13 +147,21 @@ class OwnOrder:
 
 
 class OrderStore:
-    """All own orders by id, with the per-token views the router and risk read."""
+    """All own orders by id, with the per-token views the router and risk read.
 
-    __slots__ = ("_orders", "_by_token")
+    Besides every order (``_orders``, by token in ``_by_token``) the store indexes the working
+    (non-terminal) ones, globally and per token, both oldest first: ``add`` files an order by the
+    state it arrives in and ``transition`` moves it in or out, so the hot reads (``working``) cost
+    what is live, not what has closed since the last ``forget_closed``.
+    """
+
+    __slots__ = ("_orders", "_by_token", "_working", "_working_by_token")
 
     def __init__(self) -> None:
         self._orders: dict[str, OwnOrder] = {}
         self._by_token: dict[str, dict[str, OwnOrder]] = {}
+        self._working: dict[str, OwnOrder] = {}
+        self._working_by_token: dict[str, dict[str, OwnOrder]] = {}
 
     # --- reads -----------------------------------------------------------------------------
     def get(self, order_id: str) -> OwnOrder | None:
@@ -165,16 +178,20 @@ class OrderStore:
 
     def working(self, token_id: str | None = None) -> list[OwnOrder]:
         """Non-terminal orders (on one token, or all), oldest first."""
-        src = self._orders.values() if token_id is None else self._by_token.get(token_id, _EMPTY).values()
-        f, c, r = _FILLED, _CANCELED, _REJECTED  # ``state.working``, inlined: this is the hot path
-        return [o for o in src if not ((s := o.state) is f or s is c or s is r)]
+        src = self._working if token_id is None else self._working_by_token.get(token_id, _EMPTY)
+        # the index holds exactly the working orders; the state test (``state.working``, inlined:
+        # this is the hot path) only guards against a state written behind ``transition``'s back
+        f, c, r = _FILLED, _CANCELED, _REJECTED
+        return [o for o in src.values() if not ((s := o.state) is f or s is c or s is r)]
 
     def open_orders(self, token_id: str) -> list[OwnOrder]:
         """What may rest on the book of ``token_id`` now (risk's view of open exposure)."""
         return self.working(token_id)
 
     def tokens(self) -> list[str]:
-        return [t for t, d in self._by_token.items() if any(o.state.working for o in d.values())]
+        """Tokens with working orders, in the order they were first seen."""
+        wbt = self._working_by_token
+        return [t for t in self._by_token if any(o.state.working for o in wbt.get(t, _EMPTY).values())]
 
     def in_state(self, *states: OrderState) -> list[OwnOrder]:
         return [o for o in self._orders.values() if o.state in states]
@@ -189,11 +206,16 @@ class OrderStore:
 
     # --- writes (reconciler only) ----------------------------------------------------------
     def add(self, order: OwnOrder) -> OwnOrder:
+        """File ``order`` under the state it has now; an id already known keeps the known order."""
         existing = self._orders.get(order.order_id)
         if existing is not None:
             return existing
-        self._orders[order.order_id] = order
-        self._by_token.setdefault(order.token_id, {})[order.order_id] = order
+        oid, token = order.order_id, order.token_id
+        self._orders[oid] = order
+        self._by_token.setdefault(token, {})[oid] = order
+        if order.state.working:
+            self._working[oid] = order
+            self._working_by_token.setdefault(token, {})[oid] = order
         return order
 
     def transition(self, order: OwnOrder, new: OrderState, now: float) -> bool:
@@ -207,6 +229,11 @@ class OrderStore:
             order.before_cancel = None
         order.state = new
         order.updated_at = now
+        was, now_working = old.working, new.working
+        if was and not now_working:
+            self._unindex(order)
+        elif now_working and not was:  # REJECTED -> LIVE...: the venue showed the order after all
+            self._reindex(order.token_id)
         return True
 
     def forget_closed(self, before: float) -> int:
@@ -215,4 +242,21 @@ class OrderStore:
         for o in gone:
             del self._orders[o.order_id]
             self._by_token[o.token_id].pop(o.order_id, None)
+            self._unindex(o)
         return len(gone)
+
+    # --- index -----------------------------------------------------------------------------
+    def _unindex(self, order: OwnOrder) -> None:
+        oid = order.order_id
+        if self._working.pop(oid, None) is not None:
+            d = self._working_by_token.get(order.token_id)
+            if d is not None:
+                d.pop(oid, None)
+
+    def _reindex(self, token_id: str) -> None:
+        """Rebuild the working index from the store (rare: an order came back to life), so it
+        stays oldest first."""
+        self._working = {oid: o for oid, o in self._orders.items() if o.state.working}
+        self._working_by_token[token_id] = {
+            oid: o for oid, o in self._by_token.get(token_id, _EMPTY).items() if o.state.working
+        }

@@ -204,7 +204,7 @@ class Reconciler:
         for o in orders:
             known = self.orders.get(o.order_id)
             if known is None:
-                o.state = S.PENDING_SUBMIT
+                o.state = S.PENDING_SUBMIT  # its initial state: the store files it as it is added
                 o.sent_at = o.updated_at = now
                 self.orders.add(o)
                 self._changed(o, out)
@@ -504,12 +504,10 @@ class Reconciler:
         if policy == "adopt" and rec.side is not None and rec.token_id:
             o = OwnOrder(
                 rec.order_id, rec.token_id, rec.side, rec.price, rec.original_size,
-                order_type=_order_type(rec.order_type), state=S.LIVE, venue_matched=rec.size_matched,
-                trade_ids=rec.associate_trades, sent_at=now, updated_at=now, market=rec.market,
-                reason="adopted",
+                order_type=_order_type(rec.order_type), state=S.PARTIALLY_FILLED if rec.size_matched > 0 else S.LIVE,
+                venue_matched=rec.size_matched, trade_ids=rec.associate_trades, sent_at=now, updated_at=now,
+                market=rec.market, reason="adopted",
             )
-            if o.venue_matched > 0:
-                o.state = S.PARTIALLY_FILLED
             self.orders.add(o)
             self._changed(o, out)
             self._claim_held(o.order_id, now, out)

@@ -40,6 +40,7 @@ class Throttle(Protocol):
 
     def delay(self, n: int, now: float) -> float: ...
     def try_take(self, n: int, now: float) -> bool: ...
+    def take_up_to(self, n: int, now: float) -> int: ...
     def available(self, now: float) -> int: ...
 
 
@@ -331,12 +332,14 @@ class Router:
         """Spend tokens for one request of up to ``want`` items; returns how many were granted."""
         if want <= 0 or (self._routes and any(r.available(now) < 1 for r in self._routes)):
             return 0
-        per_order = self.config.count_per_order
-        k = min(want, throttle.available(now)) if per_order else want
-        if k <= 0 or (not per_order and throttle.available(now) < 1):
-            return 0
-        if not throttle.try_take(k if per_order else 1, now):  # ``_cost(k)``
-            return 0
+        if self.config.count_per_order:  # ``_cost(k)`` tokens: one per order
+            k = throttle.take_up_to(want, now)  # min(want, available), taken in one pass
+            if k <= 0:
+                return 0
+        else:  # one token per request
+            if throttle.available(now) < 1 or not throttle.try_take(1, now):
+                return 0
+            k = want
         for r in self._routes:
             if not r.try_take(1, now):  # cannot happen single-threaded; stays conservative
                 return 0

@@ -222,6 +222,28 @@ class Throttle:
         self.taken += n
         return True
 
+    def take_up_to(self, n: int, now: float | None = None) -> int:
+        """Take ``k = min(n, available(now))`` tokens from every window and return ``k`` (0:
+        nothing taken). One pass over the windows; the same as ``available`` then
+        ``try_take(k)``, so the sliding-window bound holds as for :meth:`try_take`."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ParameterError("n", f"must be an integer >= 1, got {n!r}")
+        t = self.clock() if now is None else now
+        k = n
+        logs = self._logs
+        for log in logs:
+            log.prune(t)
+            room = log.window.capacity - log.used
+            if room < k:
+                k = room
+        if k <= 0:
+            return 0
+        for log in logs:
+            log.entries.append((t, k))  # ``_Log.take``, inlined
+            log.used += k
+        self.taken += k
+        return k
+
     def take(self, n: int = 1, now: float | None = None) -> None:
         """Like :meth:`try_take` but raises :class:`RuntimeError` when the windows are full."""
         if not self.try_take(n, now):

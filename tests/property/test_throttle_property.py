@@ -73,3 +73,18 @@ def test_available_agrees_with_try_take(windows, steps) -> None:
         avail = th.available(now=now)
         n = min(n, cap)
         assert th.try_take(n, now=now) == (n <= avail)
+
+
+@settings(max_examples=200, deadline=None)
+@given(windows=windows_st, steps=steps_st)
+def test_take_up_to_is_available_then_try_take(windows, steps) -> None:
+    """``take_up_to(n)`` takes exactly what ``available`` then ``try_take`` would have taken."""
+    one, two = Throttle(windows), Throttle(windows)
+    now = 0.0
+    for gap, n in steps:
+        now += gap
+        k = min(n, two.available(now=now))
+        expected = k if k > 0 and two.try_take(k, now=now) else 0
+        assert one.take_up_to(n, now=now) == expected
+        assert one.taken == two.taken
+        assert one.available(now=now) == two.available(now=now)

@@ -93,3 +93,45 @@ def test_forget_closed_keeps_working_orders():
 @pytest.mark.parametrize("state", list(S))
 def test_every_state_has_a_transition_row(state):
     assert state in TRANSITIONS
+
+
+def test_working_index_follows_transitions_and_keeps_age_order():
+    store = OrderStore()
+    a = store.add(order("a", "t1", state=S.LIVE))
+    b = store.add(order("b", "t1", state=S.PENDING_SUBMIT))
+    c = store.add(order("c", "t2", state=S.LIVE))
+    store.add(order("d", "t1", state=S.CANCELED))  # arrives closed: never working
+    assert [o.order_id for o in store.working()] == ["a", "b", "c"]
+    assert store.transition(b, S.REJECTED, 1.0)
+    assert [o.order_id for o in store.working("t1")] == ["a"]
+    assert [o.order_id for o in store.working()] == ["a", "c"]
+    # the venue shows the rejected order after all: it comes back in its age place
+    assert store.transition(b, S.LIVE, 2.0)
+    assert [o.order_id for o in store.working("t1")] == ["a", "b"]
+    assert [o.order_id for o in store.working()] == ["a", "b", "c"]
+    assert store.transition(a, S.PENDING_CANCEL, 3.0)  # still working while the cancel is out
+    assert [o.order_id for o in store.working("t1")] == ["a", "b"]
+    assert store.transition(a, S.CANCELED, 4.0) and store.transition(c, S.FILLED, 4.0)
+    assert [o.order_id for o in store.working()] == ["b"] and store.working("t2") == []
+    assert store.tokens() == ["t1"]
+    assert store.forget_closed(before=10.0) == 3
+    assert [o.order_id for o in store.working()] == ["b"] and len(store) == 1
+
+
+def test_working_index_matches_a_full_scan_under_any_transitions():
+    import random
+
+    rng = random.Random(7)
+    store = OrderStore()
+    states = list(S)
+    for i in range(400):
+        if i % 3 == 0 or len(store) == 0:
+            store.add(order(f"o{i}", rng.choice(["t1", "t2", "t3"]), state=rng.choice(states)))
+        else:
+            o = rng.choice(list(store))
+            store.transition(o, rng.choice(states), float(i))
+        if i % 50 == 49:
+            store.forget_closed(before=float(i - 20))
+        for token in (None, "t1", "t2", "t3"):
+            scan = [o for o in store if o.state.working and (token is None or o.token_id == token)]
+            assert store.working(token) == scan

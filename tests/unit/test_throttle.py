@@ -166,3 +166,13 @@ def test_limits_config_validation() -> None:
 def test_disabled_limits_let_everything_through() -> None:
     lim = RouteLimiter(LimitsConfig(scale=0.01, enabled=False), "clob", clock=lambda: 0.0)
     assert all(lim.try_acquire("GET", "/", now=0.0) for _ in range(100))
+
+
+def test_take_up_to_takes_what_every_window_allows() -> None:
+    th = Throttle([RateWindow(4, 1.0), RateWindow(6, 60.0)])
+    assert th.take_up_to(10, now=0.0) == 4  # burst window bounds it
+    assert th.take_up_to(1, now=0.5) == 0  # nothing taken when full
+    assert th.take_up_to(10, now=1.0) == 2  # sustained window bounds it
+    assert th.taken == 6 and th.available(now=1.0) == 0
+    with pytest.raises(ParameterError, match="^n: "):
+        th.take_up_to(0, now=2.0)
