@@ -1,7 +1,8 @@
 """Configuration files: TOML decoded into frozen msgspec Structs that reject unknown keys.
 
 Invariant: a config either decodes completely and validly or raises ``ConfigError`` with one line
-naming the file and the offending key; secrets never come from the config file itself.
+naming the file and the offending key; secrets never come from the config file itself. TOML has no
+null, so a setting whose "none" is ``None`` (a limit that can be off) is switched off with ``OFF``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
+import msgspec.inspect as mi
 
 from bot.execution.journal import JournalConfig
 from bot.execution.reconciler import ReconcilerConfig
@@ -31,20 +33,59 @@ _CONDITION_ID = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _STRATEGY_PATH = re.compile(r"^[A-Za-z_][\w.]*[:.][A-Za-z_]\w*$")
 
 
+OFF = "off"
+"""The config-file value of any setting that may be ``None`` (``max_daily_loss = "off"``): that
+setting is off, whatever its default. TOML has no null, so nothing else can say it."""
+
+
 class ConfigError(ValueError):
     """A configuration that cannot be used, explained in one line."""
 
 
 def decode_config(data: bytes | str | dict[str, Any], type_: type[T], source: str = "config") -> T:
-    """Decode TOML text (or an already-parsed table) into ``type_``, strictly."""
+    """Decode TOML text (or an already-parsed table) into ``type_``, strictly; ``OFF`` stands for
+    ``None`` wherever ``type_`` allows ``None``."""
     try:
-        if isinstance(data, dict):
-            return msgspec.convert(data, type=type_, strict=True)
-        return msgspec.toml.decode(data, type=type_, strict=True)
+        table = data if isinstance(data, dict) else msgspec.toml.decode(data)
+        return msgspec.convert(switch_off(table, type_), type=type_, strict=True)
     except msgspec.ValidationError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
+        # in a config file, the None of an optional setting is spelt OFF
+        raise ConfigError(f"{source}: " + str(exc).replace(" | null`", f'` or "{OFF}"')) from None
     except msgspec.DecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML ({exc})") from None
+
+
+def switch_off(table: Any, type_: Any) -> Any:
+    """A copy of the parsed ``table`` with ``OFF`` as ``None`` in every field of ``type_`` (nested
+    structs, lists and tables included) that may be ``None``; anything else is left for the
+    decoder to judge."""
+    return _switch_off(table, mi.type_info(type_))
+
+
+_SEQUENCES = (mi.ListType, mi.VarTupleType, mi.SetType, mi.FrozenSetType)
+
+
+def _switch_off(value: Any, t: mi.Type) -> Any:
+    while isinstance(t, mi.Metadata):
+        t = t.type
+    if isinstance(t, mi.UnionType):
+        if value == OFF and any(isinstance(m, mi.NoneType) for m in t.types):
+            return None
+        for m in t.types:
+            if isinstance(value, dict) and isinstance(m, (mi.StructType, mi.DictType)) or \
+                    isinstance(value, list) and isinstance(m, (*_SEQUENCES, mi.TupleType)):
+                return _switch_off(value, m)
+        return value
+    if isinstance(t, mi.StructType) and isinstance(value, dict):
+        fields = {f.encode_name: f.type for f in t.fields}
+        return {k: _switch_off(v, fields[k]) if k in fields else v for k, v in value.items()}
+    if isinstance(t, mi.DictType) and isinstance(value, dict):
+        return {k: _switch_off(v, t.value_type) for k, v in value.items()}
+    if isinstance(t, _SEQUENCES) and isinstance(value, list):
+        return [_switch_off(v, t.item_type) for v in value]
+    if isinstance(t, mi.TupleType) and isinstance(value, list):
+        return [_switch_off(v, it) for v, it in zip(value, t.item_types)] + value[len(t.item_types):]
+    return value
 
 
 def load_config(path: str | os.PathLike[str], type_: type[T]) -> T:

@@ -1,7 +1,8 @@
 """Risk limits, as one frozen config.
 
 Invariant: every limit is an integer in micro-units (shares or USDC) or a count; ``None`` means
-"no limit". Unknown keys are refused when the config is decoded.
+"no limit" (spelt ``"off"`` in a config file, see ``bot.ops.config.OFF``). Unknown keys are
+refused when the config is decoded.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from bot.ops import logging as bot_logging
@@ -66,6 +67,8 @@ def test_example_file_validates_and_sets_what_it_shows():
     assert c.venue.limits.scale == 1.0
     assert c.router.max_batch == 15
     assert c.journal.path == "state/journal.sqlite"
+    assert c.risk == RiskLimits()  # the [risk] shown is the default, "off" where it is off
+    assert c.risk.max_daily_loss is None and c.risk.price_band_ticks is None
 
 
 def test_sections_decode_into_their_structs():
@@ -127,6 +130,12 @@ def test_sections_decode_into_their_structs():
         ("[metrics]\nport = 70000", "$.metrics.port"),
         ("[log]\nlevel = 'loud'", "$.log.level"),
         ("[venue\n", "not valid TOML"),
+        ("[risk]\nmax_daily_loss = 'of'", 'Expected `int` or "off", got `str` - at `$.risk.max_daily_loss`'),
+        ("[risk]\nstale_halt_s = 'OFF'", 'Expected `float` or "off", got `str` - at `$.risk.stale_halt_s`'),
+        ("[risk]\nmax_position = 1.5", 'Expected `int` or "off", got `float` - at `$.risk.max_position`'),
+        ("[risk]\nmax_errors = false", 'Expected `int` or "off", got `bool` - at `$.risk.max_errors`'),
+        ("[risk]\nrate_window_s = 'off'", "Expected `float`, got `str` - at `$.risk.rate_window_s`"),  # never off
+        ("[venue]\nfunder = 7", 'Expected `str` or "off", got `int` - at `$.venue.funder`'),
     ],
 )
 def test_bad_values_are_one_line_errors_naming_the_key(text, needle):
@@ -151,6 +160,45 @@ def test_secrets_in_the_config_file_are_refused_without_echoing_them(text):
         decode_bot_config(text, source="bot.toml")
     for value in (KEY, API_SECRET, PASSPHRASE):
         assert value not in str(info.value)
+
+
+def optional_limits() -> list[str]:
+    """Every risk limit whose "none" is None (found from the struct, so a new one is covered)."""
+    info = msgspec.inspect.type_info(RiskLimits)
+    return [f.name for f in info.fields
+            if isinstance(f.type, msgspec.inspect.UnionType)
+            and any(isinstance(t, msgspec.inspect.NoneType) for t in f.type.types)]
+
+
+def test_every_optional_limit_is_listed():
+    assert set(optional_limits()) == {
+        "max_order_size", "price_band_ticks", "price_band_bps", "max_position", "max_market_notional",
+        "max_event_notional", "max_net_exposure", "max_event_loss", "max_open_orders", "max_orders_per_window",
+        "max_daily_loss", "max_total_loss", "stale_halt_s", "max_errors", "max_reject_streak", "disconnect_halt_s",
+    }
+
+
+@pytest.mark.parametrize("name", optional_limits())
+def test_any_optional_risk_limit_is_switched_off_with_off(name):
+    on = decode_bot_config(f"[risk]\n{name} = 7")
+    assert getattr(on.risk, name) == 7
+    off = decode_bot_config(f'[risk]\n{name} = "off"')
+    assert getattr(off.risk, name) is None
+    assert off.risk == msgspec.structs.replace(RiskLimits(), **{name: None})  # nothing else moves
+
+
+def test_limits_that_default_on_stay_on_unless_switched_off():
+    c = decode_bot_config('[risk]\nmax_order_size = "off"\ndisconnect_halt_s = "off"\nmax_daily_loss = 50000000')
+    assert c.risk.max_order_size is None and c.risk.disconnect_halt_s is None
+    assert c.risk.max_daily_loss == 50_000_000
+    assert c.risk.max_position == RiskLimits().max_position  # untouched default: still on
+    assert c.risk.stale_halt_s == 30.0
+
+
+def test_off_applies_to_every_optional_setting_and_nowhere_else():
+    c = decode_bot_config('[venue]\nfunder = "off"\n[strategy.params]\nmode = "off"')
+    assert c.venue.funder is None
+    assert c.strategy.params == {"mode": "off"}  # a plain table: the strategy's Params decide
 
 
 def test_strategy_params_may_use_any_key_names():

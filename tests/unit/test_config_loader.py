@@ -23,6 +23,34 @@ def test_decode_and_reject_unknown(tmp_path):
         load_config(tmp_path / "missing.toml", Sample)
 
 
+class Window(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    seconds: float | None = 1.0
+    label: str = "off"
+
+
+class Nested(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    limit: int | None = 5
+    inner: Window = Window()
+    windows: tuple[Window, ...] = ()
+    maybe: Window | None = None
+
+
+def test_off_is_none_for_optional_fields_at_any_depth():
+    text = b'''
+limit = "off"
+inner = { seconds = "off", label = "off" }
+windows = [{ seconds = "off" }, { seconds = 2.0 }]
+maybe = { seconds = "off" }
+'''
+    assert decode_config(text, Nested) == Nested(
+        limit=None, inner=Window(None, "off"), windows=(Window(None), Window(2.0)), maybe=Window(None)
+    )
+    assert decode_config({"maybe": "off"}, Nested).maybe is None
+    assert decode_config(b"", Nested) == Nested()  # absent: the default, on
+    with pytest.raises(ConfigError, match='Expected `int` or "off", got `str` - at `\\$.limit`'):
+        decode_config(b'limit = "none"', Nested, source="n.toml")
+
+
 def test_secrets_file_must_be_owner_only(tmp_path):
     f = tmp_path / "secrets.toml"
     f.write_text("x = 1")
