@@ -11,6 +11,18 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("BOT_SHARED_DIR", REPO.parent / "shared"))
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A compiled module older than its source would test yesterday's code: refuse to start."""
+    from bot.core import book
+
+    if book.COMPILED:
+        built = Path(book.__file__).stat().st_mtime
+        sources = [Path(book.__file__).with_name(n) for n in ("book.py", "book.pxd")]
+        if any(s.stat().st_mtime > built for s in sources):
+            pytest.exit(f"{book.__file__} is older than its source: rebuild it with `make test` "
+                        "(or `pip install --no-deps -e .`)", returncode=2)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

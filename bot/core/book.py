@@ -10,6 +10,11 @@ Invariants:
   snapshot after the book was marked for resync (a reconnect, a REST fallback). Anything derived
   from a book (queue estimates, quotes) is valid only within one epoch.
 - ``hash`` is an opaque change token copied from the venue; it is never validated.
+
+This module is plain Python and is also compiled, when a C compiler is at hand, by Cython with the
+types declared in ``book.pxd`` beside it (the compiled module shadows this file; ``COMPILED`` says
+which one runs). Both run this same source and build the same books; only the hot path picks the
+parsing that is cheapest for each.
 """
 
 from __future__ import annotations
@@ -19,8 +24,20 @@ from typing import Any
 
 from bot.venue.units import UNIT, UnitsError, parse_units
 
-# A cached best price that must be recomputed from the levels.
-_DIRTY = -1
+try:
+    import cython
+
+    COMPILED: bool = cython.compiled
+except ImportError:  # interpreted, without Cython installed
+    COMPILED = False
+
+# Cached best prices are ints that make the per-level update one comparison: a new bid becomes the
+# best when ``price > _bb``, a new ask when ``price < _ba``. ``_LOW`` is below every price and
+# ``_HIGH`` above every price (prices are 0..UNIT), so:
+#   best bid ``_bb``: a price; ``_LOW`` when there are no bids; ``_HIGH`` when it must be recomputed;
+#   best ask ``_ba``: a price; ``_HIGH`` when there are no asks; ``_LOW`` when it must be recomputed.
+_LOW = -1
+_HIGH = UNIT + 1
 _SCALE = (UNIT, 100_000, 10_000, 1_000, 100, 10, 1)
 
 Levels = Iterable[tuple[int, int]]
@@ -35,9 +52,38 @@ class BookError(ValueError):
 _PRICE_CACHE: dict[str, int] = {}
 _PRICE_CACHE_MAX = 65_536
 # Sizes repeat too (removals are all "0", round sizes recur); the cache keeps the first sizes seen
-# up to its bound and then stops growing, so it costs bounded memory on any input.
+# up to its bound and then stops growing, so it costs bounded memory on any input. Only the
+# interpreted hot path uses it: compiled, parsing a size is cheaper than looking it up.
 _SIZE_CACHE: dict[str, int] = {}
 _SIZE_CACHE_MAX = 32_768
+
+
+def plain_units(text: str) -> int:
+    """Micro-units of a plain decimal (ASCII digits with at most one dot, at least one digit, at
+    most six decimals, below 10**12 whole units); -1 for any other spelling, which the caller
+    parses the general way. One pass over the characters: compiled, this is a C loop."""
+    value = 0
+    digits = 0
+    frac = -1  # digits seen after the dot; -1 before any dot
+    for ch in text:
+        d = ord(ch) - 48
+        if 0 <= d <= 9:
+            value = value * 10 + d
+            digits += 1
+            if frac >= 0:
+                frac += 1
+        elif d == -2 and frac < 0:  # "."
+            frac = 0
+        else:
+            return -1
+    if frac < 0:
+        frac = 0
+    if digits == 0 or frac > 6 or digits - frac > 12:
+        return -1
+    while frac < 6:
+        value *= 10
+        frac += 1
+    return value
 
 
 def price_units(text: str) -> int:
@@ -109,8 +155,8 @@ class Book:
         self.updates = 0  # level changes applied
         self.snapshots = 0  # snapshots applied
         self._other = 0  # tick and trade-print changes
-        self._bb: int | None = None
-        self._ba: int | None = None
+        self._bb = _LOW
+        self._ba = _HIGH
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -134,8 +180,8 @@ class Book:
         new_asks = {p: s for p, s in asks if s > 0}
         self.bids = new_bids
         self.asks = new_asks
-        self._bb = max(new_bids) if new_bids else None
-        self._ba = min(new_asks) if new_asks else None
+        self._bb = max(new_bids) if new_bids else _LOW
+        self._ba = min(new_asks) if new_asks else _HIGH
         if self.resync:
             self.epoch += 1
             self.resync = False
@@ -155,27 +201,23 @@ class Book:
     def set_level(self, is_bid: bool, price: int, size: int) -> None:
         """Set the total size at ``price`` on one side; size 0 removes the level."""
         if is_bid:
-            side = self.bids
             if size:
-                side[price] = size
-                bb = self._bb
-                if bb is None or (bb != _DIRTY and price > bb):
+                self.bids[price] = size
+                if price > self._bb:
                     self._bb = price
             else:
-                side.pop(price, None)
+                self.bids.pop(price, None)
                 if price == self._bb:
-                    self._bb = _DIRTY
+                    self._bb = _HIGH
         else:
-            side = self.asks
             if size:
-                side[price] = size
-                ba = self._ba
-                if ba is None or (ba != _DIRTY and price < ba):
+                self.asks[price] = size
+                if price < self._ba:
                     self._ba = price
             else:
-                side.pop(price, None)
+                self.asks.pop(price, None)
                 if price == self._ba:
-                    self._ba = _DIRTY
+                    self._ba = _LOW
         self.updates += 1
 
     def set_tick(self, tick: int) -> None:
@@ -207,16 +249,16 @@ class Book:
     @property
     def best_bid(self) -> int | None:
         bb = self._bb
-        if bb == _DIRTY:
-            bb = self._bb = max(self.bids) if self.bids else None
-        return bb
+        if bb == _HIGH:
+            bb = self._bb = max(self.bids) if self.bids else _LOW
+        return None if bb == _LOW else bb
 
     @property
     def best_ask(self) -> int | None:
         ba = self._ba
-        if ba == _DIRTY:
-            ba = self._ba = min(self.asks) if self.asks else None
-        return ba
+        if ba == _LOW:
+            ba = self._ba = min(self.asks) if self.asks else _HIGH
+        return None if ba == _HIGH else ba
 
     @property
     def best_bid_size(self) -> int:
@@ -377,112 +419,94 @@ class Books:
         ``hash``); returns how many were applied. A bad level raises BookError after the levels
         before it were applied (each level is independent: size is the new total).
 
-        This is the hot path. Prices and sizes go through bounded caches (a size missing from
-        its cache is parsed inline); consecutive changes of one asset form a run during which
-        the book's sides, best prices, update count and hash live in locals and are written back
-        once when the run ends (also when a bad level raises), so the book a caller sees is the
-        one a level-by-level application would leave."""
+        This is the hot path: each level is written straight into its book (sides, best price,
+        update count, hash), so the books a caller sees are those a ``set_level`` per change
+        would leave. Compiled, prices and sizes are parsed in one C pass each; interpreted, they
+        go through bounded caches, and a complement token's echo of the previous size is reused."""
         books = self._books
         pcache = _PRICE_CACHE
         scache = _SIZE_CACHE
         scache_room = len(scache) < _SIZE_CACHE_MAX
-        scale = _SCALE
         applied = 0
-        run_start = 0
         last_id: Any = None
         book: Book | None = None
-        bids = asks = _EMPTY
-        bb = ba = None
-        run_hash = ""
+        # the book before the last one: a market's frame alternates between its two tokens
+        prev_id: Any = None
+        prev_book: Book | None = None
         prev_sz: Any = _NO_SIZE
-        prev_size = 0
+        size = 0
+        compiled = COMPILED
         try:
             for ch in changes:
                 aid = ch.asset_id
                 if aid != last_id:
-                    if book is not None:  # close the previous run
-                        book._bb = bb
-                        book._ba = ba
-                        book.updates += applied - run_start
-                        if run_hash:
-                            book.hash = run_hash
-                    last_id = aid
-                    run_hash = ""
-                    book = books.get(aid)
+                    if aid == prev_id:
+                        prev_id, prev_book, last_id, book = last_id, book, prev_id, prev_book
+                    else:
+                        prev_id, prev_book, last_id = last_id, book, aid
+                        book = books.get(aid)
                     if book is None:
                         if not self.track_all:
                             self.ignored += 1
                             continue
                         book = self.add(aid)
-                    run_start = applied
-                    bids = book.bids
-                    asks = book.asks
-                    bb = book._bb
-                    ba = book._ba
                     if timestamp_ms > book.timestamp_ms:
                         book.timestamp_ms = timestamp_ms
                 elif book is None:
                     self.ignored += 1
                     continue
                 p = ch.price
-                try:
-                    price = pcache[p]
-                except KeyError:
-                    price = price_units(p)
                 sz = ch.size
-                if sz != prev_sz:  # else the complement token's echo: same size as before
-                    size = scache.get(sz)
-                    if size is None:
-                        if type(sz) is not str:
-                            _parse_nonneg(sz)  # raises BookError
-                        whole, dot, frac = sz.rpartition(".")
-                        if dot:
-                            k = len(frac)
-                            digits = whole + frac
-                            if whole and 0 < k <= 6 and digits.isdecimal():
-                                size = int(digits) * scale[k]
-                            else:
-                                size = size_units(sz)
-                        elif frac.isdecimal():  # no dot: rpartition put it all in frac
-                            size = int(frac) * UNIT
-                        else:
-                            size = size_units(sz)
-                        if scache_room:
-                            scache[sz] = size
-                            scache_room = len(scache) < _SIZE_CACHE_MAX
-                    prev_sz = sz
-                    prev_size = size
+                if compiled:
+                    price = plain_units(p) if type(p) is str else -1
+                    if price < 0 or price > UNIT:
+                        price = price_units(p)
+                    size = plain_units(sz) if type(sz) is str else -1
+                    if size < 0:
+                        size = _parse_nonneg(sz)
                 else:
-                    size = prev_size
+                    try:
+                        price = pcache[p]
+                    except (KeyError, TypeError):
+                        price = price_units(p)
+                    if sz != prev_sz:  # else the complement token's echo: same size as before
+                        prev_sz = sz
+                        cached = scache.get(sz) if type(sz) is str else None
+                        if cached is None:
+                            size = size_units(sz) if type(sz) is str else _parse_nonneg(sz)
+                            if scache_room:
+                                scache[sz] = size
+                                scache_room = len(scache) < _SIZE_CACHE_MAX
+                        else:
+                            size = cached
                 side = ch.side
                 if side == "BUY":
                     if size:
-                        bids[price] = size
-                        if bb is None or (bb != _DIRTY and price > bb):
-                            bb = price
-                    elif bids.pop(price, None) is not None and price == bb:
-                        bb = _DIRTY
+                        book.bids[price] = size
+                        if price > book._bb:
+                            book._bb = price
+                    else:
+                        book.bids.pop(price, None)
+                        if price == book._bb:
+                            book._bb = _HIGH
                 elif side == "SELL":
                     if size:
-                        asks[price] = size
-                        if ba is None or (ba != _DIRTY and price < ba):
-                            ba = price
-                    elif asks.pop(price, None) is not None and price == ba:
-                        ba = _DIRTY
+                        book.asks[price] = size
+                        if price < book._ba:
+                            book._ba = price
+                    else:
+                        book.asks.pop(price, None)
+                        if price == book._ba:
+                            book._ba = _LOW
                 else:
                     raise BookError(f"unknown side {side!r}")
                 h = ch.hash
                 if h:
-                    run_hash = h
+                    book.hash = h
+                book.updates += 1
                 applied += 1
         finally:
             self._last = book
-            if book is not None:
-                book._bb = bb
-                book._ba = ba
-                book.updates += applied - run_start
-                if run_hash:
-                    book.hash = run_hash
         return applied
 
     def apply_tick_size_change(self, ev: Any) -> Book | None:
@@ -513,9 +537,7 @@ class Books:
             et = event_type(ev)
         try:
             if et == "price_change":
-                ts = getattr(ev, "timestamp", 0)
-                self.apply_changes(ev.price_changes,
-                                   int(ts) if type(ts) is str and ts.isdecimal() else _ms(ts))
+                self.apply_changes(ev.price_changes, _ms(getattr(ev, "timestamp", 0)))
                 return self._last
             if et == "book":
                 return self.apply_book(ev)
@@ -551,14 +573,15 @@ def event_type(ev: Any) -> Any:
     return tag
 
 
-_EMPTY: dict[int, int] = {}
 _NO_SIZE = object()  # matches no size field (not even a missing one)
 
 
 def _ms(value: Any) -> int:
     """A venue timestamp (epoch-ms string or int) as an int; 0 when absent or malformed."""
+    if type(value) is str:
+        if value.isascii() and value.isdigit() and len(value) <= 18:
+            return int(value)
+        return 0
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isdecimal():
-        return int(value)
     return 0

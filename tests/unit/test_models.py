@@ -270,8 +270,8 @@ def test_price_change_encodes_venue_shape_and_omits_unset():
         LevelChange(asset_id="a", price="0.4", size="0", side="BUY")])
     assert encode(event) == (
         b'{"event_type":"price_change","market":"m","timestamp":"1","price_changes":['
-        b'{"asset_id":"a","price":"0.5","size":"10","side":"BUY","hash":"h","best_bid":"0.5","best_ask":"0.6"},'
-        b'{"asset_id":"a","price":"0.4","size":"0","side":"BUY"}]}')
+        b'{"asset_id":"a","price":"0.5","side":"BUY","size":"10","hash":"h","best_bid":"0.5","best_ask":"0.6"},'
+        b'{"asset_id":"a","price":"0.4","side":"BUY","size":"0"}]}')  # key order of the captured frames
     assert decode_market_frame(encode_frame([event, event])) == [event, event]
 
 

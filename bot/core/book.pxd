@@ -1,0 +1,29 @@
+# Types for compiling book.py with Cython (pure-Python mode: book.py stays the one source).
+# Names declared here must keep the meaning they have in book.py.
+cimport cython
+
+cdef long long _LOW, _HIGH
+
+@cython.final
+cdef class Book:
+    cdef public object token_id, market, hash, last_trade_price
+    cdef public dict bids, asks
+    cdef public long long tick, min_size, epoch, timestamp_ms, updates, snapshots, _other
+    cdef public long long _bb, _ba
+    cdef public bint stale, resync
+
+@cython.final
+cdef class Books:
+    cdef public dict _books
+    cdef public long long ignored, errors
+    cdef public bint track_all
+    cdef public object _last
+
+    @cython.locals(book=Book, prev_book=Book, applied=cython.Py_ssize_t, price=cython.longlong,
+                   compiled=cython.bint, scache_room=cython.bint, books=dict, pcache=dict, scache=dict)
+    cpdef Py_ssize_t apply_changes(self, object changes, long long timestamp_ms=*) except -1
+
+@cython.locals(value=cython.longlong, digits=cython.int, frac=cython.int, d=cython.int, ch=cython.Py_UCS4)
+cpdef long long plain_units(str text)
+
+cpdef long long _ms(object value) except? -1
