@@ -11,6 +11,8 @@ Invariants:
 - REDUCING passes only orders after which every fill combination keeps the market's net
   exposure (YES minus NO shares) between zero and its current value: sells of the long side and
   buys of its complement, never growing or flipping it (and sells stay within held shares).
+- Only the projection of tokens the intents can read (their markets, neg-risk groups and
+  events) is built; every resting order still counts towards the open-order limit.
 """
 
 from __future__ import annotations
@@ -89,12 +91,13 @@ class RiskDecision(msgspec.Struct, frozen=True):
 class Universe:
     """The markets and their risk groups (a neg-risk event, or a market alone), built once."""
 
-    __slots__ = ("markets", "_groups", "_event_of")
+    __slots__ = ("markets", "_groups", "_events", "_scopes")
 
     def __init__(self, markets: MarketIndex) -> None:
         self.markets = markets
         self._groups: dict[str, tuple[MarketInfo, ...]] = {}
-        self._event_of: dict[str, str] = {}
+        self._events: dict[str, tuple[MarketInfo, ...]] = {}
+        self._scopes: dict[str, frozenset[str]] = {}
         by_event: dict[str, list[MarketInfo]] = {}
         for m in markets:
             if m.neg_risk and m.event_id:
@@ -105,7 +108,7 @@ class Universe:
                 self._groups[m.condition_id] = group
         for m in markets:
             if m.event_id:
-                self._event_of[m.condition_id] = m.event_id
+                self._events[m.condition_id] = tuple(x for x in markets if x.event_id == m.event_id)
 
     def group(self, market: MarketInfo) -> tuple[MarketInfo, ...]:
         """The markets whose outcomes are linked to ``market``'s (at most one resolves YES)."""
@@ -113,10 +116,20 @@ class Universe:
 
     def event_markets(self, market: MarketInfo) -> tuple[MarketInfo, ...]:
         """Markets sharing ``market``'s event id (itself alone when it has none)."""
-        eid = self._event_of.get(market.condition_id)
-        if not eid:
-            return (market,)
-        return tuple(m for m in self.markets if m.event_id == eid)
+        return self._events.get(market.condition_id) or (market,)
+
+    def scope(self, token_id: str) -> frozenset[str]:
+        """Every token whose projection a check of an order on ``token_id`` reads: those of its
+        market, its neg-risk group and its event (the token alone if its market is unknown)."""
+        sc = self._scopes.get(token_id)
+        if sc is None:
+            m = self.markets.get(token_id)
+            if m is None:
+                sc = frozenset((token_id,))
+            else:
+                sc = frozenset(t for x in (m, *self.group(m), *self.event_markets(m)) for t in x.tokens)
+            self._scopes[token_id] = sc
+        return sc
 
 
 class _Tok:
@@ -127,26 +140,37 @@ class _Tok:
         self.buy_sz = self.buy_ntl = self.sell_sz = self.sell_ntl = 0
 
 
+class _Rows(dict):
+    """Token id -> ``_Tok``; a token's position is read once, on its first lookup."""
+
+    __slots__ = ("positions",)
+
+    def __init__(self, positions: PositionsLike) -> None:
+        super().__init__()
+        self.positions = positions
+
+    def __missing__(self, token_id: str) -> _Tok:
+        t = self[token_id] = _Tok(self.positions.size(token_id), self.positions.cost(token_id))
+        return t
+
+
+_BUY = Side.BUY
+
+
 class Projection:
     """Positions plus every order counted as filled in full; orders can be added and removed."""
 
-    __slots__ = ("_positions", "_toks", "orders")
+    __slots__ = ("_positions", "_toks", "orders", "tok")
 
     def __init__(self, positions: PositionsLike) -> None:
         self._positions = positions
-        self._toks: dict[str, _Tok] = {}
+        self._toks = _Rows(positions)
         self.orders = 0  # resting orders counted
-
-    def tok(self, token_id: str) -> _Tok:
-        try:
-            return self._toks[token_id]
-        except KeyError:  # first touch: read the position once
-            t = self._toks[token_id] = _Tok(self._positions.size(token_id), self._positions.cost(token_id))
-            return t
+        self.tok = self._toks.__getitem__  # token id -> its row (positions read on first touch)
 
     def add(self, token_id: str, side: Side, shares: int, usdc: int, sign: int = 1) -> None:
-        t = self.tok(token_id)
-        if side is Side.BUY:
+        t = self._toks[token_id]
+        if side is _BUY:
             t.buy_sz += sign * shares
             t.buy_ntl += sign * usdc
         else:
@@ -156,26 +180,24 @@ class Projection:
     # -- metrics (all in micro-units) -----------------------------------------------------
 
     def position(self, token_id: str) -> int:
-        t = self.tok(token_id)
+        t = self._toks[token_id]
         return t.pos + t.buy_sz
 
     def market_notional(self, m: MarketInfo) -> int:
-        total = 0
-        tok = self.tok
-        for tid in m.tokens:
-            t = tok(tid)
-            c = t.cost
-            total += (c if c > 0 else 0) + t.buy_ntl
-        return total
+        toks = self._toks
+        y, n = toks[m.tokens[0]], toks[m.tokens[1]]
+        cy, cn = y.cost, n.cost
+        return (cy if cy > 0 else 0) + y.buy_ntl + (cn if cn > 0 else 0) + n.buy_ntl
 
     def event_notional(self, ms: Iterable[MarketInfo]) -> int:
         return sum(self.market_notional(m) for m in ms)
 
     def net_exposure(self, m: MarketInfo) -> int:
-        y, n = self.tok(m.tokens[0]), self.tok(m.tokens[1])
+        toks = self._toks
+        y, n = toks[m.tokens[0]], toks[m.tokens[1]]
         hi = (y.pos + y.buy_sz) - (n.pos - n.sell_sz)
         lo = (y.pos - y.sell_sz) - (n.pos + n.buy_sz)
-        return max(hi, -lo)
+        return hi if hi > -lo else -lo
 
     def worst_loss(self, group: tuple[MarketInfo, ...]) -> int:
         """Largest loss over the group's outcomes when resting buys fill on losers and resting
@@ -237,18 +259,45 @@ def check_intents(
     ``remaining``); ``books`` maps token id to a book (``.get``); ``rate_budget`` is how many new
     orders the sliding rate window still allows (None: unlimited).
     """
+    intents = intents if isinstance(intents, list) else list(intents)
+    # the tokens whose projection any check below can read (``Universe.scope``); resting orders
+    # elsewhere only count towards the open-order limit
+    scope: set[str] | frozenset[str]
+    tokens = {i.token_id for i in intents if isinstance(i, (QuoteTarget, Take))}
+    if len(tokens) == 1:
+        scope = universe.scope(next(iter(tokens)))
+    else:
+        scope = set()
+        for t in tokens:
+            scope |= universe.scope(t)
+    # a target first in line replaces its token's live orders before anything reads them: they
+    # are counted, but never added to the projection only to be taken out again
+    first = intents[0] if intents else None
+    superseded = first.token_id if isinstance(first, QuoteTarget) else None
     proj = Projection(positions)
     live: dict[str, list[tuple[Side, int, int]]] = {}
+    resting = 0
+    add = proj.add
     for o in open_orders:
         token, side, price, size = _rest(o)
         if size <= 0:
             continue
-        live.setdefault(token, []).append((side, price, size))
-        proj.add(token, side, size, price * size // UNIT)
-        proj.orders += 1
+        resting += 1
+        if token in scope:
+            lv = live.get(token)
+            if lv is None:
+                live[token] = [(side, price, size)]
+            else:
+                lv.append((side, price, size))
+            if token != superseded:
+                add(token, side, size, price * size // UNIT)
+    proj.orders = resting
     checker = _Checker(state, limits, universe, proj, books, rate_budget)
     accepted: list[Intent] = []
     targets: dict[str, list[Quote]] = {}  # token -> quotes accepted for it so far
+    if superseded is not None:
+        proj.orders -= len(live.get(superseded, ()))
+        targets[superseded] = []  # its live orders are out of the projection already
     for intent in intents:
         if _is_cancel(intent):
             if isinstance(intent, QuoteTarget):
@@ -269,7 +318,8 @@ def check_intents(
                     if not fresh:
                         kept_live[key] -= 1
             targets[intent.token_id] = ok
-            accepted.append(QuoteTarget(intent.token_id, tuple(ok)))
+            # every quote passed: the target is accepted as it is
+            accepted.append(intent if len(ok) == len(intent.quotes) else QuoteTarget(intent.token_id, tuple(ok)))
         elif isinstance(intent, Take):
             if checker.take(intent):
                 accepted.append(intent)
@@ -387,7 +437,8 @@ class _Checker:
     def _reduces(self, market: MarketInfo, token: str, side: Side, shares: int) -> bool:
         """With this order, the market's projected net exposure stays between 0 and its
         current value ``yes - no`` (it may shrink, never grow or flip)."""
-        y, n = self.proj.tok(market.tokens[0]), self.proj.tok(market.tokens[1])
+        proj = self.proj
+        y, n = proj.tok(market.tokens[0]), proj.tok(market.tokens[1])
         hi = (y.pos + y.buy_sz) - (n.pos - n.sell_sz)
         lo = (y.pos - y.sell_sz) - (n.pos + n.buy_sz)
         is_yes = token == market.tokens[0]
@@ -399,61 +450,55 @@ class _Checker:
         return min(0, e) <= lo and hi <= max(0, e)
 
     def _projected(self, market, token, side, shares, usdc) -> tuple[Reason, str] | None:
-        """Add the order to the projection; undo and name the limit if it breaches one."""
-        lim, proj, uni = self.lim, self.proj, self.uni
-        group = uni.group(market)
-        event = uni.event_markets(market)
-        # the limits in the order they are reported; None: not checked
-        max_pos = lim.max_position
-        max_mkt = lim.max_market_notional
-        max_evt = lim.max_event_notional if len(event) > 1 else None
-        max_net = lim.max_net_exposure
-        max_loss = lim.max_event_loss
-        # The metrics below are ``Projection.position`` / ``market_notional`` / ``net_exposure`` /
-        # ``worst_loss`` evaluated on token rows fetched once (the rows are live: ``add`` updates
-        # them in place); a linked group of several markets goes through ``worst_loss`` itself.
-        tok = proj.tok
-        t = tok(token)
-        mts = [tok(x) for x in market.tokens]
-        single = len(group) == 1 and group[0] is market
+        """Add the order to the projection; undo and name the limit if it breaches one.
 
-        def levels() -> tuple[int, int, int, int, int]:
-            pos = t.pos + t.buy_sz if max_pos is not None else 0
-            mkt = 0
-            if max_mkt is not None:
-                for r in mts:
-                    c = r.cost
-                    mkt += (c if c > 0 else 0) + r.buy_ntl
-            evt = proj.event_notional(event) if max_evt is not None else 0
-            net = loss = 0
-            if max_net is not None or (max_loss is not None and single):
-                y, n = mts[0], mts[1]
-                if max_net is not None:
-                    hi = (y.pos + y.buy_sz) - (n.pos - n.sell_sz)
-                    lo = (y.pos - y.sell_sz) - (n.pos + n.buy_sz)
-                    net = hi if hi > -lo else -lo
-                if max_loss is not None and single:
-                    a = -y.pos + (y.sell_sz - y.sell_ntl) + n.buy_ntl
-                    b = y.buy_ntl + (-n.pos + (n.sell_sz - n.sell_ntl))
-                    loss = y.cost + n.cost + (a if a > b else b)
-            if max_loss is not None and not single:
-                loss = proj.worst_loss(group)
-            return pos, mkt, evt, net, loss
-
-        b_pos, b_mkt, b_evt, b_net, b_loss = levels()
+        A limit is breached when its level after the order exceeds it and exceeds the level
+        before. Levels after the order are computed first; the level before is needed only
+        when the one after is over the limit. A SELL moves neither position nor notional, and a
+        BUY raises them by exactly ``shares`` and ``usdc``.
+        """
+        lim, proj = self.lim, self.proj
         proj.add(token, side, shares, usdc)
-        a_pos, a_mkt, a_evt, a_net, a_loss = levels()
+        buy = side is Side.BUY
         breach: tuple[Reason, str] | None = None
-        if max_pos is not None and a_pos > max_pos and a_pos > b_pos:
-            breach = Reason.POSITION, f"{a_pos} > {max_pos}"
-        elif max_mkt is not None and a_mkt > max_mkt and a_mkt > b_mkt:
-            breach = Reason.MARKET_NOTIONAL, f"{a_mkt} > {max_mkt}"
-        elif max_evt is not None and a_evt > max_evt and a_evt > b_evt:
-            breach = Reason.EVENT_NOTIONAL, f"{a_evt} > {max_evt}"
-        elif max_net is not None and a_net > max_net and a_net > b_net:
-            breach = Reason.NET_EXPOSURE, f"{a_net} > {max_net}"
-        elif max_loss is not None and a_loss > max_loss and a_loss > b_loss:
-            breach = Reason.EVENT_LOSS, f"{a_loss} > {max_loss}"
+        # the limits in the order they are reported
+        if buy:
+            max_pos = lim.max_position
+            if max_pos is not None:
+                a = proj.position(token)
+                if a > max_pos and a > a - shares:  # the level before is ``a - shares``
+                    breach = Reason.POSITION, f"{a} > {max_pos}"
+            max_mkt = lim.max_market_notional
+            if breach is None and max_mkt is not None:
+                a = proj.market_notional(market)
+                if a > max_mkt and a > a - usdc:  # the level before is ``a - usdc``
+                    breach = Reason.MARKET_NOTIONAL, f"{a} > {max_mkt}"
+            max_evt = lim.max_event_notional
+            if breach is None and max_evt is not None:
+                event = self.uni.event_markets(market)
+                if len(event) > 1:
+                    a = proj.event_notional(event)
+                    if a > max_evt and a > a - usdc:  # the level before is ``a - usdc``
+                        breach = Reason.EVENT_NOTIONAL, f"{a} > {max_evt}"
+        max_net = lim.max_net_exposure
+        if breach is None and max_net is not None:
+            a = proj.net_exposure(market)
+            if a > max_net:
+                proj.add(token, side, shares, usdc, -1)
+                b = proj.net_exposure(market)
+                proj.add(token, side, shares, usdc)
+                if a > b:
+                    breach = Reason.NET_EXPOSURE, f"{a} > {max_net}"
+        max_loss = lim.max_event_loss
+        if breach is None and max_loss is not None:
+            group = self.uni.group(market)
+            a = proj.worst_loss(group)
+            if a > max_loss:
+                proj.add(token, side, shares, usdc, -1)
+                b = proj.worst_loss(group)
+                proj.add(token, side, shares, usdc)
+                if a > b:
+                    breach = Reason.EVENT_LOSS, f"{a} > {max_loss}"
         if breach is not None:
             proj.add(token, side, shares, usdc, -1)
         return breach
