@@ -10,7 +10,10 @@ Invariants:
   target (and so withdrawn), never left resting. In HALTED every target is emptied.
 - REDUCING passes only orders after which every fill combination keeps the market's net
   exposure (YES minus NO shares) between zero and its current value: sells of the long side and
-  buys of its complement, never growing or flipping it (and sells stay within held shares).
+  buys of its complement, never growing or flipping it (and sells stay within held shares). In a
+  neg-risk event it also keeps the event's worst-case loss (``Projection.worst_loss`` over the
+  linked markets) at most its current value, that of the positions alone: a leg that shrinks
+  its own market's exposure but unhedges the event does not pass.
 - Only the projection of tokens the intents can read (their markets, neg-risk groups and
   events) is built; every resting order still counts towards the open-order limit.
 """
@@ -199,10 +202,16 @@ class Projection:
         lo = (y.pos - y.sell_sz) - (n.pos + n.buy_sz)
         return hi if hi > -lo else -lo
 
-    def worst_loss(self, group: tuple[MarketInfo, ...]) -> int:
+    def worst_loss(self, group: tuple[MarketInfo, ...], *, orders: bool = True) -> int:
         """Largest loss over the group's outcomes when resting buys fill on losers and resting
-        sells fill on winners: entry cost + losing buys + (1 - price) of winning sells - payoff."""
+        sells fill on winners: entry cost + losing buys + (1 - price) of winning sells - payoff.
+        ``orders=False``: the positions alone, no order filled (never more than with orders)."""
         tok = self.tok
+        if not orders:
+            toks = [(tok(m.tokens[0]), tok(m.tokens[1])) for m in group]
+            all_no = -sum(n.pos for _, n in toks)  # no market resolves YES: every NO pays out
+            worst = max(all_no, max(all_no + n.pos - y.pos for y, n in toks))  # or one does
+            return sum(y.cost + n.cost for y, n in toks) + worst
         if len(group) == 1:
             m = group[0]
             y, n = tok(m.tokens[0]), tok(m.tokens[1])
@@ -413,7 +422,7 @@ class _Checker:
                 off = price - mid if side is Side.BUY else mid - price
             if off > band:
                 return self._reject(order, Reason.PRICE_BAND, f"{price} is {off} from mid {mid} > {band}")
-        if self.state is TradingState.REDUCING and not self._reduces(market, token, side, shares):
+        if self.state is TradingState.REDUCING and not self._reduces(market, token, side, shares, usdc):
             return self._reject(order, Reason.REDUCE_ONLY)
         if resting and lim.max_open_orders is not None and proj.orders + 1 > lim.max_open_orders:
             return self._reject(order, Reason.OPEN_ORDERS, f"{proj.orders} open")
@@ -434,9 +443,10 @@ class _Checker:
             self.new_orders += 1
         return True
 
-    def _reduces(self, market: MarketInfo, token: str, side: Side, shares: int) -> bool:
+    def _reduces(self, market: MarketInfo, token: str, side: Side, shares: int, usdc: int) -> bool:
         """With this order, the market's projected net exposure stays between 0 and its
-        current value ``yes - no`` (it may shrink, never grow or flip)."""
+        current value ``yes - no`` (it may shrink, never grow or flip); and in a neg-risk event,
+        the event's projected worst-case loss stays at most that of the positions alone."""
         proj = self.proj
         y, n = proj.tok(market.tokens[0]), proj.tok(market.tokens[1])
         hi = (y.pos + y.buy_sz) - (n.pos - n.sell_sz)
@@ -447,7 +457,15 @@ class _Checker:
         else:
             lo -= shares
         e = y.pos - n.pos
-        return min(0, e) <= lo and hi <= max(0, e)
+        if not (min(0, e) <= lo and hi <= max(0, e)):
+            return False
+        group = self.uni.group(market)
+        if len(group) == 1:
+            return True  # one binary market: the net-exposure bound already caps its worst case
+        proj.add(token, side, shares, usdc)
+        loss = proj.worst_loss(group)
+        proj.add(token, side, shares, usdc, -1)
+        return loss <= proj.worst_loss(group, orders=False)
 
     def _projected(self, market, token, side, shares, usdc) -> tuple[Reason, str] | None:
         """Add the order to the projection; undo and name the limit if it breaches one.

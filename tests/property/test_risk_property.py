@@ -209,3 +209,38 @@ def test_reducing_passes_only_risk_reducing_orders(lim, pos, its):
         assert min(0, e) <= lo <= hi <= max(0, e)
         for tok, t in ((y, m.tokens[0]), (n, m.tokens[1])):
             assert tok.sell_sz <= pos.size(t)
+    # and whatever fills, no neg-risk event can lose more than it can with the positions alone
+    held = project(pos, [])
+    for group in {UNI.group(m) for m in MARKETS}:
+        assert p.worst_loss(group) <= held.worst_loss(group), group
+
+
+EVENT = UNI.group(MARKETS.by_condition("e1"))
+EVENT_TOKENS = [t for m in EVENT for t in m.tokens]
+
+
+@st.composite
+def event_positions(draw):
+    """Holdings on the neg-risk event's tokens, NO legs likely (baskets that hedge each other)."""
+    sizes, costs = {}, {}
+    for t in EVENT_TOKENS:
+        if draw(st.booleans()):
+            sizes[t] = draw(st.integers(1, 30)) * SH
+            costs[t] = sizes[t] * draw(st.integers(1, 99)) // 100
+    return Positions(sizes, costs)
+
+
+event_quote = st.builds(Quote, st.sampled_from(EVENT_TOKENS), side, price, st.integers(1, 30).map(lambda s: s * SH))
+
+
+@SETTINGS
+@given(pos=event_positions(), quotes=st.lists(event_quote, min_size=1, max_size=4))
+def test_reducing_never_raises_a_neg_risk_events_worst_case(pos, quotes):
+    """A leg that shrinks its own market's exposure may still unhedge the event (a NO basket):
+    in REDUCING, whatever fills, the event's worst-case loss stays what the positions make it."""
+    its = [QuoteTarget(q.token_id, (q,)) for q in quotes]
+    lim = RiskLimits(max_order_size=None, max_position=None, max_market_notional=None, max_event_notional=None,
+                     max_net_exposure=None, max_event_loss=None, max_open_orders=None, max_orders_per_window=None)
+    d = run(TradingState.REDUCING, lim, pos, [], its)
+    rest, _ = final_orders([], d.accepted, BOOKS)
+    assert project(pos, rest).worst_loss(EVENT) <= project(pos, []).worst_loss(EVENT)

@@ -224,6 +224,29 @@ def test_reducing_passes_only_reducing_orders():
     assert d.accepted[1].quotes == (q("N1", size=6 * SH),)  # N1 may rise to what Y1 keeps, no further
 
 
+def test_reducing_considers_the_whole_neg_risk_event():
+    g = gate(max_event_loss=None, max_market_notional=None, max_event_notional=None)
+    g.reduce_only("drill")
+    buy_ya = QuoteTarget("Ya", (q("Ya", size=10 * SH),))
+    # NO of a alone (5 USDC at risk if a resolves YES): buying YES of a hedges it, and in no
+    # outcome does the event lose more than the 5 it can lose now
+    alone = Positions({"Na": 10 * SH}, {"Na": 5 * SH})
+    assert reasons(check(g, [buy_ya], positions=alone)) == []
+    # NO of a and NO of b: whichever resolves YES, the other pays 10, so nothing is at risk.
+    # Buying YES of a still shrinks market a's exposure, but if b resolves YES the event now
+    # loses the 5 paid for it: refused
+    basket = Positions({"Na": 10 * SH, "Nb": 10 * SH}, {"Na": 5 * SH, "Nb": 5 * SH})
+    assert reasons(check(g, [buy_ya], positions=basket)) == [Reason.REDUCE_ONLY]
+    # so is selling one leg of the basket below 1: if the other market resolves YES, the legs
+    # that pay are gone
+    sell_na = QuoteTarget("Na", (q("Na", Side.SELL, price=500_000, size=10 * SH),))
+    assert reasons(check(g, [sell_na], positions=basket)) == [Reason.REDUCE_ONLY]
+    assert reasons(check(g, [sell_na], positions=alone)) == []  # selling what is at risk passes
+    # a plain binary market has no event to unhedge: the market rule alone decides there
+    assert reasons(check(g, [QuoteTarget("N1", (q("N1", size=10 * SH),))],
+                         positions=Positions({"Y1": 10 * SH}, {"Y1": 5 * SH}))) == []
+
+
 def test_kill_switch_loss_limits():
     g = gate(max_daily_loss=50 * SH, max_total_loss=100 * SH)
     assert g.evaluate(0, daily_pnl=-50 * SH, total_pnl=-50 * SH) == []
