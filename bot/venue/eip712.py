@@ -279,15 +279,61 @@ def _address_of(public_key: coincurve.PublicKey) -> str:
     return to_checksum_address(keccak256(public_key.format(compressed=False)[1:])[12:])
 
 
+def _sign_portable(key: coincurve.PrivateKey, digest: bytes) -> bytes:
+    sig = key.sign_recoverable(digest, hasher=None)
+    return sig[:64] + bytes((sig[64] + 27,))
+
+
+_V_BYTE = (b"\x1b", b"\x1c")  # recovery id 0/1 as v = 27/28
+
+
+def _sign_direct(key: coincurve.PrivateKey):
+    """``digest -> r || s || v`` straight on coincurve's libsecp256k1 binding, with the output
+    buffers allocated once per thread (the same two library calls as
+    ``PrivateKey.sign_recoverable`` without its per-call setup). Returns ``None`` when the
+    binding does not look as expected or disagrees with the public API; the caller then keeps
+    ``_sign_portable``."""
+    try:
+        from coincurve._libsecp256k1 import ffi, lib
+
+        ctx, secret = key.context.ctx, key.secret
+        sign, serialize = lib.secp256k1_ecdsa_sign_recoverable, lib.secp256k1_ecdsa_recoverable_signature_serialize_compact
+        null, buffer, new = ffi.NULL, ffi.buffer, ffi.new
+    except (ImportError, AttributeError):
+        return None
+    local = threading.local()
+
+    def sign_digest(digest: bytes) -> bytes:
+        try:
+            sig, out, recid = local.bufs
+        except AttributeError:
+            sig, out, recid = local.bufs = (
+                new("secp256k1_ecdsa_recoverable_signature *"), new("unsigned char[64]"), new("int *"),
+            )
+        if not sign(ctx, sig, digest, secret, null, null):
+            raise SignatureError("signing failed: the nonce function failed or the key is invalid")
+        serialize(ctx, out, recid, sig)
+        return buffer(out)[:] + _V_BYTE[recid[0]]
+
+    probes = (bytes(32), bytes(range(32)), bytes(range(100, 132)))
+    try:
+        if all(sign_digest(p) == _sign_portable(key, p) for p in probes):
+            return sign_digest
+    except Exception:
+        pass
+    return None
+
+
 class Wallet:
     """An EOA: signs 32-byte digests with its key; ``address`` is its checksummed address."""
 
-    __slots__ = ("_key", "address")
+    __slots__ = ("_key", "address", "_sign")
 
     def __init__(self, private_key: PrivateKey | str | bytes) -> None:
         key = private_key if isinstance(private_key, PrivateKey) else PrivateKey(private_key)
         self._key = key._key
         self.address = _address_of(self._key.public_key)
+        self._sign = _sign_direct(self._key) or (lambda digest, _k=self._key: _sign_portable(_k, digest))
 
     def __repr__(self) -> str:
         return f"Wallet({self.address})"
@@ -296,8 +342,7 @@ class Wallet:
         """65 bytes ``r || s || v`` with v = 27 or 28."""
         if len(digest) != 32:
             raise SignatureError(f"digest must be 32 bytes, got {len(digest)}")
-        sig = self._key.sign_recoverable(digest, hasher=None)
-        return sig[:64] + bytes((sig[64] + 27,))
+        return self._sign(digest)
 
 
 def recover_address(digest: bytes, signature: bytes) -> str:

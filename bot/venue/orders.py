@@ -8,7 +8,8 @@ only on GTD). ``conditionId``, ``expiration`` and the order type are not signed.
 
 from __future__ import annotations
 
-import secrets
+import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -97,8 +98,41 @@ def _check_condition_id(condition_id: str) -> str:
     return condition_id.lower()
 
 
+class _SaltPool(threading.local):
+    """OS randomness drawn 4 KiB at a time, per thread (one ``os.urandom`` call per 585 salts);
+    a forked child starts with an empty pool, so parent and child never share salts."""
+
+    def __init__(self) -> None:
+        self.buf = b""
+        self.pos = 0
+
+
+_SALTS = _SaltPool()
+_SALT_POOL_BYTES = 4095  # 585 salts of 7 bytes
+
+
+def _forget_salts() -> None:
+    _SALTS.buf, _SALTS.pos = b"", 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_salts)
+
+
+def random_salt() -> int:
+    """A uniformly random salt in ``[0, 2^53 - 1]`` from the OS's CSPRNG (as
+    ``secrets.randbits(53)``: 7 random bytes, top 53 bits)."""
+    pool = _SALTS
+    i = pool.pos
+    if i + 7 > len(pool.buf):
+        pool.buf, i = os.urandom(_SALT_POOL_BYTES), 0
+    pool.pos = i + 7
+    return int.from_bytes(pool.buf[i:i + 7], "big") >> 3
+
+
 _SIDE_WORD = {Side.BUY: (0).to_bytes(32, "big"), Side.SELL: (1).to_bytes(32, "big")}
 _TOKEN_CACHE_MAX = 4096
+_GTD, _FOK, _FAK = OrderType.GTD, OrderType.FOK, OrderType.FAK
 
 
 class OrderBuilder:
@@ -133,6 +167,7 @@ class OrderBuilder:
         self.signature_type = int(sig_type)
         self.builder = _builder_word(builder_code)
         self._domains = (domain_separator(chain_id, False), domain_separator(chain_id, True))
+        self._prefixes = tuple(b"\x19\x01" + d for d in self._domains)  # the digest's first 66 bytes
         self._head = ORDER_TYPE_HASH
         self._parties = address_bytes(maker).rjust(32, b"\0") + address_bytes(signer).rjust(32, b"\0")
         self._sig_type_word = self.signature_type.to_bytes(32, "big")
@@ -163,12 +198,12 @@ class OrderBuilder:
         builder: str | None = None,
     ) -> SignedOrder:
         """A signed GTC/GTD order of ``size_units`` shares at ``price_units`` (venue.md 3.2)."""
-        if order_type.is_market:
+        if order_type is _FOK or order_type is _FAK:  # ``order_type.is_market``
             raise OrderError(f"limit orders are GTC or GTD, not {order_type.value}")
         maker_amount, taker_amount = am.limit_amounts(side, price_units, size_units, tick_units, min_size_units)
         if timestamp_ms is None:
             timestamp_ms = time.time_ns() // 1_000_000
-        if order_type is OrderType.GTD:
+        if order_type is _GTD:
             if expiration < timestamp_ms // 1000 + MIN_GTD_LEAD_S:
                 raise OrderError(f"GTD expiration must be at least {MIN_GTD_LEAD_S} s after the order time")
         elif expiration:
@@ -288,12 +323,12 @@ class OrderBuilder:
         metadata: str | None,
         builder: str | None,
     ) -> SignedOrder:
-        if post_only and order_type.is_market:
+        if post_only and (order_type is _FOK or order_type is _FAK):
             raise OrderError("postOnly is only allowed on GTC and GTD orders")
         if side.__class__ is not Side:
             side = Side(side)
         if salt is None:
-            salt = secrets.randbits(53)
+            salt = random_salt()
         elif not 0 <= salt <= MAX_SALT:
             raise OrderError("salt must be an integer in [0, 2^53 - 1]")
         if metadata is None and builder is None:
@@ -305,19 +340,19 @@ class OrderBuilder:
         if condition_id is not None:
             condition_id = _check_condition_id(condition_id)
         domain = self._domains[1 if neg_risk else 0]
-        struct_hash = keccak256(
-            self._head
-            + salt.to_bytes(32, "big")
-            + self._parties
-            + self._token_word(token_id)
-            + maker_amount.to_bytes(32, "big")
-            + taker_amount.to_bytes(32, "big")
-            + _SIDE_WORD[side]
-            + self._sig_type_word
-            + timestamp_ms.to_bytes(32, "big")
-            + tail
-        )
-        digest = keccak256(b"\x19\x01" + domain + struct_hash)
+        struct_hash = keccak256(b"".join((
+            self._head,
+            salt.to_bytes(32, "big"),
+            self._parties,
+            self._token_word(token_id),
+            maker_amount.to_bytes(32, "big"),
+            taker_amount.to_bytes(32, "big"),
+            _SIDE_WORD[side],
+            self._sig_type_word,
+            timestamp_ms.to_bytes(32, "big"),
+            tail,
+        )))
+        digest = keccak256(self._prefixes[1 if neg_risk else 0] + struct_hash)  # 0x1901 || domain || struct
         if self.signature_type == SignatureType.POLY_1271:
             inner = self.wallet.sign_digest(poly_1271_digest(self.chain_id, domain, struct_hash, self.maker))
             signature = wrap_poly_1271(inner, domain, struct_hash)
@@ -334,6 +369,16 @@ class OrderBuilder:
 # Bodies (venue.md 4)
 
 _json_str = msgspec.json.Encoder().encode
+_OWNERS: dict[str, str] = {}  # owner -> its JSON string literal
+
+
+def _owner_json(owner: str) -> str:
+    text = _OWNERS.get(owner)
+    if text is None:
+        text = _json_str(owner).decode()
+        if len(_OWNERS) < _TOKEN_CACHE_MAX:
+            _OWNERS[owner] = text
+    return text
 
 
 def order_item_json(
@@ -347,18 +392,18 @@ def order_item_json(
     """One order object of a POST body as compact JSON text (key order of venue.md 4.1)."""
     order_type = order_type or signed.order_type
     post_only = signed.post_only if post_only is None else post_only
-    if post_only and order_type.is_market:
+    if post_only and (order_type is _FOK or order_type is _FAK):
         raise OrderError("postOnly is only allowed on GTC and GTD orders")
     cond = condition_id if condition_id is not None else signed.condition_id
     cond_part = f'"conditionId":"{_check_condition_id(cond)}",' if cond is not None else ""
-    exp_part = f'"expiration":"{signed.expiration}",' if order_type is OrderType.GTD else ""
+    exp_part = f'"expiration":"{signed.expiration}",' if order_type is _GTD else ""
     return (
         f'{{"order":{{"salt":{signed.salt},"maker":"{signed.maker}","signer":"{signed.signer}",'
         f'"tokenId":"{signed.token_id}",{cond_part}"makerAmount":"{signed.maker_amount}",'
         f'"takerAmount":"{signed.taker_amount}","side":"{signed.side.value}",{exp_part}'
         f'"signatureType":{signed.signature_type},"timestamp":"{signed.timestamp}",'
         f'"metadata":"{signed.metadata}","builder":"{signed.builder}","signature":"{signed.signature}"}},'
-        f'"owner":{_json_str(owner).decode()},"orderType":"{order_type.value}",'
+        f'"owner":{_owner_json(owner)},"orderType":"{order_type.value}",'
         f'"deferExec":{"true" if defer_exec else "false"},"postOnly":{"true" if post_only else "false"}}}'
     )
 
