@@ -34,13 +34,14 @@ class NoParams(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class ReadOnlyView:
     """A read-only window on a live collection (``get``, ``[]``, ``in``, iteration, ``len``)."""
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_get")
 
     def __init__(self, data: Any) -> None:
         self._data = data
+        self._get = getattr(data, "get", None)  # the collection's own lookup, bound once
 
     def get(self, key: Any, default: Any = None) -> Any:
-        getter = getattr(self._data, "get", None)
+        getter = self._get
         if getter is not None:
             value = getter(key)
             return default if value is None else value

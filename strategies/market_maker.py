@@ -19,6 +19,7 @@ from bot.venue.enums import Side
 from bot.venue.units import UNIT
 
 SIZE_LOT = 10_000  # sizes travel with two decimals
+_BUY, _SELL = Side.BUY, Side.SELL
 
 
 class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -111,12 +112,11 @@ def quote(book: BookView, inventory: Inventory | int, params: Params, now: float
     """
     if isinstance(inventory, int):
         inventory = Inventory(inventory, inventory)
-    empty = QuoteTarget(book.token_id)
     bid_px, ask_px = book.best_bid, book.best_ask
     if book.stale or bid_px is None or ask_px is None or bid_px >= ask_px:
-        return empty
+        return QuoteTarget(book.token_id)
     if book.bid_size < params.min_top_size or book.ask_size < params.min_top_size:
-        return empty
+        return QuoteTarget(book.token_id)
     tick = book.tick
     exposure = max(-params.max_inventory, min(params.max_inventory, inventory.exposure))
     shift = params.skew_ticks * tick * abs(exposure) // params.max_inventory
@@ -135,9 +135,9 @@ def quote(book: BookView, inventory: Inventory | int, params: Params, now: float
 
     quotes: list[Quote] = []
     if bid_size >= min_size and bid < ask_px and bid < ask:
-        quotes.append(Quote(book.token_id, Side.BUY, bid, bid_size, params.post_only, expiration))
+        quotes.append(Quote(book.token_id, _BUY, bid, bid_size, params.post_only, expiration))
     if ask_size >= min_size and ask > bid_px and ask > bid:
-        quotes.append(Quote(book.token_id, Side.SELL, ask, ask_size, params.post_only, expiration))
+        quotes.append(Quote(book.token_id, _SELL, ask, ask_size, params.post_only, expiration))
     return QuoteTarget(book.token_id, tuple(quotes))
 
 
@@ -171,26 +171,29 @@ class MarketMaker(Strategy):
             return list(self.params.tokens)
         return [t for m in ctx.markets for t in m.tokens]
 
-    def _inventory(self, ctx: StrategyContext, token_id: str) -> Inventory:
+    def _inventory(self, ctx: StrategyContext, token_id: str, market: Any = None) -> Inventory:
         pf = ctx.portfolio
         position = max(0, pf.size(token_id))
         exposure = position
-        market = ctx.markets.get(token_id)
+        if market is None:
+            market = ctx.markets.get(token_id)
         if self.params.net_complement and market is not None:
             exposure = position - max(0, pf.size(market.complement(token_id)))
         return Inventory(position, exposure)
 
     def target(self, ctx: StrategyContext, token_id: str) -> QuoteTarget:
-        market = ctx.markets.get(token_id)
+        return self._target(ctx, token_id, ctx.books.get(token_id), ctx.markets.get(token_id))
+
+    def _target(self, ctx: StrategyContext, token_id: str, book: Any, market: Any) -> QuoteTarget:
         tick = market.tick if market is not None else 10_000
         min_size = market.min_size if market is not None else 0
-        view = BookView.of(ctx.books.get(token_id), token_id=token_id, tick=tick, min_size=min_size)
-        return quote(view, self._inventory(ctx, token_id), self.params, ctx.clock.now())
+        view = BookView.of(book, token_id=token_id, tick=tick, min_size=min_size)
+        return quote(view, self._inventory(ctx, token_id, market), self.params, ctx.clock.now())
 
     def refresh(self, ctx: StrategyContext, token_id: str) -> list[Intent]:
-        target = self.target(ctx, token_id)
         book = ctx.books.get(token_id)
         market = ctx.markets.get(token_id)
+        target = self._target(ctx, token_id, book, market)
         tick = book.tick if book is not None else (market.tick if market is not None else 10_000)
         if not should_requote(self._resting.get(token_id), target, tick, self.params.requote_ticks):
             return []

@@ -35,7 +35,7 @@ from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router
 from bot.portfolio import DailyPnl, Portfolio, marks_from_books
 from bot.risk import Connectivity, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
 from bot.strategy import Strategy, StrategyContext, intents_of
-from bot.venue.enums import TradeStatus
+from bot.venue.enums import OrderType, TradeStatus
 
 _STATE_GAUGE = {TradingState.ACTIVE: 0, TradingState.REDUCING: 1, TradingState.HALTED: 2}
 
@@ -190,11 +190,15 @@ class Engine:
         self.stats.book_events += 1
         touched: list[str] = []
         if et == "price_change":
-            seen: dict[str, None] = {}
-            for ch in ev.price_changes:
-                seen[ch.asset_id] = None
-            touched = [t for t in seen if t in self.books]
-            self.books.apply_event(ev)
+            books = self.books
+            seen: set[str] = set()
+            for ch in ev.price_changes:  # each tracked token once, in order of first appearance
+                t = ch.asset_id
+                if t not in seen:
+                    seen.add(t)
+                    if t in books:
+                        touched.append(t)
+            books.apply_event(ev)
             for t in touched:
                 self.feed.on_update(t, now)
         elif et == "book":
@@ -210,13 +214,13 @@ class Engine:
             self.books.apply_event(ev)
             self.feed.on_update(ev.asset_id, now)
             intents = intents_of(self.strategy.on_trade_print(self.ctx, ev))
-            out = self._run(intents)
+            out = self._run(intents, checked=True)
             self._tick_at = None
             return out
         intents: list[Intent] = []
         for t in touched:
             intents += intents_of(self.strategy.on_book(self.ctx, t))
-        out = self._run(intents)
+        out = self._run(intents, checked=True)
         self._tick_at = None
         return out
 
@@ -228,7 +232,7 @@ class Engine:
         intents: list[Intent] = []
         for b in updated:
             intents += intents_of(self.strategy.on_book(self.ctx, b.token_id))
-        return self._run(intents)
+        return self._run(intents, checked=True)
 
     def due_polls(self) -> list[list[str]]:
         return self.feed.due_polls(self.clock.now())
@@ -384,8 +388,10 @@ class Engine:
             for t in fresh:
                 self.metrics.book_stale.labels(_short(t)).set(0)
 
-    def _run(self, intents: Any) -> list[Action]:
-        intents = intents_of(intents)
+    def _run(self, intents: Any, checked: bool = False) -> list[Action]:
+        """Risk, router, poll. ``checked``: ``intents`` is already a list made by ``intents_of``."""
+        if not checked:
+            intents = intents_of(intents)
         if intents and not self.stopped:
             now = self.clock.now()
             decision = self.risk.check(
@@ -428,8 +434,16 @@ class Engine:
         """Reconciler outputs: fills to the portfolio and strategy, requests to the shell."""
         out: list[Action] = []
         intents: list[Intent] = []
+        on_update: Any = False  # the strategy's hook, looked up at the first update
         for x in outputs:
-            if isinstance(x, Fill):
+            if isinstance(x, OrderUpdate):  # the most frequent output first (the types are disjoint)
+                if on_update is False:
+                    on_update = self.strategy.on_order_update
+                    if getattr(on_update, "__func__", None) is Strategy.on_order_update:
+                        on_update = None  # the base hook returns nothing: skip the calls
+                if on_update is not None:
+                    intents += intents_of(on_update(self.ctx, x))
+            elif isinstance(x, Fill):
                 if self.portfolio.apply(x):
                     self.stats.fills += 1
                     self.stats.volume += x.size
@@ -449,14 +463,12 @@ class Engine:
                     intents += intents_of(self.strategy.on_fill(self.ctx, x.fill))
             elif isinstance(x, SettlementUpdate):
                 self.settlement[x.trade_id] = x.status
-            elif isinstance(x, OrderUpdate):
-                intents += intents_of(self.strategy.on_order_update(self.ctx, x))
             elif isinstance(x, CancelOrder):
                 self.router.cancel(x.order_id)
             elif isinstance(x, (LookupOrder, ResendOrder, FetchTrades)):
                 out.append(x)
         if intents:
-            return out + self._run(intents)
+            return out + self._run(intents, checked=True)
         return out + (self._poll() if poll else [])
 
     def _apply_halt(self, halt: list[Intent], detail: str) -> list[Action]:
@@ -534,10 +546,12 @@ def order_signer(builder: Any, markets: MarketIndex, tick_of: Callable[[str], in
     """The router's ``sign``: an ``OrderRequest`` as a ``SignedOrder`` from ``builder``
     (``bot.venue.orders.OrderBuilder``) with the market's tick, neg-risk flag and condition id."""
 
+    fok, fak = OrderType.FOK, OrderType.FAK
+
     def sign(req: OrderRequest) -> Any:
         m = markets.by_token(req.token_id)
         tick = tick_of(req.token_id) if tick_of is not None else m.tick
-        if req.order_type.is_market:
+        if req.order_type is fok or req.order_type is fak:  # ``order_type.is_market``
             return builder.market(req.token_id, req.side, req.amount, req.price, tick, m.neg_risk,
                                   order_type=req.order_type, condition_id=m.condition_id)
         return builder.limit(req.token_id, req.side, req.price, req.size, tick, m.neg_risk,
