@@ -577,11 +577,18 @@ _NO_SIZE = object()  # matches no size field (not even a missing one)
 
 
 def _ms(value: Any) -> int:
-    """A venue timestamp (epoch-ms string or int) as an int; 0 when absent or malformed."""
+    """A venue timestamp (epoch-ms string or int) as a non-negative int below 10**18; 0 when
+    absent or malformed. A timestamp orders updates and is never money, so ``int``'s own reading
+    of the string is exact enough (and one call on the per-frame path)."""
     if type(value) is str:
-        if value.isascii() and value.isdigit() and len(value) <= 18:
-            return int(value)
+        if len(value) > 18:
+            return 0
+        try:
+            ms = int(value)
+        except ValueError:
+            return 0
+    elif isinstance(value, int) and not isinstance(value, bool):
+        ms = value
+    else:
         return 0
-    if isinstance(value, int):
-        return value
-    return 0
+    return ms if 0 <= ms < 10**18 else 0

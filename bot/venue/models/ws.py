@@ -220,14 +220,13 @@ _any_json = msgspec.json.Decoder()
 # falls through to the general decoder, so the result is the same either way; only speed differs.
 _decode_price_change = msgspec.json.Decoder(PriceChangeEvent).decode
 _PC_TAG = b'"price_change"'
-_PC_TAG_STR = '"price_change"'
 _PC_TAIL = -160  # the tag and what may follow it (a timestamp) fit in this many closing bytes
 
 
 def decode_market_frame(data: bytes | str) -> list[MarketEvent]:
     """All market-channel events of one frame, in order (see the module invariants)."""
     try:
-        if data.rfind(_PC_TAG if type(data) is bytes else _PC_TAG_STR, _PC_TAIL) > 0:
+        if data.rfind(_PC_TAG, _PC_TAIL) > 0:  # a str frame raises TypeError: general decoder
             return [_decode_price_change(data)]  # an array, or another tag, fails and falls through
     except (msgspec.ValidationError, msgspec.DecodeError, TypeError):
         pass
