@@ -8,8 +8,7 @@ only on GTD). ``conditionId``, ``expiration`` and the order type are not signed.
 
 from __future__ import annotations
 
-import os
-import threading
+import secrets
 import time
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -96,38 +95,6 @@ def _check_condition_id(condition_id: str) -> str:
     if len(_CONDITION_IDS) < _TOKEN_CACHE_MAX:
         _CONDITION_IDS[condition_id] = condition_id.lower()
     return condition_id.lower()
-
-
-class _SaltPool(threading.local):
-    """OS randomness drawn 4 KiB at a time, per thread (one ``os.urandom`` call per 585 salts);
-    a forked child starts with an empty pool, so parent and child never share salts."""
-
-    def __init__(self) -> None:
-        self.buf = b""
-        self.pos = 0
-
-
-_SALTS = _SaltPool()
-_SALT_POOL_BYTES = 4095  # 585 salts of 7 bytes
-
-
-def _forget_salts() -> None:
-    _SALTS.buf, _SALTS.pos = b"", 0
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_salts)
-
-
-def random_salt() -> int:
-    """A uniformly random salt in ``[0, 2^53 - 1]`` from the OS's CSPRNG (as
-    ``secrets.randbits(53)``: 7 random bytes, top 53 bits)."""
-    pool = _SALTS
-    i = pool.pos
-    if i + 7 > len(pool.buf):
-        pool.buf, i = os.urandom(_SALT_POOL_BYTES), 0
-    pool.pos = i + 7
-    return int.from_bytes(pool.buf[i:i + 7], "big") >> 3
 
 
 _SIDE_WORD = {Side.BUY: (0).to_bytes(32, "big"), Side.SELL: (1).to_bytes(32, "big")}
@@ -328,7 +295,7 @@ class OrderBuilder:
         if side.__class__ is not Side:
             side = Side(side)
         if salt is None:
-            salt = random_salt()
+            salt = secrets.randbits(53)
         elif not 0 <= salt <= MAX_SALT:
             raise OrderError("salt must be an integer in [0, 2^53 - 1]")
         if metadata is None and builder is None:

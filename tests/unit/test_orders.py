@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
@@ -69,26 +68,6 @@ def test_direct_signing_matches_the_public_api(wallet):
     for digest in (eip712.keccak256(b"a"), eip712.keccak256(b"b"), bytes(32)):
         sig = wallet._key.sign_recoverable(digest, hasher=None)
         assert wallet.sign_digest(digest) == sig[:64] + bytes((sig[64] + 27,))
-
-
-def test_salts_are_in_range_and_not_shared_with_a_forked_child():
-    from bot.venue import orders
-
-    salts = [orders.random_salt() for _ in range(2_000)]  # crosses several pool refills
-    assert all(0 <= x < 2**53 for x in salts) and len(set(salts)) == len(salts)
-    assert max(salts) >= 2**52  # the top bit is drawn too
-    if not hasattr(os, "fork"):
-        return
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: its next salt, from a pool refilled after the fork
-        os.write(write, orders.random_salt().to_bytes(8, "big"))
-        os._exit(0)
-    os.close(write)
-    os.waitpid(pid, 0)
-    child = int.from_bytes(os.read(read, 8), "big")
-    os.close(read)
-    assert child != orders.random_salt()
 
 
 def test_checksum_address():
