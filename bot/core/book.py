@@ -471,14 +471,15 @@ class Books:
                         price = price_units(p)
                     if sz != prev_sz:  # else the complement token's echo: same size as before
                         prev_sz = sz
-                        cached = scache.get(sz) if type(sz) is str else None
-                        if cached is None:
+                        try:
+                            size = scache[sz]
+                        except KeyError:
                             size = size_units(sz) if type(sz) is str else _parse_nonneg(sz)
                             if scache_room:
                                 scache[sz] = size
                                 scache_room = len(scache) < _SIZE_CACHE_MAX
-                        else:
-                            size = cached
+                        except TypeError:  # unhashable: not a size string
+                            size = _parse_nonneg(sz)
                 side = ch.side
                 if side == "BUY":
                     if size:
