@@ -146,8 +146,12 @@ def should_requote(current: QuoteTarget | None, target: QuoteTarget, tick: int, 
     a side appears or disappears, a size changes, or a price moves by ``threshold_ticks`` or more."""
     if current is None:
         return bool(target.quotes)
-    now_sides = {q.side: q for q in current.quotes}
-    new_sides = {q.side: q for q in target.quotes}
+    now_sides: dict[Side, Quote] = {}
+    new_sides: dict[Side, Quote] = {}
+    for q in current.quotes:  # by side, the last quote of a side standing for it
+        now_sides[q.side] = q
+    for q in target.quotes:
+        new_sides[q.side] = q
     if now_sides.keys() != new_sides.keys():
         return True
     for side, q in new_sides.items():

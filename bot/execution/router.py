@@ -114,11 +114,12 @@ Batch = CancelBatch | PlaceBatch
 
 
 class _Target:
-    __slots__ = ("target", "reducing", "_flags")
+    __slots__ = ("target", "reducing", "any_reducing", "_flags")
 
     def __init__(self, target: QuoteTarget, reducing: tuple[bool, ...]) -> None:
         self.target = target
         self.reducing = reducing
+        self.any_reducing = True in reducing
         self._flags: dict[int, bool] | None = None
 
     def flags(self) -> dict[int, bool]:
@@ -233,7 +234,7 @@ class Router:
         for take, reducing, _t in self._takes:
             (places_reducing if reducing else places_other).append((_take_request(take, reducing), True))
         tokens = list(self._targets)
-        if tokens:
+        if len(tokens) > 1:
             k = self._rr % len(tokens)
             tokens = tokens[k:] + tokens[:k]
         targets, tick_of, tolerance = self._targets, self._tick_of, self.config.size_tolerance
@@ -253,6 +254,9 @@ class Router:
                 cancels[oid] = None
                 cancel_tokens[oid] = token
             if not to_place:
+                continue
+            if not tgt.any_reducing:
+                places_other += [(_quote_request(q, False), False) for q in to_place]
                 continue
             flags = tgt.flags()
             for q in to_place:

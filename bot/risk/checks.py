@@ -144,20 +144,17 @@ class _Tok:
 
 
 class _Rows(dict):
-    """Token id -> ``_Tok``; a token's position is read once, on its first lookup."""
+    """Token id -> ``_Tok``; a token's position is read once, on its first lookup (set
+    ``positions`` before the first one)."""
 
     __slots__ = ("positions",)
-
-    def __init__(self, positions: PositionsLike) -> None:
-        super().__init__()
-        self.positions = positions
 
     def __missing__(self, token_id: str) -> _Tok:
         t = self[token_id] = _Tok(self.positions.size(token_id), self.positions.cost(token_id))
         return t
 
 
-_BUY = Side.BUY
+_BUY, _SELL = Side.BUY, Side.SELL
 
 
 class Projection:
@@ -167,7 +164,8 @@ class Projection:
 
     def __init__(self, positions: PositionsLike) -> None:
         self._positions = positions
-        self._toks = _Rows(positions)
+        self._toks = rows = _Rows()
+        rows.positions = positions
         self.orders = 0  # resting orders counted
         self.tok = self._toks.__getitem__  # token id -> its row (positions read on first touch)
 
@@ -237,14 +235,6 @@ class Projection:
         return cost + worst
 
 
-def _rest(o: Any) -> tuple[str, Side, int, int]:
-    """(token, side, price, remaining size) of a resting order (``remaining`` or ``size``)."""
-    size = getattr(o, "remaining", None)
-    if size is None:
-        size = o.size
-    return o.token_id, o.side, o.price, size
-
-
 def _is_cancel(intent: Intent) -> bool:
     return isinstance(intent, (CancelOrder, CancelAll)) or (
         isinstance(intent, QuoteTarget) and not intent.quotes
@@ -272,13 +262,13 @@ def check_intents(
     # the tokens whose projection any check below can read (``Universe.scope``); resting orders
     # elsewhere only count towards the open-order limit
     scope: set[str] | frozenset[str]
-    tokens = {i.token_id for i in intents if isinstance(i, (QuoteTarget, Take))}
-    if len(tokens) == 1:
-        scope = universe.scope(next(iter(tokens)))
+    if len(intents) == 1 and isinstance(intents[0], (QuoteTarget, Take)):
+        scope = universe.scope(intents[0].token_id)
     else:
         scope = set()
-        for t in tokens:
-            scope |= universe.scope(t)
+        for i in intents:
+            if isinstance(i, (QuoteTarget, Take)):
+                scope |= universe.scope(i.token_id)
     # a target first in line replaces its token's live orders before anything reads them: they
     # are counted, but never added to the projection only to be taken out again
     first = intents[0] if intents else None
@@ -288,9 +278,12 @@ def check_intents(
     resting = 0
     add = proj.add
     for o in open_orders:
-        token, side, price, size = _rest(o)
+        size = getattr(o, "remaining", None)  # what still rests: ``remaining``, else ``size``
+        if size is None:
+            size = o.size
         if size <= 0:
             continue
+        token, side, price = o.token_id, o.side, o.price
         resting += 1
         if token in scope:
             lv = live.get(token)
@@ -369,8 +362,8 @@ class _Checker:
     # -- per order ------------------------------------------------------------------------
 
     def quote(self, q: Quote, fresh: bool) -> bool:
-        usdc = q.price * q.size // UNIT
-        return self._order(q, q.token_id, q.side, q.price, q.size, usdc, resting=True, fresh=fresh)
+        price, size = q.price, q.size
+        return self._order(q, q.token_id, q.side, price, size, price * size // UNIT, True, fresh)
 
     def take(self, t: Take) -> bool:
         if t.side is Side.BUY:
@@ -382,9 +375,9 @@ class _Checker:
         else:
             shares = t.amount
             usdc = t.price * t.amount // UNIT
-        return self._order(t, t.token_id, t.side, t.price, shares, usdc, resting=False, fresh=True)
+        return self._order(t, t.token_id, t.side, t.price, shares, usdc, False, True)
 
-    def _order(self, order, token, side, price, shares, usdc, *, resting, fresh) -> bool:
+    def _order(self, order, token, side, price, shares, usdc, resting: bool, fresh: bool) -> bool:
         lim, proj = self.lim, self.proj
         if self.state is TradingState.HALTED:
             return self._reject(order, Reason.HALTED)
@@ -428,7 +421,7 @@ class _Checker:
             return self._reject(order, Reason.OPEN_ORDERS, f"{proj.orders} open")
         if fresh and self.budget is not None and self.new_orders >= self.budget:
             return self._reject(order, Reason.ORDER_RATE)
-        if side is Side.SELL:
+        if side is _SELL:
             t = proj.tok(token)
             if t.sell_sz + shares > max(t.pos, 0):
                 return self._reject(
@@ -471,24 +464,29 @@ class _Checker:
         """Add the order to the projection; undo and name the limit if it breaches one.
 
         A limit is breached when its level after the order exceeds it and exceeds the level
-        before. Levels after the order are computed first; the level before is needed only
-        when the one after is over the limit. A SELL moves neither position nor notional, and a
-        BUY raises them by exactly ``shares`` and ``usdc``.
+        before. Levels after the order are computed first, on the market's two rows (the
+        formulas of ``Projection.position`` / ``market_notional`` / ``net_exposure`` /
+        ``worst_loss``); the level before is needed only when the one after is over the limit.
+        A SELL moves neither position nor notional, and a BUY raises them by exactly ``shares``
+        and ``usdc``.
         """
         lim, proj = self.lim, self.proj
         proj.add(token, side, shares, usdc)
-        buy = side is Side.BUY
+        rows = proj._toks
+        y, n = rows[market.tokens[0]], rows[market.tokens[1]]
         breach: tuple[Reason, str] | None = None
         # the limits in the order they are reported
-        if buy:
+        if side is _BUY:
             max_pos = lim.max_position
             if max_pos is not None:
-                a = proj.position(token)
+                t = y if token == market.tokens[0] else n
+                a = t.pos + t.buy_sz
                 if a > max_pos and a > a - shares:  # the level before is ``a - shares``
                     breach = Reason.POSITION, f"{a} > {max_pos}"
             max_mkt = lim.max_market_notional
             if breach is None and max_mkt is not None:
-                a = proj.market_notional(market)
+                cy, cn = y.cost, n.cost
+                a = (cy if cy > 0 else 0) + y.buy_ntl + (cn if cn > 0 else 0) + n.buy_ntl
                 if a > max_mkt and a > a - usdc:  # the level before is ``a - usdc``
                     breach = Reason.MARKET_NOTIONAL, f"{a} > {max_mkt}"
             max_evt = lim.max_event_notional
@@ -500,7 +498,9 @@ class _Checker:
                         breach = Reason.EVENT_NOTIONAL, f"{a} > {max_evt}"
         max_net = lim.max_net_exposure
         if breach is None and max_net is not None:
-            a = proj.net_exposure(market)
+            hi = (y.pos + y.buy_sz) - (n.pos - n.sell_sz)
+            lo = (y.pos - y.sell_sz) - (n.pos + n.buy_sz)
+            a = hi if hi > -lo else -lo
             if a > max_net:
                 proj.add(token, side, shares, usdc, -1)
                 b = proj.net_exposure(market)
@@ -510,7 +510,12 @@ class _Checker:
         max_loss = lim.max_event_loss
         if breach is None and max_loss is not None:
             group = self.uni.group(market)
-            a = proj.worst_loss(group)
+            if len(group) == 1:
+                w = -y.pos + (y.sell_sz - y.sell_ntl) + n.buy_ntl  # YES pays out
+                v = y.buy_ntl + (-n.pos + (n.sell_sz - n.sell_ntl))  # NO pays out
+                a = y.cost + n.cost + (w if w > v else v)
+            else:
+                a = proj.worst_loss(group)
             if a > max_loss:
                 proj.add(token, side, shares, usdc, -1)
                 b = proj.worst_loss(group)

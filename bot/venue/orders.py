@@ -132,6 +132,7 @@ class OrderBuilder:
         self.maker = maker
         self.signer = signer
         self.signature_type = int(sig_type)
+        self._wrapped = sig_type is SignatureType.POLY_1271  # type 3: the signature is wrapped
         self.builder = _builder_word(builder_code)
         self._domains = (domain_separator(chain_id, False), domain_separator(chain_id, True))
         self._prefixes = tuple(b"\x19\x01" + d for d in self._domains)  # the digest's first 66 bytes
@@ -311,7 +312,7 @@ class OrderBuilder:
             self._head,
             salt.to_bytes(32, "big"),
             self._parties,
-            self._token_word(token_id),
+            self._tokens.get(token_id) or self._token_word(token_id),
             maker_amount.to_bytes(32, "big"),
             taker_amount.to_bytes(32, "big"),
             _SIDE_WORD[side],
@@ -320,7 +321,7 @@ class OrderBuilder:
             tail,
         )))
         digest = keccak256(self._prefixes[1 if neg_risk else 0] + struct_hash)  # 0x1901 || domain || struct
-        if self.signature_type == SignatureType.POLY_1271:
+        if self._wrapped:
             inner = self.wallet.sign_digest(poly_1271_digest(self.chain_id, domain, struct_hash, self.maker))
             signature = wrap_poly_1271(inner, domain, struct_hash)
         else:
