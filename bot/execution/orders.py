@@ -39,6 +39,8 @@ class OrderState(str, enum.Enum):
 S = OrderState
 # bound once: ``terminal``/``working`` compare by identity, no Enum __eq__/__hash__ round trip
 _FILLED, _CANCELED, _REJECTED = S.FILLED, S.CANCELED, S.REJECTED
+_PENDING_CANCEL = S.PENDING_CANCEL
+_CLOSED = frozenset((_FILLED, _CANCELED, _REJECTED))  # not ``working``
 _EMPTY: dict[str, "OwnOrder"] = {}
 
 TRANSITIONS: dict[OrderState, frozenset[OrderState]] = {
@@ -221,18 +223,18 @@ class OrderStore:
     def transition(self, order: OwnOrder, new: OrderState, now: float) -> bool:
         """Move ``order`` to ``new`` if the state machine allows it; returns whether it changed."""
         old = order.state
-        if new is old or not can_transition(old, new):
+        if new is old or new not in TRANSITIONS[old]:  # ``can_transition``
             return False
-        if new is OrderState.PENDING_CANCEL:
+        if new is _PENDING_CANCEL:
             order.before_cancel = old
-        elif old is OrderState.PENDING_CANCEL:
+        elif old is _PENDING_CANCEL:
             order.before_cancel = None
         order.state = new
         order.updated_at = now
-        was, now_working = old.working, new.working
-        if was and not now_working:
+        was_closed, closed = old in _CLOSED, new in _CLOSED
+        if closed and not was_closed:
             self._unindex(order)
-        elif now_working and not was:  # REJECTED -> LIVE...: the venue showed the order after all
+        elif was_closed and not closed:  # REJECTED -> LIVE...: the venue showed the order after all
             self._reindex(order.token_id)
         return True
 
