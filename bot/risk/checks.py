@@ -235,12 +235,6 @@ class Projection:
         return cost + worst
 
 
-def _is_cancel(intent: Intent) -> bool:
-    return isinstance(intent, (CancelOrder, CancelAll)) or (
-        isinstance(intent, QuoteTarget) and not intent.quotes
-    )
-
-
 def check_intents(
     intents: Iterable[Intent],
     *,
@@ -300,31 +294,35 @@ def check_intents(
     if superseded is not None:
         proj.orders -= len(live.get(superseded, ()))
         targets[superseded] = []  # its live orders are out of the projection already
+    order = checker.order
     for intent in intents:
-        if _is_cancel(intent):
-            if isinstance(intent, QuoteTarget):
-                checker.replace_token(intent.token_id, live, targets)
-                targets[intent.token_id] = []
-            accepted.append(intent)
-        elif isinstance(intent, QuoteTarget):
-            checker.replace_token(intent.token_id, live, targets)
+        if isinstance(intent, QuoteTarget):
+            token = intent.token_id
+            checker.replace_token(token, live, targets)
+            if not intent.quotes:  # an empty target is a cancel: it always passes
+                targets[token] = []
+                accepted.append(intent)
+                continue
             kept_live: dict[tuple[Side, int, int], int] = {}
-            for key in live.get(intent.token_id, ()):
+            for key in live.get(token, ()):
                 kept_live[key] = kept_live.get(key, 0) + 1
             ok: list[Quote] = []
             for q in intent.quotes:
-                key = (q.side, q.price, q.size)
+                side, price, size = q.side, q.price, q.size
+                key = (side, price, size)
                 fresh = kept_live.get(key, 0) <= 0
-                if checker.quote(q, fresh):
+                if order(q, token, side, price, size, price * size // UNIT, True, fresh):
                     ok.append(q)
                     if not fresh:
                         kept_live[key] -= 1
-            targets[intent.token_id] = ok
+            targets[token] = ok
             # every quote passed: the target is accepted as it is
-            accepted.append(intent if len(ok) == len(intent.quotes) else QuoteTarget(intent.token_id, tuple(ok)))
+            accepted.append(intent if len(ok) == len(intent.quotes) else QuoteTarget(token, tuple(ok)))
         elif isinstance(intent, Take):
             if checker.take(intent):
                 accepted.append(intent)
+        elif isinstance(intent, (CancelOrder, CancelAll)):
+            accepted.append(intent)
         else:
             raise TypeError(f"not an intent: {type(intent).__name__}")
     return RiskDecision(accepted, checker.rejections, checker.new_orders)
@@ -361,10 +359,6 @@ class _Checker:
 
     # -- per order ------------------------------------------------------------------------
 
-    def quote(self, q: Quote, fresh: bool) -> bool:
-        price, size = q.price, q.size
-        return self._order(q, q.token_id, q.side, price, size, price * size // UNIT, True, fresh)
-
     def take(self, t: Take) -> bool:
         if t.side is Side.BUY:
             book = self.books.get(t.token_id) if self.books is not None else None
@@ -375,9 +369,11 @@ class _Checker:
         else:
             shares = t.amount
             usdc = t.price * t.amount // UNIT
-        return self._order(t, t.token_id, t.side, t.price, shares, usdc, False, True)
+        return self.order(t, t.token_id, t.side, t.price, shares, usdc, False, True)
 
-    def _order(self, order, token, side, price, shares, usdc, resting: bool, fresh: bool) -> bool:
+    def order(self, order, token, side, price, shares, usdc, resting: bool, fresh: bool) -> bool:
+        """Check one order (a quote, ``resting``, or a take) and add it to the projection if it
+        passes; ``fresh``: it will be sent (not kept resting), so it spends the rate."""
         lim, proj = self.lim, self.proj
         if self.state is TradingState.HALTED:
             return self._reject(order, Reason.HALTED)

@@ -100,6 +100,7 @@ def _check_condition_id(condition_id: str) -> str:
 _SIDE_WORD = {Side.BUY: (0).to_bytes(32, "big"), Side.SELL: (1).to_bytes(32, "big")}
 _TOKEN_CACHE_MAX = 4096
 _GTD, _FOK, _FAK = OrderType.GTD, OrderType.FOK, OrderType.FAK
+_WIRE: dict[Side | OrderType, str] = {m: m.value for m in (*Side, *OrderType)}  # without ``.value`` calls
 
 
 class OrderBuilder:
@@ -368,10 +369,10 @@ def order_item_json(
     return (
         f'{{"order":{{"salt":{signed.salt},"maker":"{signed.maker}","signer":"{signed.signer}",'
         f'"tokenId":"{signed.token_id}",{cond_part}"makerAmount":"{signed.maker_amount}",'
-        f'"takerAmount":"{signed.taker_amount}","side":"{signed.side.value}",{exp_part}'
+        f'"takerAmount":"{signed.taker_amount}","side":"{_WIRE[signed.side]}",{exp_part}'
         f'"signatureType":{signed.signature_type},"timestamp":"{signed.timestamp}",'
         f'"metadata":"{signed.metadata}","builder":"{signed.builder}","signature":"{signed.signature}"}},'
-        f'"owner":{_owner_json(owner)},"orderType":"{order_type.value}",'
+        f'"owner":{_owner_json(owner)},"orderType":"{_WIRE[order_type]}",'
         f'"deferExec":{"true" if defer_exec else "false"},"postOnly":{"true" if post_only else "false"}}}'
     )
 
