@@ -94,13 +94,14 @@ class RiskDecision(msgspec.Struct, frozen=True):
 class Universe:
     """The markets and their risk groups (a neg-risk event, or a market alone), built once."""
 
-    __slots__ = ("markets", "_groups", "_events", "_scopes")
+    __slots__ = ("markets", "_groups", "_events", "_scopes", "_links")
 
     def __init__(self, markets: MarketIndex) -> None:
         self.markets = markets
         self._groups: dict[str, tuple[MarketInfo, ...]] = {}
         self._events: dict[str, tuple[MarketInfo, ...]] = {}
         self._scopes: dict[str, frozenset[str]] = {}
+        self._links: dict[str, tuple[tuple[MarketInfo, ...], tuple[MarketInfo, ...]]] = {}
         by_event: dict[str, list[MarketInfo]] = {}
         for m in markets:
             if m.neg_risk and m.event_id:
@@ -120,6 +121,13 @@ class Universe:
     def event_markets(self, market: MarketInfo) -> tuple[MarketInfo, ...]:
         """Markets sharing ``market``'s event id (itself alone when it has none)."""
         return self._events.get(market.condition_id) or (market,)
+
+    def links(self, market: MarketInfo) -> tuple[tuple[MarketInfo, ...], tuple[MarketInfo, ...]]:
+        """``(group(market), event_markets(market))`` in one lookup."""
+        links = self._links.get(market.condition_id)
+        if links is None:
+            links = self._links[market.condition_id] = (self.group(market), self.event_markets(market))
+        return links
 
     def scope(self, token_id: str) -> frozenset[str]:
         """Every token whose projection a check of an order on ``token_id`` reads: those of its
@@ -155,6 +163,7 @@ class _Rows(dict):
 
 
 _BUY, _SELL = Side.BUY, Side.SELL
+_HALTED, _REDUCING = TradingState.HALTED, TradingState.REDUCING
 
 
 class Projection:
@@ -375,7 +384,7 @@ class _Checker:
         """Check one order (a quote, ``resting``, or a take) and add it to the projection if it
         passes; ``fresh``: it will be sent (not kept resting), so it spends the rate."""
         lim, proj = self.lim, self.proj
-        if self.state is TradingState.HALTED:
+        if self.state is _HALTED:
             return self._reject(order, Reason.HALTED)
         market = self.uni.markets.get(token)
         if market is None:
@@ -411,7 +420,7 @@ class _Checker:
                 off = price - mid if side is Side.BUY else mid - price
             if off > band:
                 return self._reject(order, Reason.PRICE_BAND, f"{price} is {off} from mid {mid} > {band}")
-        if self.state is TradingState.REDUCING and not self._reduces(market, token, side, shares, usdc):
+        if self.state is _REDUCING and not self._reduces(market, token, side, shares, usdc):
             return self._reject(order, Reason.REDUCE_ONLY)
         if resting and lim.max_open_orders is not None and proj.orders + 1 > lim.max_open_orders:
             return self._reject(order, Reason.OPEN_ORDERS, f"{proj.orders} open")
@@ -467,6 +476,7 @@ class _Checker:
         and ``usdc``.
         """
         lim, proj = self.lim, self.proj
+        group, event = self.uni.links(market)
         proj.add(token, side, shares, usdc)
         rows = proj._toks
         y, n = rows[market.tokens[0]], rows[market.tokens[1]]
@@ -487,7 +497,6 @@ class _Checker:
                     breach = Reason.MARKET_NOTIONAL, f"{a} > {max_mkt}"
             max_evt = lim.max_event_notional
             if breach is None and max_evt is not None:
-                event = self.uni.event_markets(market)
                 if len(event) > 1:
                     a = proj.event_notional(event)
                     if a > max_evt and a > a - usdc:  # the level before is ``a - usdc``
@@ -505,7 +514,6 @@ class _Checker:
                     breach = Reason.NET_EXPOSURE, f"{a} > {max_net}"
         max_loss = lim.max_event_loss
         if breach is None and max_loss is not None:
-            group = self.uni.group(market)
             if len(group) == 1:
                 w = -y.pos + (y.sell_sz - y.sell_ntl) + n.buy_ntl  # YES pays out
                 v = y.buy_ntl + (-n.pos + (n.sell_sz - n.sell_ntl))  # NO pays out
