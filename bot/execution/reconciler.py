@@ -42,6 +42,7 @@ from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
 from bot.venue.units import UNIT
 
 S = OrderState
+_PENDING_SUBMIT, _PENDING_CANCEL, _UNKNOWN = S.PENDING_SUBMIT, S.PENDING_CANCEL, S.UNKNOWN  # bound once
 
 TRADES_CURSOR = "trades"
 _END_CURSORS = ("", "LTE=")
@@ -204,13 +205,13 @@ class Reconciler:
         for o in orders:
             known = self.orders.get(o.order_id)
             if known is None:
-                o.state = S.PENDING_SUBMIT  # its initial state: the store files it as it is added
+                o.state = _PENDING_SUBMIT  # its initial state: the store files it as it is added
                 o.sent_at = o.updated_at = now
                 self.orders.add(o)
                 self._changed(o, out)
                 self._claim_held(o.order_id, now, out)
-            elif known.state is S.UNKNOWN:  # a resend of the same signed order
-                self.orders.transition(known, S.PENDING_SUBMIT, now)
+            elif known.state is _UNKNOWN:  # a resend of the same signed order
+                self.orders.transition(known, _PENDING_SUBMIT, now)
                 known.sent_at = now
                 self._changed(known, out)
         self._commit()
@@ -220,7 +221,7 @@ class Reconciler:
         out: list[Output] = []
         for oid in order_ids:
             o = self.orders.get(oid)
-            if o is not None and self.orders.transition(o, S.PENDING_CANCEL, now):
+            if o is not None and self.orders.transition(o, _PENDING_CANCEL, now):
                 self._changed(o, out)
         self._commit()
         return out

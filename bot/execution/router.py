@@ -31,6 +31,7 @@ from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT
 
 _FOK, _FAK = OrderType.FOK, OrderType.FAK  # ``OrderType.is_market`` tested by identity on the hot path
+_PENDING_CANCEL = OrderState.PENDING_CANCEL
 MAX_BATCH = 15  # POST /orders: 1 to 15 items
 MAX_CANCEL_IDS = 3000  # DELETE /orders
 _PRUNE_MIN = 4096  # emitted-cancel memory swept once it grows past this
@@ -239,7 +240,7 @@ class Router:
             tokens = tokens[k:] + tokens[:k]
         targets, tick_of, tolerance = self._targets, self._tick_of, self.config.size_tolerance
         emitted, retry_after = self._emitted_cancels, self.config.cancel_retry_after
-        pending_cancel, fok, fak = OrderState.PENDING_CANCEL, _FOK, _FAK
+        pending_cancel, fok, fak = _PENDING_CANCEL, _FOK, _FAK
         for token in tokens:
             tgt = targets[token]
             live = [
