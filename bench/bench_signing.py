@@ -114,7 +114,7 @@ def main(n: int = 5000, runs: int = 5, baseline_n: int = 500) -> None:
         if previous is not None:
             os.sched_setaffinity(0, previous)
     print(f"signing: build+sign+serialize per order, median of {runs} runs, one core")
-    print(f"  ours (coincurve + pycryptodome keccak, template body)  {ours_us:8.1f} us/order  (n={n})")
+    print(f"  ours (coincurve + safe-pysha3 keccak, template body)  {ours_us:8.1f} us/order  (n={n})")
     print(f"  baseline (eth-account encode_typed_data + sign_message) {base_us:8.1f} us/order  (n={baseline_n})")
     print(f"  speed-up: {base_us / ours_us:.1f}x   target <= 60 us/order: {'met' if ours_us <= 60 else 'MISSED'}")
 

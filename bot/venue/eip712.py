@@ -7,7 +7,6 @@ recovers. Type hashes and the four exchange domain separators are computed once 
 
 from __future__ import annotations
 
-import ctypes
 import threading
 
 import coincurve
@@ -24,49 +23,26 @@ def _keccak_portable(data: bytes) -> bytes:
     return _keccak.new(digest_bits=256, data=data).digest()
 
 
-def _keccak_direct():
-    """Keccak-256 straight on pycryptodome's native library, one reusable state per thread.
-
-    Saves the per-call object setup of ``Crypto.Hash.keccak`` (about a third of the cost on the
-    signing hot path). Returns ``None`` when the library does not look as expected; the caller
-    then keeps the portable function.
-    """
+def _keccak_fast():
+    """Keccak-256 from safe-pysha3's C extension: one call and no object setup beyond the hash,
+    about a third of pycryptodome's cost per call on the signing hot path. Used only when it
+    agrees with pycryptodome on probes at import; ``None`` otherwise (the caller keeps the
+    portable function)."""
     try:
-        lib = ctypes.CDLL(_keccak._raw_keccak_lib._name)
-        init, reset, absorb, digest = lib.keccak_init, lib.keccak_reset, lib.keccak_absorb, lib.keccak_digest
-        init.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_ubyte]
-        reset.argtypes = [ctypes.c_void_p]
-        absorb.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-        digest.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_ubyte]
-        init.restype = reset.restype = absorb.restype = digest.restype = ctypes.c_int
-    except (AttributeError, OSError):
+        from sha3 import keccak_256
+    except ImportError:
         return None
-    local = threading.local()
 
     def keccak256(data: bytes) -> bytes:
-        try:
-            state, out = local.ctx
-        except AttributeError:
-            state = ctypes.c_void_p()
-            if init(ctypes.byref(state), 64, 24):  # capacity 512 bits = keccak-256, 24 rounds
-                raise RuntimeError("keccak state allocation failed") from None
-            out = ctypes.create_string_buffer(32)
-            local.ctx = (state, out)  # one state per thread, kept for the thread's life
-        reset(state)
-        absorb(state, data, len(data))
-        digest(state, out, 32, 0x01)
-        return out.raw
+        return keccak_256(data).digest()
 
     probes = (b"", b"abc", bytes(range(256)) * 3)
-    try:
-        if all(keccak256(p) == _keccak_portable(p) for p in probes):
-            return keccak256
-    except Exception:
-        pass
+    if all(keccak256(p) == _keccak_portable(p) for p in probes):
+        return keccak256
     return None
 
 
-keccak256 = _keccak_direct() or _keccak_portable
+keccak256 = _keccak_fast() or _keccak_portable
 keccak256.__doc__ = "Keccak-256 (the Ethereum variant, not SHA3-256)."
 
 
