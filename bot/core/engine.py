@@ -134,6 +134,9 @@ class Engine:
         self.metrics = metrics
         self.perf = perf
         self.daily = DailyPnl()
+        # token -> price units the portfolio was valued at before trading (the venue's mids when
+        # a live run seeds its positions): start() judges the loss limits at them
+        self.opening_marks: dict[str, int] | None = None
         self.stats = EngineStats()
         self.latencies: deque[float] = deque(maxlen=self.config.latency_samples)
         self.recent_fills: deque[Fill] = deque(maxlen=self.config.recent_fills)
@@ -167,7 +170,12 @@ class Engine:
 
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> list[Action]:
-        return self._run(self.strategy.on_start(self.ctx))
+        """The strategy's start hook, after the loss limits are judged at ``opening_marks`` (when
+        set): a run that starts already past its daily or total loss halts before any order."""
+        out: list[Action] = []
+        if self.opening_marks is not None:
+            out = self._judge_losses(self.clock.now(), self.opening_marks)
+        return out + self._run(self.strategy.on_start(self.ctx))
 
     def stop(self) -> list[Action]:
         """Strategy stop hook, then cancel everything we know and everything at the venue."""
@@ -354,12 +362,16 @@ class Engine:
         self._publish(now)
         self.reconciler.orders.forget_closed(now - self.config.forget_closed_after_s)
         marks = self.marks()
-        total = self.portfolio.total_pnl(marks)
-        daily = self.daily.observe(now, total)
-        halt = self.risk.evaluate(now, books=[b for b in self.books], daily_pnl=daily, total_pnl=total)
-        out = self._apply_halt(halt, "kill switch")
+        out = self._judge_losses(now, marks, self.books)
         self._gauges(marks, now)
         return out + self._run(intents_of(self.strategy.on_timer(self.ctx)))
+
+    def _judge_losses(self, now: float, marks: dict[str, int], books: Iterable[Any] = ()) -> list[Action]:
+        """The kill switch with the PnL at ``marks`` (and the freshness of ``books``)."""
+        total = self.portfolio.total_pnl(marks)
+        daily = self.daily.observe(now, total)
+        halt = self.risk.evaluate(now, books=list(books), daily_pnl=daily, total_pnl=total)
+        return self._apply_halt(halt, "kill switch")
 
     def resend(self, order_id: str) -> list[Action]:
         """POST again the same signed order the venue showed absent after an unknown outcome

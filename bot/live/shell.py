@@ -665,7 +665,8 @@ async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
     current mid (so PnL counts only what this run trades). Fills already in the portfolio
     (restored from a journal) are part of the venue's figure and are not counted twice. The
     day's PnL sees the same valuation before anything trades: a fresh day starts (and is
-    journaled) here, a day start restored from the journal goes on unchanged."""
+    journaled) here, a day start restored from the journal goes on unchanged. These mids are also
+    the engine's ``opening_marks``: a day already past its loss limit halts before any quote."""
     try:
         items = await venue.account.positions(venue.holder)
         books = await venue.clob.books([t for m in engine.markets for t in m.tokens])
@@ -684,4 +685,5 @@ async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
         if base:
             engine.portfolio.seed(token, base, mids.get(token, 0))
     engine.daily.observe(engine.clock.now(), engine.portfolio.total_pnl(mids))
+    engine.opening_marks = mids  # start() judges the loss limits here, before the first quote
     return held

@@ -20,7 +20,7 @@ from .window import SlidingWindow
 
 class TradingState(str, enum.Enum):
     ACTIVE = "ACTIVE"  # every check applies, everything may pass
-    REDUCING = "REDUCING"  # only orders that shrink a market's net exposure toward zero
+    REDUCING = "REDUCING"  # only orders that shrink exposure: a market's net, a neg-risk event's worst case
     HALTED = "HALTED"  # nothing but cancels
 
 

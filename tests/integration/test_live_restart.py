@@ -146,6 +146,7 @@ def test_kill_9_and_restart_keeps_state(tmp_path):
         # journaled, the day is already far beyond max_daily_loss. A third run that restarted the
         # day at 0 would quote on; resuming the journaled day start, it halts and cancels.
         Journal(journal).day_start(DayStart(today, 1_000_000_000_000))
+        orders_before = journal_rows(journal, "SELECT COUNT(*) FROM orders")[0][0]
         log3 = tmp_path / "run3.log"
         p3 = start_bot(cfg, env, log3)
         procs.append(p3)
@@ -159,6 +160,8 @@ def test_kill_9_and_restart_keeps_state(tmp_path):
         assert "Traceback" not in out + err
         assert open_orders(ex, acct) == []
         assert day_start(journal) == DayStart(today, 1_000_000_000_000)  # still today's start
+        # judged at the venue's mids before its first quote, the third run never sent an order
+        assert journal_rows(journal, "SELECT COUNT(*) FROM orders")[0][0] == orders_before
     finally:
         for p in procs:
             if p.poll() is None:

@@ -145,3 +145,35 @@ def test_a_restart_the_next_utc_day_starts_the_day_afresh(tmp_path):
     eng.on_timer()
     assert eng.state is TradingState.ACTIVE
     assert Journal(path).restore().day_start == DayStart(DAY + 1, -12 * U)
+
+
+def test_a_run_that_starts_past_its_day_loss_halts_before_its_first_quote(tmp_path):
+    """Valued at the venue's mids before start (``opening_marks``), a run restarted 22 down for
+    the day halts in ``start()``: the first books then bring no order at all."""
+    path = tmp_path / "journal.sqlite"
+    clock = first_run(path)
+    clock.advance(600)
+    j = Journal(path, signed_type=FakeSigned)
+    state = j.restore()
+    eng = engine(clock, j, state.day_start)
+    restore_into(eng, state, open_orders=[], trades=[])
+    eng.opening_marks = {YES: 50_000, NO: 950_000}  # YES fell to 0.05: 22 down since the day began
+    acts = eng.start()
+    assert eng.state is TradingState.HALTED
+    assert eng.risk.status.reasons[0].reason is HaltReason.DAILY_LOSS
+    assert any(isinstance(a, VenueCancelAll) for a in acts)
+    assert not any(isinstance(a, SendPlaces) for a in acts + mark(eng, clock, "0.04", "0.06"))
+
+
+def test_opening_marks_within_the_limit_leave_the_run_quoting(tmp_path):
+    path = tmp_path / "journal.sqlite"
+    clock = first_run(path)
+    clock.advance(600)
+    j = Journal(path, signed_type=FakeSigned)
+    state = j.restore()
+    eng = engine(clock, j, state.day_start)
+    restore_into(eng, state, open_orders=[], trades=[])
+    eng.opening_marks = {YES: 250_000, NO: 750_000}  # 12 down: within the 15 allowed
+    assert not any(isinstance(a, VenueCancelAll) for a in eng.start())
+    assert eng.state is TradingState.ACTIVE
+    assert any(isinstance(a, SendPlaces) for a in mark(eng, clock, "0.24", "0.26"))
