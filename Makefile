@@ -3,20 +3,21 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# The package itself, with its compiled hot path (setup.py): rebuilt when a compiled source changes.
-BUILT  := $(VENV)/.built
-COMPILED_SOURCES := setup.py pyproject.toml bot/core/book.py bot/core/book.pxd
+# The compiled hot path (setup.py, bot/compiled.py): rebuilt, incrementally, when a source changes.
+BUILT   := $(VENV)/.built
+SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py)
 
 .PHONY: run test bench lock clean
 
-$(STAMP): requirements.lock
+$(STAMP): requirements.lock pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
+	BOT_NO_COMPILE=1 $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-$(BUILT): $(STAMP) $(COMPILED_SOURCES)
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+$(BUILT): $(STAMP) $(SOURCES)
+	$(BIN)/python setup.py --quiet build_ext --inplace
 	touch $(BUILT)
 
 run: $(BUILT)
@@ -28,8 +29,9 @@ test: $(BUILT)
 bench: $(BUILT)
 	$(BIN)/python -m bench
 
-lock:
-	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^pmbot' > requirements.lock
+lock:  # --all keeps setuptools, which builds the hot path
+	$(BIN)/python -m pip freeze --all --exclude-editable | grep -v -e '^pmbot' -e '^pip==' > requirements.lock
 
 clean:
-	rm -rf $(VENV) build bot/core/book.c bot/core/*.so
+	rm -rf $(VENV) build
+	find bot strategies -name '*.so' -delete

@@ -128,7 +128,10 @@ def p99(xs: list[float]) -> float:
 def main() -> None:
     from bot.ops.logging import configure
 
+    from bot.compiled import summary
+
     configure(level="warning")  # as in production: debug lines are filtered, not rendered
+    print(f"python {sys.version.split()[0]}, {summary()}")
     tick_to_order(200)  # warm caches
     meds, p99s, base = [], [], []
     for _ in range(RUNS):

@@ -13,14 +13,12 @@ SHARED = Path(os.environ.get("BOT_SHARED_DIR", REPO.parent / "shared"))
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A compiled module older than its source would test yesterday's code: refuse to start."""
-    from bot.core import book
+    from bot.compiled import stale
 
-    if book.COMPILED:
-        built = Path(book.__file__).stat().st_mtime
-        sources = [Path(book.__file__).with_name(n) for n in ("book.py", "book.pxd")]
-        if any(s.stat().st_mtime > built for s in sources):
-            pytest.exit(f"{book.__file__} is older than its source: rebuild it with `make test` "
-                        "(or `pip install --no-deps -e .`)", returncode=2)
+    old = stale()
+    if old:
+        pytest.exit(f"compiled modules older than their source: {', '.join(old)}; rebuild them with "
+                    "`make test` (or `.venv/bin/python setup.py build_ext --inplace`)", returncode=2)
 
 
 @pytest.fixture

@@ -1,0 +1,45 @@
+"""The compiled hot path: the list the build reads, and the staleness check the test session uses."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+from bot import compiled
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_hot_path_module_is_a_source_file_of_the_package() -> None:
+    for module in compiled.HOT_PATH:
+        assert (REPO / compiled.source_path(module)).is_file(), module
+        assert importlib.util.find_spec(module) is not None
+
+
+def test_summary_names_what_runs_interpreted() -> None:
+    interpreted = [m for m in compiled.HOT_PATH if not compiled.runs_compiled(m)]
+    line = compiled.summary()
+    if not interpreted:
+        assert line == f"hot path compiled ({len(compiled.HOT_PATH)} modules)"
+    elif len(interpreted) == len(compiled.HOT_PATH):
+        assert "interpreted" in line
+    else:
+        assert all(m in line for m in interpreted)
+
+
+def test_a_source_newer_than_its_compiled_module_is_stale(tmp_path) -> None:
+    src = tmp_path / "hot.py"
+    ext = tmp_path / "hot.cpython-311-x86_64-linux-gnu.so"
+    src.write_text("X = 1\n")
+    ext.write_bytes(b"")
+    os.utime(src, (1_000, 1_000))
+    os.utime(ext, (2_000, 2_000))
+    assert not compiled.older_than_source(ext)
+    os.utime(src, (3_000, 3_000))  # the source was edited after the build
+    assert compiled.older_than_source(ext)
+    os.utime(src, (1_000, 1_000))
+    (tmp_path / "hot.pxd").write_text("")
+    os.utime(tmp_path / "hot.pxd", (3_000, 3_000))  # so were its C types
+    assert compiled.older_than_source(ext)
+
