@@ -12,6 +12,8 @@ cdef class Book:
     cdef public long long _bb, _ba
     cdef public bint stale, resync
 
+    cpdef void set_level(self, bint is_bid, long long price, object size) except *
+
 @cython.final
 cdef class Books:
     cdef public dict _books

@@ -419,10 +419,10 @@ class Books:
         ``hash``); returns how many were applied. A bad level raises BookError after the levels
         before it were applied (each level is independent: size is the new total).
 
-        This is the hot path: each level is written straight into its book (sides, best price,
-        update count, hash), so the books a caller sees are those a ``set_level`` per change
-        would leave. Compiled, prices and sizes are parsed in one C pass each; interpreted, they
-        go through bounded caches, and a complement token's echo of the previous size is reused."""
+        This is the hot path: each level goes through its book's ``set_level`` (a C call when
+        compiled), so the books a caller sees are those a ``set_level`` per change leaves.
+        Compiled, prices and sizes are parsed in one C pass each; interpreted, they go through
+        bounded caches, and a complement token's echo of the previous size is reused."""
         books = self._books
         pcache = _PRICE_CACHE
         scache = _SIZE_CACHE
@@ -482,29 +482,14 @@ class Books:
                             size = _parse_nonneg(sz)
                 side = ch.side
                 if side == "BUY":
-                    if size:
-                        book.bids[price] = size
-                        if price > book._bb:
-                            book._bb = price
-                    else:
-                        book.bids.pop(price, None)
-                        if price == book._bb:
-                            book._bb = _HIGH
+                    book.set_level(True, price, size)
                 elif side == "SELL":
-                    if size:
-                        book.asks[price] = size
-                        if price < book._ba:
-                            book._ba = price
-                    else:
-                        book.asks.pop(price, None)
-                        if price == book._ba:
-                            book._ba = _LOW
+                    book.set_level(False, price, size)
                 else:
                     raise BookError(f"unknown side {side!r}")
                 h = ch.hash
                 if h:
                     book.hash = h
-                book.updates += 1
                 applied += 1
         finally:
             self._last = book

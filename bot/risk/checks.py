@@ -187,6 +187,15 @@ class Projection:
             t.sell_sz += sign * shares
             t.sell_ntl += sign * usdc
 
+    def without(self, token_id: str, side: Side, shares: int, usdc: int, metric: Any, *args: Any) -> int:
+        """``metric(*args)`` with one order taken out of the projection (the level before it);
+        the projection is left as it was."""
+        self.add(token_id, side, shares, usdc, -1)
+        try:
+            return metric(*args)
+        finally:
+            self.add(token_id, side, shares, usdc)
+
     # -- metrics (all in micro-units) -----------------------------------------------------
 
     def position(self, token_id: str) -> int:
@@ -507,9 +516,7 @@ class _Checker:
             lo = (y.pos - y.sell_sz) - (n.pos + n.buy_sz)
             a = hi if hi > -lo else -lo
             if a > max_net:
-                proj.add(token, side, shares, usdc, -1)
-                b = proj.net_exposure(market)
-                proj.add(token, side, shares, usdc)
+                b = proj.without(token, side, shares, usdc, proj.net_exposure, market)
                 if a > b:
                     breach = Reason.NET_EXPOSURE, f"{a} > {max_net}"
         max_loss = lim.max_event_loss
@@ -521,9 +528,7 @@ class _Checker:
             else:
                 a = proj.worst_loss(group)
             if a > max_loss:
-                proj.add(token, side, shares, usdc, -1)
-                b = proj.worst_loss(group)
-                proj.add(token, side, shares, usdc)
+                b = proj.without(token, side, shares, usdc, proj.worst_loss, group)
                 if a > b:
                     breach = Reason.EVENT_LOSS, f"{a} > {max_loss}"
         if breach is not None:

@@ -97,14 +97,20 @@ def first_run(path) -> SimClock:
     return clock
 
 
-def restarted(path, clock: SimClock, *, resume: bool) -> Engine:
-    """A new run on the same journal, later the same UTC day; ``resume=False`` is a run that
+def reopened(path, clock: SimClock, *, resume: bool = True) -> Engine:
+    """A new run on the same journal ten minutes later, restored but not started; ``resume=False``
     ignores the journaled day start (what a restart did before it was journaled)."""
     clock.advance(600)
     j = Journal(path, signed_type=FakeSigned)
     state = j.restore()
     eng = engine(clock, j, state.day_start if resume else None)
     restore_into(eng, state, open_orders=[], trades=[])
+    return eng
+
+
+def restarted(path, clock: SimClock, *, resume: bool) -> Engine:
+    """``reopened``, started and marked at the morning's 0.25 mid."""
+    eng = reopened(path, clock, resume=resume)
     eng.start()
     mark(eng, clock, "0.24", "0.26")
     eng.on_timer()
@@ -152,11 +158,7 @@ def test_a_run_that_starts_past_its_day_loss_halts_before_its_first_quote(tmp_pa
     the day halts in ``start()``: the first books then bring no order at all."""
     path = tmp_path / "journal.sqlite"
     clock = first_run(path)
-    clock.advance(600)
-    j = Journal(path, signed_type=FakeSigned)
-    state = j.restore()
-    eng = engine(clock, j, state.day_start)
-    restore_into(eng, state, open_orders=[], trades=[])
+    eng = reopened(path, clock)
     eng.opening_marks = {YES: 50_000, NO: 950_000}  # YES fell to 0.05: 22 down since the day began
     acts = eng.start()
     assert eng.state is TradingState.HALTED
@@ -168,11 +170,7 @@ def test_a_run_that_starts_past_its_day_loss_halts_before_its_first_quote(tmp_pa
 def test_opening_marks_within_the_limit_leave_the_run_quoting(tmp_path):
     path = tmp_path / "journal.sqlite"
     clock = first_run(path)
-    clock.advance(600)
-    j = Journal(path, signed_type=FakeSigned)
-    state = j.restore()
-    eng = engine(clock, j, state.day_start)
-    restore_into(eng, state, open_orders=[], trades=[])
+    eng = reopened(path, clock)
     eng.opening_marks = {YES: 250_000, NO: 750_000}  # 12 down: within the 15 allowed
     assert not any(isinstance(a, VenueCancelAll) for a in eng.start())
     assert eng.state is TradingState.ACTIVE
