@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from typing import Protocol, runtime_checkable
 
+import msgspec
+
 SECONDS_PER_DAY = 86_400
 
 
@@ -54,3 +56,11 @@ class SimClock:
 def utc_day(ts: float) -> int:
     """The UTC calendar day of ``ts`` as days since 1970-01-01 (changes at UTC midnight)."""
     return int(ts // SECONDS_PER_DAY)
+
+
+class DayStart(msgspec.Struct, frozen=True):
+    """Where a trading day's PnL counts from: the UTC ``day`` (``utc_day``) and the ``total`` PnL
+    (micro-units) at its start. The journal keeps it, so a restart the same day resumes it."""
+
+    day: int
+    total: int

@@ -21,9 +21,9 @@ from typing import Any
 
 import msgspec
 
+from bot.core.clock import DayStart
 from bot.core.events import Fill
 from bot.execution.orders import OrderState, OwnOrder
-from bot.portfolio.pnl import DayStart
 from bot.venue.enums import OrderType, Side, TradeStatus
 
 _SCHEMA = """

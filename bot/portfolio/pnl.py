@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Mapping, Protocol
 
 import msgspec
 
-from bot.core.clock import utc_day
+from bot.core.clock import DayStart, utc_day
 
 
 class _Marked(Protocol):
@@ -47,14 +47,6 @@ class PnlSnapshot(msgspec.Struct, frozen=True):
     fees: int
     total: int
     daily: int
-
-
-class DayStart(msgspec.Struct, frozen=True):
-    """Where a trading day's PnL counts from: the UTC ``day`` (days since 1970-01-01) and the
-    ``total`` PnL (micro-units) at its start. Journaled, so a restart the same day resumes it."""
-
-    day: int
-    total: int
 
 
 class DailyPnl:
