@@ -663,10 +663,10 @@ def restore_into(engine: Engine, state: Any, open_orders: list[Any], trades: lis
 async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
     """Start the portfolio from the venue's holdings of the tracked tokens, valued at the
     current mid (so PnL counts only what this run trades). Fills already in the portfolio
-    (restored from a journal) are part of the venue's figure and are not counted twice. The
-    day's PnL sees the same valuation before anything trades: a fresh day starts (and is
-    journaled) here, a day start restored from the journal goes on unchanged. These mids are also
-    the engine's ``opening_marks``: a day already past its loss limit halts before any quote."""
+    (restored from a journal) are part of the venue's figure and are not counted twice. These
+    mids become the engine's ``opening_marks``: at ``start()``, before anything trades, the day's
+    PnL is valued at them (a fresh day starts, and is journaled, there; a day start restored from
+    the journal goes on unchanged) and a day already past its loss limit halts."""
     try:
         items = await venue.account.positions(venue.holder)
         books = await venue.clob.books([t for m in engine.markets for t in m.tokens])
@@ -684,6 +684,5 @@ async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
         base = size - engine.portfolio.size(token)
         if base:
             engine.portfolio.seed(token, base, mids.get(token, 0))
-    engine.daily.observe(engine.clock.now(), engine.portfolio.total_pnl(mids))
-    engine.opening_marks = mids  # start() judges the loss limits here, before the first quote
+    engine.opening_marks = mids  # start() values the day and judges the loss limits here
     return held
