@@ -62,6 +62,7 @@ LIVE = OrderStatus.LIVE
 MATCHED = OrderStatus.MATCHED
 FAILED = TradeStatus.FAILED
 _NONE = 1 << 62  # "no level" sentinel, above any price
+_NO_STOP = 1 << 62  # above any order sequence number: no stop
 
 
 class EngineConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -426,6 +427,13 @@ class MatchingEngine:
             else:
                 mbook, mprice = comp, UNIT - px
                 level = comp_levels[mprice]
+            # both books at the same price: take this level only up to the other level's first
+            # order (time priority across the pair), then decide again
+            if a == e:
+                other = comp_levels[UNIT - a] if take_own else own_levels[a]
+                stop_seq = other.orders[0].seq
+            else:
+                stop_seq = _NO_STOP
             if px != tpx:
                 if trade is not None and slow:
                     self._close(trade, order, cash, shares, pairs, now)
@@ -448,6 +456,8 @@ class MatchingEngine:
             got = 0
             while q:
                 mo = q[0]
+                if mo.seq > stop_seq:
+                    break
                 r = mo.remaining
                 macct = accounts[mo.account]
                 if r <= want:

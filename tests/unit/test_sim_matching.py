@@ -107,6 +107,17 @@ def test_equal_effective_price_is_time_ordered_across_books():
     ]
 
 
+def test_time_priority_interleaves_when_both_books_hold_several_orders_at_the_price():
+    """Own, complement, own at one effective price: filled in that order, not own level first."""
+    eng = engine()
+    first = eng.place(req("a", "YES", SELL, 600_000, 1 * USDC), 1.0).order_id
+    second = eng.place(req("b", "NO", BUY, 400_000, 1 * USDC), 2.0).order_id
+    third = eng.place(req("a", "YES", SELL, 600_000, 1 * USDC), 3.0).order_id
+    r = eng.place(req("c", "YES", BUY, 600_000, 3 * USDC), 4.0)
+    makers = [m.order_id for t in r.trade_ids for m in eng.trade(t).maker_orders]
+    assert makers == [first, second, third]
+
+
 def test_fok_fak_and_post_only_rejections_use_venue_words():
     eng = engine()
     eng.place(req("a", "YES", SELL, 550_000, 5 * USDC), 1.0)
