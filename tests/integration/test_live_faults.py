@@ -63,10 +63,12 @@ def test_429_bursts_are_absorbed(faulty):
         m = bot.markets[0]
         yes = m.tokens[0]
         wait_for(lambda: _quiet(lambda: ours_on(ex, yes)), 10, "quotes")
-        # keep the book moving so the bot keeps sending through the bursts
-        for i in range(40):
+        # keep the book moving so the bot keeps sending until one of its requests meets a burst
+        # (bursts come every 1.5 s: the deadline spans several, however fast the bot runs)
+        def moved_until_rate_limited() -> bool:
             if bot.read(lambda: bot.engine.stats.rate_limited) >= 1:
-                break
+                return True
+            seen = bot.read(lambda: bot.engine.stats.book_events)
             book = bot.read(lambda: (bot.engine.books[yes].best_bid, bot.engine.books[yes].best_ask))
             try:
                 if book[0] is not None and book[1] is not None and book[1] - book[0] > TICK:
@@ -75,7 +77,14 @@ def test_429_bursts_are_absorbed(faulty):
                     signed("DELETE", ex.urls.clob, "/cancel-all", other)
             except AssertionError:
                 pass  # the counterparty meets the same bursts
-            wait_for(lambda: bot.read(lambda: bot.engine.stats.book_events) > i, 2, "a book update")
+            # the book moves, or (nothing of the counterparty's left to cancel) a heartbeat every
+            # 0.2 s meets the next burst within 1.5 s
+            wait_for(lambda: bot.read(lambda: (bot.engine.stats.book_events > seen
+                                               or bot.engine.stats.rate_limited >= 1)), 3,
+                     "a book update or a 429")
+            return bot.read(lambda: bot.engine.stats.rate_limited) >= 1
+
+        wait_for(moved_until_rate_limited, 15, "a 429 met while the book moves")
         assert bot.read(lambda: bot.engine.stats.rate_limited) >= 1
         assert bot.read(lambda: bot.engine.state.value) == "ACTIVE"
         wait_for(lambda: _quiet(lambda: ours_on(ex, yes)), 10, "quotes after the bursts")
