@@ -558,12 +558,10 @@ def order_signer(builder: Any, markets: MarketIndex, tick_of: Callable[[str], in
     """The router's ``sign``: an ``OrderRequest`` as a ``SignedOrder`` from ``builder``
     (``bot.venue.orders.OrderBuilder``) with the market's tick, neg-risk flag and condition id."""
 
-    fok, fak = OrderType.FOK, OrderType.FAK
-
     def sign(req: OrderRequest) -> Any:
         m = markets.by_token(req.token_id)
         tick = tick_of(req.token_id) if tick_of is not None else m.tick
-        if req.order_type is fok or req.order_type is fak:  # ``order_type.is_market``
+        if req.order_type.is_market:
             return builder.market(req.token_id, req.side, req.amount, req.price, tick, m.neg_risk,
                                   order_type=req.order_type, condition_id=m.condition_id)
         return builder.limit(req.token_id, req.side, req.price, req.size, tick, m.neg_risk,

@@ -26,21 +26,17 @@ class OrderState(str, enum.Enum):
     CANCELED = "CANCELED"
     REJECTED = "REJECTED"
 
-    @property
-    def terminal(self) -> bool:
-        return self is _FILLED or self is _CANCELED or self is _REJECTED
-
-    @property
-    def working(self) -> bool:
-        """The order may rest on (or be about to reach) the book and reserves funds."""
-        return not (self is _FILLED or self is _CANCELED or self is _REJECTED)
+    terminal: bool  # FILLED, CANCELED, REJECTED: the order never comes back
+    working: bool  # not terminal: it may rest on (or be about to reach) the book and reserves funds
 
 
 S = OrderState
-# bound once: ``terminal``/``working`` compare by identity, no Enum __eq__/__hash__ round trip
 _FILLED, _CANCELED, _REJECTED = S.FILLED, S.CANCELED, S.REJECTED
+# Per-member flags are plain attributes, not properties: the order store and risk read them per order.
+for _s in OrderState:
+    _s.terminal = _s is _FILLED or _s is _CANCELED or _s is _REJECTED
+    _s.working = not _s.terminal
 _PENDING_CANCEL = S.PENDING_CANCEL
-_CLOSED = frozenset((_FILLED, _CANCELED, _REJECTED))  # not ``working``
 _EMPTY: dict[str, "OwnOrder"] = {}
 
 TRANSITIONS: dict[OrderState, frozenset[OrderState]] = {
@@ -125,10 +121,9 @@ class OwnOrder:
 
     @property
     def remaining(self) -> int:
-        s = self.state  # ``state.terminal`` and ``matched``, inlined: risk and the diff read this
-        if s is _FILLED or s is _CANCELED or s is _REJECTED:
+        if self.state.terminal:
             return 0
-        f, v = self.filled, self.venue_matched
+        f, v = self.filled, self.venue_matched  # ``matched``, inlined: risk and the diff read this
         r = self.size - (f if f >= v else v)
         return r if r > 0 else 0
 
@@ -181,10 +176,9 @@ class OrderStore:
     def working(self, token_id: str | None = None) -> list[OwnOrder]:
         """Non-terminal orders (on one token, or all), oldest first."""
         src = self._working if token_id is None else self._working_by_token.get(token_id, _EMPTY)
-        # the index holds exactly the working orders; the state test (``state.working``, inlined:
-        # this is the hot path) only guards against a state written behind ``transition``'s back
-        f, c, r = _FILLED, _CANCELED, _REJECTED
-        return [o for o in src.values() if not ((s := o.state) is f or s is c or s is r)]
+        # the index holds exactly the working orders; the state test only guards against a state
+        # written behind ``transition``'s back
+        return [o for o in src.values() if o.state.working]
 
     def open_orders(self, token_id: str) -> list[OwnOrder]:
         """What may rest on the book of ``token_id`` now (risk's view of open exposure)."""
@@ -223,7 +217,7 @@ class OrderStore:
     def transition(self, order: OwnOrder, new: OrderState, now: float) -> bool:
         """Move ``order`` to ``new`` if the state machine allows it; returns whether it changed."""
         old = order.state
-        if new is old or new not in TRANSITIONS[old]:  # ``can_transition``
+        if new is old or not can_transition(old, new):
             return False
         if new is _PENDING_CANCEL:
             order.before_cancel = old
@@ -231,10 +225,9 @@ class OrderStore:
             order.before_cancel = None
         order.state = new
         order.updated_at = now
-        was_closed, closed = old in _CLOSED, new in _CLOSED
-        if closed and not was_closed:
+        if new.terminal and not old.terminal:
             self._unindex(order)
-        elif was_closed and not closed:  # REJECTED -> LIVE...: the venue showed the order after all
+        elif old.terminal and not new.terminal:  # REJECTED -> LIVE...: the venue showed the order after all
             self._reindex(order.token_id)
         return True
 

@@ -30,7 +30,6 @@ from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT
 
-_FOK, _FAK = OrderType.FOK, OrderType.FAK  # ``OrderType.is_market`` tested by identity on the hot path
 _PENDING_CANCEL = OrderState.PENDING_CANCEL
 MAX_BATCH = 15  # POST /orders: 1 to 15 items
 MAX_CANCEL_IDS = 3000  # DELETE /orders
@@ -240,12 +239,12 @@ class Router:
             tokens = tokens[k:] + tokens[:k]
         targets, tick_of, tolerance = self._targets, self._tick_of, self.config.size_tolerance
         emitted, retry_after = self._emitted_cancels, self.config.cancel_retry_after
-        pending_cancel, fok, fak = _PENDING_CANCEL, _FOK, _FAK
+        pending_cancel = _PENDING_CANCEL
         for token in tokens:
             tgt = targets[token]
             live = [
                 o for o in orders.working(token)
-                if o.state is not pending_cancel and (t := o.order_type) is not fok and t is not fak
+                if o.state is not pending_cancel and not o.order_type.is_market
             ]
             to_cancel, to_place = diff(tgt.target, live, tick_of(token), tolerance)
             for oid in to_cancel:

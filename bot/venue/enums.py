@@ -25,9 +25,12 @@ class OrderType(str, enum.Enum):
     FOK = "FOK"
     FAK = "FAK"
 
-    @property
-    def is_market(self) -> bool:
-        return self in (OrderType.FOK, OrderType.FAK)
+    is_market: bool  # FOK and FAK: filled at once or not at all, never resting
+
+
+# Per-member flags are plain attributes, not properties: the order path reads them per order.
+for _t in OrderType:
+    _t.is_market = _t is OrderType.FOK or _t is OrderType.FAK
 
 
 class SignatureType(enum.IntEnum):

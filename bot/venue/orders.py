@@ -99,7 +99,7 @@ def _check_condition_id(condition_id: str) -> str:
 
 _SIDE_WORD = {Side.BUY: (0).to_bytes(32, "big"), Side.SELL: (1).to_bytes(32, "big")}
 _TOKEN_CACHE_MAX = 4096
-_GTD, _FOK, _FAK = OrderType.GTD, OrderType.FOK, OrderType.FAK
+_GTD = OrderType.GTD
 _WIRE: dict[Side | OrderType, str] = {m: m.value for m in (*Side, *OrderType)}  # without ``.value`` calls
 
 
@@ -167,7 +167,7 @@ class OrderBuilder:
         builder: str | None = None,
     ) -> SignedOrder:
         """A signed GTC/GTD order of ``size_units`` shares at ``price_units`` (venue.md 3.2)."""
-        if order_type is _FOK or order_type is _FAK:  # ``order_type.is_market``
+        if order_type.is_market:
             raise OrderError(f"limit orders are GTC or GTD, not {order_type.value}")
         maker_amount, taker_amount = am.limit_amounts(side, price_units, size_units, tick_units, min_size_units)
         if timestamp_ms is None:
@@ -292,7 +292,7 @@ class OrderBuilder:
         metadata: str | None,
         builder: str | None,
     ) -> SignedOrder:
-        if post_only and (order_type is _FOK or order_type is _FAK):
+        if post_only and order_type.is_market:
             raise OrderError("postOnly is only allowed on GTC and GTD orders")
         if side.__class__ is not Side:
             side = Side(side)
@@ -361,7 +361,7 @@ def order_item_json(
     """One order object of a POST body as compact JSON text (key order of venue.md 4.1)."""
     order_type = order_type or signed.order_type
     post_only = signed.post_only if post_only is None else post_only
-    if post_only and (order_type is _FOK or order_type is _FAK):
+    if post_only and order_type.is_market:
         raise OrderError("postOnly is only allowed on GTC and GTD orders")
     cond = condition_id if condition_id is not None else signed.condition_id
     cond_part = f'"conditionId":"{_check_condition_id(cond)}",' if cond is not None else ""
