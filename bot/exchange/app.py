@@ -1,6 +1,7 @@
 """Assembly of the exchange's ASGI apps: one per surface, or one app serving every surface.
 
-Invariant: every HTTP request goes through ``guard``: allow fault latency, then the edge limits
+Invariant: every HTTP request goes through ``guard``: allow fault latency (part of it on the way
+in, the rest before the answer leaves), then the edge limits
 (held up to ``limits_queue_s``, else 429 + Retry-After), then injected 5xx faults, then the
 handler; a ``Reply`` becomes its JSON body and status, and any other exception becomes 500
 ``internal_error: <detail>``, so bad input never crashes the server. With ``single_port`` the
@@ -50,10 +51,8 @@ class Exchange:
     def guard(self, surface: str, endpoint):
         faults = self.state.faults
 
-        @functools.wraps(endpoint)
-        async def wrapped(request: Request):
+        async def answer(request: Request, delay: float):
             try:
-                delay = faults.latency_s()
                 if delay:
                     await anyio.sleep(delay)
                 client = request.client.host if request.client else "?"
@@ -72,6 +71,14 @@ class Exchange:
             except Exception as exc:  # never crash on input: answer internal_error
                 log.error("request_failed", path=request.url.path, error=type(exc).__name__)
                 return json_response({"error": f"internal_error: {type(exc).__name__}: {exc}"}, 500)
+
+        @functools.wraps(endpoint)
+        async def wrapped(request: Request):
+            way_in, way_out = faults.latency_s()
+            response = await answer(request, way_in)
+            if way_out:
+                await anyio.sleep(way_out)
+            return response
 
         return wrapped
 

@@ -27,11 +27,17 @@ class Faults:
         self.started = clock()
         self.forced_phase: str | None = None  # set by tests/operators to pin a phase
 
-    def latency_s(self) -> float:
+    def latency_s(self) -> tuple[float, float]:
+        """One request's added latency, split into the way in (before it is processed) and the
+        way out (before its answer leaves): the total is uniform in [min, max] ms and a random
+        share of it is spent each way, so requests *and* answers overtake one another, as on a
+        real network where each request travels on its own connection."""
         c = self.config
         if c.latency_ms_max <= 0:
-            return 0.0
-        return self.rng.uniform(c.latency_ms_min, c.latency_ms_max) / 1000.0
+            return 0.0, 0.0
+        total = self.rng.uniform(c.latency_ms_min, c.latency_ms_max) / 1000.0
+        way_in = total * self.rng.random()
+        return way_in, total - way_in
 
     def inject_error(self, path: str) -> bool:
         c = self.config

@@ -52,6 +52,7 @@ class LocalExchange:
         self.urls: Urls | None = None
         self._servers: list[uvicorn.Server] = []
         self._tg = None
+        self.flow_paused = False  # the synthetic traders hold still while set (books stop moving)
 
     @property
     def demo_account(self) -> DemoAccount:
@@ -144,7 +145,7 @@ class LocalExchange:
         while True:
             try:
                 self.state.publish()  # anything pending goes out before the flow drains the engine
-                events = driver.step(self.state.clock())
+                events = [] if self.flow_paused else driver.step(self.state.clock())
                 if events:
                     hub.dispatch(events)
             except Exception as exc:  # the flow must keep running; one bad step is logged
@@ -188,6 +189,10 @@ class ThreadedExchange:
 
     def new_account(self, index: int, usdc: str = "10000", shares: str = "1000") -> DemoAccount:
         return self.call(self.exchange.new_account, index, usdc, shares)
+
+    def pause_flow(self, paused: bool = True) -> None:
+        """Hold the synthetic traders still (or let them go on): the books stop moving."""
+        self.call(setattr, self.exchange, "flow_paused", paused)
 
     def stop(self) -> None:
         try:
