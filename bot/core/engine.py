@@ -75,7 +75,7 @@ class EngineStats:
 
     __slots__ = ("orders_sent", "orders_accepted", "orders_rejected", "cancels_sent", "canceled",
                  "fills", "reversals", "volume", "notional", "rate_limited", "send_errors",
-                 "risk_rejections", "book_events", "halts", "reconnects")
+                 "risk_rejections", "book_events", "halts", "reconnects", "orphans")
 
     def __init__(self) -> None:
         for name in self.__slots__:
@@ -143,6 +143,7 @@ class Engine:
         self.settlement: dict[str, TradeStatus] = {}  # trade id -> last status of our fills
         self.stopped = False
         self._tick_at: float | None = None
+        self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
         self.ctx = StrategyContext(
             books=self.books, portfolio=self.portfolio, clock=clock, markets=markets,
             open_orders=_OpenOrders(reconciler), params=getattr(strategy, "params", None),
@@ -279,6 +280,7 @@ class Engine:
         et = event_type(ev)
         if et == "order":
             outputs = self.reconciler.on_order_event(ev, now)
+            self._count_orphans()
         elif et == "trade":
             outputs = self.reconciler.on_trade_event(ev, now)
         else:
@@ -337,7 +339,11 @@ class Engine:
         return self._outputs(self.reconciler.on_trades_page(items, self.clock.now(), cursor, next_cursor))
 
     def on_open_orders(self, items: Iterable[Any], as_of: float) -> list[Action]:
-        return self._outputs(self.reconciler.on_open_orders(items, self.clock.now(), as_of))
+        """A complete ``GET /data/orders`` listing asked for at ``as_of``; orphans it shows (open
+        at the venue, not working here) are counted and handled by the reconciler's policy."""
+        outputs = self.reconciler.on_open_orders(items, self.clock.now(), as_of)
+        self._count_orphans()
+        return self._outputs(outputs)
 
     def on_order_lookup(self, order_id: str, found: Any | None) -> list[Action]:
         return self._outputs(self.reconciler.on_order_lookup(order_id, found, self.clock.now()))
@@ -482,6 +488,19 @@ class Engine:
         if intents:
             return out + self._run(intents, checked=True)
         return out + (self._poll() if poll else [])
+
+    def _count_orphans(self) -> None:
+        """Orphans the reconciler found since the last look (open at the venue, not working
+        here): into the stats and the ``bot_orphan_orders`` counter by kind."""
+        rec = self.reconciler
+        unknown = rec.orphans_unknown - self._orphans_seen[0]
+        closed = rec.orphans_closed - self._orphans_seen[1]
+        if unknown or closed:
+            self._orphans_seen = (rec.orphans_unknown, rec.orphans_closed)
+            self.stats.orphans += unknown + closed
+            if self.metrics is not None:
+                self.metrics.orphans.labels("unknown").inc(unknown)
+                self.metrics.orphans.labels("closed").inc(closed)
 
     def _apply_halt(self, halt: list[Intent], detail: str) -> list[Action]:
         if not halt:

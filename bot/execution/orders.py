@@ -1,7 +1,8 @@
 """Own order state: the life of every order this bot has sent, and the views risk reads.
 
 Invariant: an order only moves along ``TRANSITIONS``; a terminal order (FILLED, CANCELED) never
-comes back; sizes are integer micro-units with ``0 <= filled`` and ``remaining = max(0, size -
+comes back, except through ``OrderStore.reopen`` when the venue's own order listing shows it open
+(the venue's records are the truth, and our reading that closed it was wrong); sizes are integer micro-units with ``0 <= filled`` and ``remaining = max(0, size -
 max(filled, venue_matched))``. Only the reconciler calls the mutating methods of ``OrderStore``,
 and once an order is in a store its state changes only through ``OrderStore.transition`` (its
 state before ``add`` is its initial state), which keeps the store's working-order index exact.
@@ -68,7 +69,7 @@ class OwnOrder:
     __slots__ = (
         "order_id", "token_id", "side", "price", "size", "order_type", "post_only", "expiration",
         "state", "filled", "venue_matched", "trade_ids", "reducing", "signed", "sent_at",
-        "updated_at", "before_cancel", "reason", "market",
+        "updated_at", "before_cancel", "reason", "market", "answered_at", "cancel_blind",
     )
 
     def __init__(
@@ -113,6 +114,12 @@ class OwnOrder:
         self.before_cancel: OrderState | None = None
         self.reason = reason
         self.market = market
+        # when the venue first showed it has the order (an accepted ack, an order event, a
+        # listing or lookup); 0.0 until then, and for orders restored from a journal
+        self.answered_at = 0.0
+        # the cancel in flight left before the submit was answered: it may overtake the place,
+        # so a "not found" answer to it proves nothing
+        self.cancel_blind = False
 
     @property
     def matched(self) -> int:
@@ -223,11 +230,25 @@ class OrderStore:
             order.before_cancel = old
         elif old is _PENDING_CANCEL:
             order.before_cancel = None
+            order.cancel_blind = False
         order.state = new
         order.updated_at = now
         if new.terminal and not old.terminal:
             self._unindex(order)
         elif old.terminal and not new.terminal:  # REJECTED -> LIVE...: the venue showed the order after all
+            self._reindex(order.token_id)
+        return True
+
+    def reopen(self, order: OwnOrder, state: OrderState, now: float) -> bool:
+        """The venue lists ``order`` open although we hold it closed: it is ``state`` (LIVE or
+        PARTIALLY_FILLED) again. The only way back from a terminal state; returns whether it moved."""
+        if not order.state.terminal or state.terminal or state is _PENDING_CANCEL:
+            return False
+        order.state = state
+        order.updated_at = now
+        order.before_cancel = None
+        order.cancel_blind = False
+        if self._orders.get(order.order_id) is order:
             self._reindex(order.token_id)
         return True
 

@@ -11,8 +11,14 @@ Invariants (the races are named where they are guarded):
   the order becomes known (sent, acked or adopted);
 - *unknown submit outcome* (timeout, 5xx, reset): the order goes UNKNOWN and is resolved by a
   lookup; it is resent (the same signed order, same hash) only when the venue shows it absent;
-- *cancel vs ack*: a cancel that reaches the venue before the order is answered leaves the order
-  pending, never lost;
+- *cancel vs place*: a cancel sent before the order's submit was answered may reach the venue
+  first (separate connections, no ordering promise), so its "not found" proves nothing, whether
+  it comes back before the ack or after it: the order goes back to what we know of it (the ack,
+  or a lookup, decides) and is never closed on that answer;
+- *an order is terminal only on evidence*: an accepted cancel, a user-channel event, a lookup, a
+  trade, or its absence from a complete ``/data/orders`` listing asked for after the venue had
+  shown it the order (``answered_at``); an order the listing shows open that we do not know, or
+  that we had closed before the listing was asked for, is an orphan, handled by ``orphan_policy``;
 - fills only ever come from trades: acks and order events move states, never positions.
 
 Plain object, no clock, no I/O: every method takes ``now`` and returns the events for the core
@@ -174,8 +180,11 @@ class Reconciler:
         self._trades: dict[str, TradeState] = {}
         self._held: OrderedDict[str, tuple[str, ...]] = OrderedDict()  # trade id -> order ids it waits for
         self._held_by_order: dict[str, set[str]] = {}
-        self._orphans_canceled: set[str] = set()
         self.cursors: dict[str, str] = {}
+        # orders the venue listed open that we did not count as working: never heard of, or
+        # already closed here (a wrong reading, set right by the listing)
+        self.orphans_unknown = 0
+        self.orphans_closed = 0
 
     # --- reads -----------------------------------------------------------------------------
     def trade_status(self, trade_id: str) -> TradeStatus | None:
@@ -218,10 +227,13 @@ class Reconciler:
         return out
 
     def on_cancels_sent(self, order_ids: Iterable[str], now: float) -> list[Output]:
+        """Cancels about to be sent: PENDING_CANCEL, noting those whose submit is unanswered."""
         out: list[Output] = []
         for oid in order_ids:
             o = self.orders.get(oid)
             if o is not None and self.orders.transition(o, _PENDING_CANCEL, now):
+                before = o.before_cancel
+                o.cancel_blind = before is _PENDING_SUBMIT or before is _UNKNOWN
                 self._changed(o, out)
         self._commit()
         return out
@@ -244,9 +256,11 @@ class Reconciler:
         if o is None:
             return
         if r.accepted:
+            if not o.answered_at:
+                o.answered_at = now
             if o.state is S.PENDING_CANCEL:
                 if o.before_cancel in (S.PENDING_SUBMIT, S.UNKNOWN):
-                    o.before_cancel = S.LIVE
+                    o.before_cancel = S.PARTIALLY_FILLED if o.matched > 0 else S.LIVE
                 return
             market = o.order_type.is_market
             if market and r.status == "matched":
@@ -308,15 +322,18 @@ class Reconciler:
             o = self.orders.get(oid)
             if o is None or o.state.terminal:
                 continue
-            before = o.before_cancel if o.state is S.PENDING_CANCEL else o.state
-            if before in (S.PENDING_SUBMIT, S.UNKNOWN):
-                # cancel overtook the POST: the order is not there yet; the ack decides
-                if o.state is S.PENDING_CANCEL and self.orders.transition(o, before, now):
+            pending = o.state is S.PENDING_CANCEL
+            before = o.before_cancel if pending else o.state
+            if (pending and o.cancel_blind) or before in (S.PENDING_SUBMIT, S.UNKNOWN):
+                # race *cancel vs place*: the cancel may have reached the venue before the order
+                # did, so "not found" proves nothing. Back to what we know now: still unanswered
+                # (the ack decides), or acked meanwhile (live: the router cancels it again)
+                if pending and self.orders.transition(o, before, now):
                     self._changed(o, out)
                 if before is S.UNKNOWN:
                     out.append(LookupOrder(oid))
                 continue
-            # acked earlier and now "not cancelable": it is already closed on the venue
+            # answered before the cancel left, now "not cancelable": it is closed on the venue
             o.reason = reason
             self._close(o, now, out)
             closed.append(oid)
@@ -407,11 +424,15 @@ class Reconciler:
             o = self.orders.get(rec.order_id)
             if o is None:
                 self._orphan(rec, now, out)
+            elif o.state.terminal and o.updated_at < as_of and _is_open_status(rec.status):
+                self._reopen(o, rec, now, out)  # closed here before the listing was asked for
             else:
                 self._apply_order(o, rec, now, out)
         closed: list[str] = []
         for o in self.orders.working():
-            if o.order_id in seen or o.sent_at > as_of or o.state is S.PENDING_SUBMIT:
+            # only an order the venue had shown us before the listing was asked for can be
+            # judged by its absence (one answered later may have reached the venue later)
+            if o.order_id in seen or o.sent_at > as_of or o.answered_at > as_of or o.state is S.PENDING_SUBMIT:
                 continue
             if o.state is S.PENDING_CANCEL and o.before_cancel is S.PENDING_SUBMIT:
                 continue
@@ -448,6 +469,8 @@ class Reconciler:
     # --- internals --------------------------------------------------------------------------
     def _apply_order(self, o: OwnOrder, rec: OrderRecord, now: float, out: list[Output]) -> None:
         changed = False
+        if not o.answered_at:
+            o.answered_at = now
         if rec.size_matched > o.venue_matched:
             o.venue_matched = rec.size_matched
             changed = True
@@ -468,7 +491,7 @@ class Reconciler:
         elif status in ("LIVE", "DELAYED", ""):
             if o.state is S.PENDING_CANCEL:
                 if o.before_cancel in (S.PENDING_SUBMIT, S.UNKNOWN):
-                    o.before_cancel = S.LIVE
+                    o.before_cancel = S.PARTIALLY_FILLED if o.matched > 0 else S.LIVE
                 target = S.FILLED if o.matched >= o.size else None
             elif o.matched >= o.size and o.size > 0:
                 target = S.FILLED
@@ -501,6 +524,10 @@ class Reconciler:
             self._changed(o, out)
 
     def _orphan(self, rec: OrderRecord, now: float, out: list[Output]) -> None:
+        """A venue order open that we never heard of: adopted, cancelled or left alone.
+
+        A cancel is asked for each time the venue shows the order open (the router paces them)."""
+        self.orphans_unknown += 1
         policy = self.config.orphan_policy
         if policy == "adopt" and rec.side is not None and rec.token_id:
             o = OwnOrder(
@@ -509,12 +536,30 @@ class Reconciler:
                 venue_matched=rec.size_matched, trade_ids=rec.associate_trades, sent_at=now, updated_at=now,
                 market=rec.market, reason="adopted",
             )
+            o.answered_at = now
             self.orders.add(o)
             self._changed(o, out)
             self._claim_held(o.order_id, now, out)
-        elif policy == "cancel" and rec.order_id not in self._orphans_canceled:
-            self._orphans_canceled.add(rec.order_id)
+        elif policy == "cancel":
             out.append(CancelOrder(rec.order_id))
+
+    def _reopen(self, o: OwnOrder, rec: OrderRecord, now: float, out: list[Output]) -> None:
+        """The listing shows open an order we had closed before asking: our reading was wrong and
+        the venue's records are the truth. It counts as working again (risk and the router see it),
+        then ``orphan_policy`` applies: adopt keeps it (the router cancels it unless a target wants
+        it), cancel cancels it, ignore leaves it closed here."""
+        self.orphans_closed += 1
+        if self.config.orphan_policy == "ignore":
+            return
+        if rec.size_matched > o.venue_matched:
+            o.venue_matched = rec.size_matched
+        if not self.orders.reopen(o, S.PARTIALLY_FILLED if o.matched > 0 else S.LIVE, now):
+            return
+        o.answered_at = now
+        o.reason = "listed open after close"
+        self._changed(o, out)
+        if self.config.orphan_policy == "cancel":
+            out.append(CancelOrder(o.order_id))
 
     def _apply_trade(self, rec: TradeRecord, now: float, out: list[Output]) -> None:
         if not rec.trade_id:

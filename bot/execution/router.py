@@ -10,6 +10,10 @@ Invariants:
 - desired quotes are state, not a queue: only the latest target per token matters, and the diff
   is recomputed from it on every poll, so a reprice whose target has since changed is dropped,
   never sent late; a token whose cancels could not all be sent gets no new non-reducing order;
+- a cancel goes out at once, even for an order whose submit is not answered yet; once emitted it
+  is not emitted again within ``cancel_retry_after`` (a refused or failed cancel is paced), except
+  when the venue has answered the order's submit since: that earlier cancel may have overtaken
+  its place ("not found"), so the order is cancelled again at once;
 - a POST batch holds at most ``max_batch`` (<= 15) orders, a DELETE batch at most
   ``max_cancel_ids``; each order is signed only when its batch is granted, and its hash is its
   id from then on.
@@ -249,8 +253,8 @@ class Router:
             to_cancel, to_place = diff(tgt.target, live, tick_of(token), tolerance)
             for oid in to_cancel:
                 t = emitted.get(oid)
-                if t is not None and now - t < retry_after:
-                    continue  # in flight (``_recently_cancelled``)
+                if t is not None and now - t < retry_after and self._held_back(oid, t):
+                    continue  # ``_recently_cancelled``
                 cancels[oid] = None
                 cancel_tokens[oid] = token
             if not to_place:
@@ -265,8 +269,16 @@ class Router:
         return list(cancels), places_reducing + places_other, cancel_tokens
 
     def _recently_cancelled(self, oid: str, now: float) -> bool:
+        """A cancel of ``oid`` went out less than ``cancel_retry_after`` ago and nothing since
+        calls for another one at once."""
         t = self._emitted_cancels.get(oid)
-        return t is not None and now - t < self.config.cancel_retry_after
+        return t is not None and now - t < self.config.cancel_retry_after and self._held_back(oid, t)
+
+    def _held_back(self, oid: str, emitted_at: float) -> bool:
+        """False when the venue answered ``oid``'s submit after its cancel left at ``emitted_at``:
+        that cancel may have overtaken the place, so it may go again at once."""
+        o = self._orders.get(oid)
+        return o is None or o.answered_at <= emitted_at
 
     # --- emission --------------------------------------------------------------------------
     def poll(self, now: float) -> list[Batch]:

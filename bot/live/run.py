@@ -49,7 +49,8 @@ async def _run(config: Any, args: Any) -> int:
         journal = Journal.from_config(config.journal)
         state = journal.restore()
         engine = make_engine(strategy, markets, venue, private_key=wallet, chain_id=v.chain_id,
-                             risk_limits=config.risk, router_config=config.router, metrics=metrics,
+                             risk_limits=config.risk, router_config=config.router,
+                             reconciler_config=config.reconciler, metrics=metrics,
                              journal=journal, day_start=state.day_start, signature_type=v.signature_type,
                              funder=v.funder)
         resumed = engine.daily.start

@@ -10,8 +10,12 @@ Invariants:
   throttles the limiter owns, so nothing is charged twice and no window is exceeded;
 - a POST that times out or fails with a 5xx is reported with ``outcome_unknown`` and resolved by
   lookup, never resent blindly (the reconciler decides);
-- on stop (duration, SIGINT/SIGTERM, or ``request_stop``) the shell cancels every own order and
-  sends DELETE /cancel-all before it returns; nothing is left resting;
+- on stop (duration, SIGINT/SIGTERM, or ``request_stop``) the shell lets the trading requests
+  already on the wire finish (a POST answered after a cancel-all would leave its order resting),
+  then sends DELETE /cancel-all and cancels every own order before it returns; nothing is left
+  resting;
+- every ``orders_sync_s`` the complete ``GET /data/orders`` listing is reconciled: what the venue
+  holds open and the bot does not count as working is an orphan, handled by the configured policy;
 - no secret is ever logged (credentials only reach the auth headers and the user channel).
 """
 
@@ -51,6 +55,7 @@ class ShellConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     heartbeat_interval_s: float = 5.0
     heartbeats: bool = True
     trades_poll_s: float = 3.0
+    orders_sync_s: float = 5.0  # the complete open-order listing, checked against ours (0 = never)
     positions_poll_s: float = 10.0
     book_poll_s: float = 1.0
     stop_timeout_s: float = 5.0
@@ -202,7 +207,10 @@ class LiveShell:
         self._send, self._inbox = anyio.create_memory_object_stream[Any](10_000)
         self._stop = anyio.Event()
         self._trades_busy = False
+        self._sync_busy = False
         self._tg: TaskGroup | None = None
+        self._sends: TaskGroup | None = None  # trading writes: not cancelled at stop, awaited
+        self._in_flight = 0  # trading writes sent and not answered yet
         self.stop_reason = ""
         self.heartbeats_ok = 0
         self.drifts: list[Any] = []
@@ -239,27 +247,32 @@ class LiveShell:
 
         market = MarketStream(market_sink, tokens, scfg)
         user = UserStream(user_sink, self.venue.creds, conds, scfg)
-        try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                tg.start_soon(market.run)
-                tg.start_soon(user.run)
-                tg.start_soon(self._signals)
-                if self.config.heartbeats:
-                    tg.start_soon(self._heartbeats)
-                tg.start_soon(self._every, self.config.trades_poll_s, "trades")
-                tg.start_soon(self._every, self.config.positions_poll_s, "positions")
-                tg.start_soon(self._every, self.config.book_poll_s, "books")
-                if eng.metrics is not None:
-                    tg.start_soon(self._gauges, (market, user))
-                if duration is not None:
-                    tg.start_soon(self._deadline, duration)
-                await self._core()
-                tg.cancel_scope.cancel()
-        finally:
-            self._tg = None
-            with anyio.CancelScope(shield=True):
-                await self._shutdown()
+        async with anyio.create_task_group() as sends:
+            self._sends = sends
+            try:
+                async with anyio.create_task_group() as tg:
+                    self._tg = tg
+                    tg.start_soon(market.run)
+                    tg.start_soon(user.run)
+                    tg.start_soon(self._signals)
+                    if self.config.heartbeats:
+                        tg.start_soon(self._heartbeats)
+                    tg.start_soon(self._every, self.config.trades_poll_s, "trades")
+                    tg.start_soon(self._every, self.config.positions_poll_s, "positions")
+                    tg.start_soon(self._every, self.config.book_poll_s, "books")
+                    tg.start_soon(self._every, self.config.orders_sync_s, "sync")
+                    if eng.metrics is not None:
+                        tg.start_soon(self._gauges, (market, user))
+                    if duration is not None:
+                        tg.start_soon(self._deadline, duration)
+                    await self._core()
+                    tg.cancel_scope.cancel()
+            finally:
+                self._tg = None
+                with anyio.CancelScope(shield=True):
+                    await self._shutdown()
+                sends.cancel_scope.cancel()  # whatever outlived the stop timeout
+        self._sends = None
 
     async def _deadline(self, duration: float) -> None:
         await anyio.sleep(duration)
@@ -337,14 +350,14 @@ class LiveShell:
             with anyio.move_on_after(timeout):
                 msg = await self._inbox.receive()
             if msg is not None and msg.kind != "stop":
-                self._handle(msg)
+                self._dispatch(self._handle(msg))
                 # drain what is already queued before looking at timers again
                 while True:
                     try:
                         msg = self._inbox.receive_nowait()
                     except anyio.WouldBlock:
                         break
-                    self._handle(msg)
+                    self._dispatch(self._handle(msg))
             now = eng.clock.now()
             if now >= next_timer:
                 next_timer = now + self.config.timer_interval_s
@@ -355,42 +368,48 @@ class LiveShell:
             if ready is not None and ready <= eng.clock.now():
                 self._dispatch(eng.poll())
 
-    def _handle(self, msg: _Msg) -> None:
+    def _handle(self, msg: _Msg) -> list[Any]:
+        """Feed one inbox message to the engine; returns the actions it asks for."""
         eng = self.engine
         k = msg.kind
         try:
             if k == "ws":
                 ev = msg.a
                 if isinstance(ev, ConnectionEvent):
-                    self._dispatch(eng.on_connection(ev))
+                    return eng.on_connection(ev)
                 elif getattr(type(ev), "__struct_config__", None) is not None and \
                         type(ev).__struct_config__.tag in ("order", "trade"):
-                    self._dispatch(eng.on_user_event(ev))
+                    return eng.on_user_event(ev)
                 else:
-                    self._dispatch(eng.on_market_event(ev, msg.b))
+                    return eng.on_market_event(ev, msg.b)
             elif k == "placed":
-                self._dispatch(eng.on_place_results(msg.a, msg.b))
+                return eng.on_place_results(msg.a, msg.b)
             elif k == "place_failed":
-                self._dispatch(eng.on_place_error(msg.a, msg.b))
+                return eng.on_place_error(msg.a, msg.b)
             elif k == "canceled":
-                self._dispatch(eng.on_cancel_result(msg.a, msg.b))
+                return eng.on_cancel_result(msg.a, msg.b)
             elif k == "cancel_failed":
-                self._dispatch(eng.on_cancel_error(msg.a, msg.b))
+                return eng.on_cancel_error(msg.a, msg.b)
             elif k == "trades_page":
-                self._dispatch(eng.on_trades_page(msg.a, msg.b, msg.c))
+                return eng.on_trades_page(msg.a, msg.b, msg.c)
             elif k == "open_orders":
-                self._dispatch(eng.on_open_orders(msg.a, msg.b))
+                orphans = eng.stats.orphans
+                actions = eng.on_open_orders(msg.a, msg.b)
+                if eng.stats.orphans > orphans:
+                    log.warning("orphan_orders", count=eng.stats.orphans - orphans,
+                                policy=eng.reconciler.config.orphan_policy)
+                return actions
             elif k == "lookup":
-                self._dispatch(eng.on_order_lookup(msg.a, msg.b))
+                return eng.on_order_lookup(msg.a, msg.b)
             elif k == "rest_books":
-                self._dispatch(eng.on_rest_books(msg.a))
+                return eng.on_rest_books(msg.a)
             elif k == "positions_seen":
                 self.drifts = eng.on_positions(msg.a)
                 if self.drifts:
                     log.warning("position_drift", tokens=len(self.drifts),
                                 detail=[(d.token_id[-8:], d.ours, d.venue) for d in self.drifts][:4])
             elif k == "error":
-                self._dispatch(eng.on_request_error(str(msg.a)))
+                return eng.on_request_error(str(msg.a))
             elif k == "trades":
                 self._spawn(self._fetch_trades)
             elif k == "positions":
@@ -401,25 +420,40 @@ class LiveShell:
             elif k == "sync":
                 self._spawn(self._sync_orders)
             elif k == "resend":
-                self._dispatch(eng.resend(msg.a))
+                return eng.resend(msg.a)
             elif k == "halt":
-                self._dispatch(eng.halt(str(msg.a or "manual")))
+                return eng.halt(str(msg.a or "manual"))
         except Exception as exc:  # noqa: BLE001 - one bad input must not end the run
             log.error("core_error", kind=k, error=f"{type(exc).__name__}: {exc}"[:300])
             if eng.metrics is not None:
                 eng.metrics.errors.labels("core").inc()
+        return []
 
     # --- actions -------------------------------------------------------------------------
     def _spawn(self, fn: Callable[..., Any], *args: Any) -> None:
         if self._tg is not None:
             self._tg.start_soon(fn, *args)
 
+    def _write(self, fn: Callable[[Any], Any], action: Any) -> None:
+        """Send a trading write in its own task; it runs to its answer even through a stop."""
+        if self._sends is None:
+            return
+        self._in_flight += 1
+
+        async def send() -> None:
+            try:
+                await fn(action)
+            finally:
+                self._in_flight -= 1
+
+        self._sends.start_soon(send)
+
     def _dispatch(self, actions: list[Any]) -> None:
         for a in actions:
             if isinstance(a, SendPlaces):
-                self._spawn(self._place, a)
+                self._write(self._place, a)
             elif isinstance(a, SendCancels):
-                self._spawn(self._cancel, a)
+                self._write(self._cancel, a)
             elif isinstance(a, VenueCancelAll):
                 self._spawn(self._cancel_all, a.reason)
             elif isinstance(a, SyncOrders):
@@ -460,12 +494,18 @@ class LiveShell:
             log.error("cancel_all_failed", reason=reason, error=str(exc)[:200])
 
     async def _sync_orders(self) -> None:
-        as_of = self.engine.clock.now()
+        """One complete open-order listing at a time, stamped with when it was asked for."""
+        if self._sync_busy:
+            return
+        self._sync_busy = True
         try:
+            as_of = self.engine.clock.now()
             items = [o async for o in self.venue.clob.get_orders()]
         except VenueError as exc:
             log.warning("sync_orders_failed", error=str(exc)[:200])
             return
+        finally:
+            self._sync_busy = False
         await self._send.send(_Msg("open_orders", items, as_of))
 
     async def _lookup(self, order_id: str) -> None:
@@ -522,18 +562,31 @@ class LiveShell:
 
     # --- stop ----------------------------------------------------------------------------
     async def _shutdown(self) -> None:
-        """Cancel every own order (router cancels, then DELETE /cancel-all), inline; retried
-        through 429s, 5xx and resets until done or ``stop_timeout_s`` passes."""
+        """Cancel every own order, inline, retried through 429s, 5xx and resets until done or
+        ``stop_timeout_s`` passes: first the trading writes still on the wire are answered (their
+        orders are then at the venue, or known not to be), then one DELETE /cancel-all clears
+        the venue whatever the cancel throttle holds, then the router's cancels go for anything
+        it left."""
         eng = self.engine
         with anyio.move_on_after(self.config.stop_timeout_s) as scope:
             actions = eng.stop()
-            # one DELETE /cancel-all first: it clears the venue whatever the cancel throttle holds
+            while True:  # answers (and fills) of the writes on the wire, until none is left
+                msg = None
+                if self._in_flight:
+                    with anyio.move_on_after(0.05):
+                        msg = await self._inbox.receive()
+                else:
+                    try:
+                        msg = self._inbox.receive_nowait()
+                    except anyio.WouldBlock:
+                        break
+                if msg is not None and msg.kind in _ANSWERS:
+                    actions += self._handle(msg)
             done: set[str] = set()
-            if any(isinstance(a, VenueCancelAll) for a in actions):
-                result = await _retrying(self.venue.writes.cancel_all)
-                if result is not None:
-                    eng.on_cancel_result(_empty_cancel(), result)
-                    done.update(result.canceled or ())
+            result = await _retrying(self.venue.writes.cancel_all)
+            if result is not None:
+                eng.on_cancel_result(_empty_cancel(), result)
+                done.update(result.canceled or ())
             for a in actions:
                 if isinstance(a, SendCancels):
                     ids = [i for i in a.batch.order_ids if i not in done]
@@ -543,8 +596,12 @@ class LiveShell:
                     if result is not None:
                         eng.on_cancel_result(a.batch, result)
         if scope.cancelled_caught:
-            log.error("stop_cancel_incomplete", timeout_s=self.config.stop_timeout_s)
+            log.error("stop_cancel_incomplete", timeout_s=self.config.stop_timeout_s,
+                      in_flight=self._in_flight)
         log.info("stopped", reason=self.stop_reason or "done")
+
+
+_ANSWERS = ("placed", "place_failed", "canceled", "cancel_failed", "ws")  # what a stop still reads
 
 
 async def _retrying(call: Callable[[], Any]) -> Any:
@@ -588,6 +645,7 @@ def make_engine(
     chain_id: int = 137,
     risk_limits: Any = None,
     router_config: Any = None,
+    reconciler_config: Any = None,
     metrics: Any = None,
     journal: Any = None,
     day_start: Any = None,
@@ -618,7 +676,9 @@ def make_engine(
     tick_of = tick_source(books, index)
     wallet = private_key if isinstance(private_key, Wallet) else Wallet(private_key)
     builder = OrderBuilder(wallet, chain_id, maker=funder, signature_type=signature_type)
-    rec = Reconciler(ReconcilerConfig(owner=venue.creds.api_key), journal=journal)
+    # our API key marks our maker legs in trades; the rest (orphan policy...) is the config's
+    rec_config = msgspec.structs.replace(reconciler_config or ReconcilerConfig(), owner=venue.creds.api_key)
+    rec = Reconciler(rec_config, journal=journal)
     router = Router(rec.orders, order_signer(builder, index, tick_of), config=router_config or RouterConfig(),
                     tick_of=tick_of, **venue.throttles())
     risk = RiskGate(risk_limits or RiskLimits(), index)

@@ -46,6 +46,10 @@ class Metrics:
         self.risk_rejections = Counter("bot_risk_rejections", "Intents rejected by risk", ["reason"], registry=r)
         self.heartbeats = Counter("bot_heartbeats", "Heartbeats by outcome", ["outcome"], registry=r)
         self.errors = Counter("bot_errors", "Errors by kind", ["kind"], registry=r)
+        self.orphans = Counter(
+            "bot_orphan_orders", "Orders the venue listed open that the bot did not count as working "
+            "(unknown: never heard of; closed: closed here before the listing)", ["kind"], registry=r,
+        )
         self.drift = Gauge("bot_position_drift_shares", "Local minus venue position", ["token"], registry=r)
 
     def serve(self, host: str = "127.0.0.1", port: int = 9464):

@@ -253,7 +253,74 @@ def test_open_orders_snapshot_orphans_and_absent():
     assert rec.orders.get("0xc").state is S.PENDING_SUBMIT  # unanswered: the ack decides
     assert rec.orders.get("0xlate").state is S.PENDING_SUBMIT  # sent after the listing
     out = rec.on_open_orders([oevent("0xorphan", "LIVE", "")], 8.0, as_of=8.0)
-    assert CancelOrder("0xorphan") not in out  # asked once
+    assert CancelOrder("0xorphan") in out  # still open there: asked again (the router paces repeats)
+    assert rec.orphans_unknown == 2
+
+
+def test_a_cancel_that_overtook_its_place_proves_nothing_even_when_answered_after_the_ack():
+    rec = Reconciler()
+    sent(rec, own("0xa"), now=0.0)
+    rec.on_cancels_sent(["0xa"], 0.01)  # the submit is not answered yet
+    rec.on_ack("0xa", ack("0xa"), 0.05)  # the place got there (after the cancel did)
+    out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xa": "order not found"}}, 0.08, ["0xa"])
+    o = rec.orders.get("0xa")
+    assert o.state is S.LIVE and o.is_working  # live at the venue: still ours to cancel
+    assert o.answered_at == 0.05
+    assert not of(out, FetchTrades)
+
+
+def test_not_found_for_a_cancel_sent_after_the_ack_closes_the_order():
+    rec = Reconciler()
+    sent(rec, own("0xa"), now=0.0)
+    rec.on_ack("0xa", ack("0xa"), 0.05)
+    rec.on_cancels_sent(["0xa"], 0.1)
+    out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xa": "order not found"}}, 0.2, ["0xa"])
+    assert rec.orders.get("0xa").state is S.CANCELED
+    assert FetchTrades(("0xa",)) in out  # closed there: filled or cancelled, the trades tell
+
+
+def test_a_listing_does_not_close_an_order_answered_after_it_was_asked_for():
+    rec = Reconciler()
+    sent(rec, own("0xa"), now=0.0)
+    rec.on_ack("0xa", ack("0xa"), 2.0)  # the listing, asked at 1.0, may predate the order
+    rec.on_open_orders([], 3.0, as_of=1.0)
+    assert rec.orders.get("0xa").state is S.LIVE
+    rec.on_open_orders([], 4.0, as_of=3.5)  # this one was asked after the venue showed the order
+    assert rec.orders.get("0xa").state is S.CANCELED
+
+
+def wrongly_closed(policy):
+    rec = Reconciler(ReconcilerConfig(orphan_policy=policy))
+    sent(rec, own("0xa"), now=0.0)
+    rec.on_ack("0xa", ack("0xa"), 0.1)
+    rec.on_order_event(oevent("0xa", "CANCELED", "CANCELLATION"), 1.0)  # a reading we later learn was wrong
+    assert rec.orders.get("0xa").state is S.CANCELED
+    return rec
+
+
+def test_a_listing_sets_right_an_order_closed_before_it_was_asked_for():
+    rec = wrongly_closed("cancel")
+    out = rec.on_open_orders([oevent("0xa", "LIVE", "")], 2.5, as_of=2.0)
+    o = rec.orders.get("0xa")
+    assert o.state is S.LIVE and o in rec.orders.working(TOK)  # counted, risk sees it again
+    assert CancelOrder("0xa") in out and rec.orphans_closed == 1
+    assert of(out, OrderUpdate)[0].state is S.LIVE  # journaled and told to the strategy
+
+    rec = wrongly_closed("adopt")
+    out = rec.on_open_orders([oevent("0xa", "LIVE", "", matched="2")], 2.5, as_of=2.0)
+    o = rec.orders.get("0xa")
+    assert o.state is S.PARTIALLY_FILLED and o.remaining == 8 * U and not of(out, CancelOrder)
+
+    rec = wrongly_closed("ignore")
+    out = rec.on_open_orders([oevent("0xa", "LIVE", "")], 2.5, as_of=2.0)
+    assert rec.orders.get("0xa").state is S.CANCELED and not out and rec.orphans_closed == 1
+
+
+def test_a_listing_asked_for_before_the_close_does_not_reopen():
+    rec = wrongly_closed("cancel")
+    out = rec.on_open_orders([oevent("0xa", "LIVE", "")], 2.5, as_of=0.5)  # may predate the close
+    assert rec.orders.get("0xa").state is S.CANCELED and not of(out, CancelOrder)
+    assert rec.orphans_closed == 0
 
 
 def test_orphan_adopted():

@@ -177,3 +177,36 @@ def test_config_rejects_unknown_and_bad_values():
         msgspec.convert({"max_batch": 10, "nope": 1}, RouterConfig)
     with pytest.raises(ValueError):
         RouterConfig(max_batch=16)
+
+
+def cancel_emitted(batches, oid):
+    return any(isinstance(b, CancelBatch) and oid in b.order_ids for b in batches)
+
+
+def test_a_cancel_that_overtook_its_place_goes_again_as_soon_as_the_place_is_answered():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    oid = place.order_ids[0]
+    h.router.set_target(quotes("t"))
+    batches = h.router.poll(0.01)
+    assert cancel_emitted(batches, oid)  # a cancel does not wait for the ack
+    h.rec.on_cancels_sent([oid], 0.01)
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.05)
+    h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.06, [oid])
+    assert cancel_emitted(h.router.poll(0.07), oid)  # long before cancel_retry_after
+
+
+def test_a_failed_cancel_of_an_answered_order_is_paced():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("t")]
+    h.router.set_target(quotes("t"))
+    assert cancel_emitted(h.router.poll(1.0), oid)
+    h.rec.on_cancels_sent([oid], 1.0)
+    h.rec.on_cancel_failed([oid], 1.1)
+    retry = h.router.config.cancel_retry_after
+    assert not cancel_emitted(h.router.poll(1.2), oid)
+    assert cancel_emitted(h.router.poll(1.0 + retry), oid)
