@@ -40,6 +40,11 @@ class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     enabled: bool = True
     interval_s: float = 0.25  # one flow step per interval
     markets: int = 0  # how many markets get traders (0 = all)
+    speed: float = 1.0  # the traders' clock runs this many times faster (a busier market)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.speed <= 1000:
+            raise ValueError(f"flow.speed must be within (0, 1000], got {self.speed}")
 
 
 class SettlementConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

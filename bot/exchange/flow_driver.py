@@ -28,7 +28,7 @@ class FlowDriver:
         sims = []
         for index, m in enumerate(chosen):
             start = min(START_MAX, max(START_MIN, float(m.mid)))
-            sim_config = SimFlowConfig(start_price=start, name=f"flow{index}")
+            sim_config = SimFlowConfig(start_price=start, name=f"flow{index}").faster(config.speed)
             sims.append(SyntheticMarket(state.engine, m.info, sim_config, seed=state.config.seed * 1_000 + index))
         return cls(sims)
 

@@ -63,3 +63,16 @@ def test_config_is_strict():
         msgspec.convert({"lp_count": 2, "bogus": 1}, FlowConfig)
     with pytest.raises(ValueError):
         FlowConfig(start_price=1.5)
+
+
+def test_a_faster_flow_is_the_same_traders_on_a_faster_clock():
+    base = FlowConfig()
+    fast = base.faster(10.0)
+    assert (fast.lp_rate, fast.noise_rate, fast.informed_rate) == (
+        base.lp_rate * 10, base.noise_rate * 10, base.informed_rate * 10)
+    assert fast.jump_rate == base.jump_rate * 10 and fast.volatility == pytest.approx(base.volatility * 10 ** 0.5)
+    assert base.faster(1.0) is base
+    _, _, slow_events = simulate(5, 120)
+    _, _, fast_events = simulate(5, 120, fast)
+    trades = [sum(isinstance(e, TradeEvent) for e in ev) for ev in (slow_events, fast_events)]
+    assert trades[1] > 4 * trades[0] > 0  # ten times the takers, in the same two minutes
