@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,10 @@ def assert_survives(obj: Any, orig: Any, where: str = "$") -> None:
         assert isinstance(orig, dict) and obj.keys() == orig.keys(), f"{where}: keys"
         for k in obj:
             assert_survives(obj[k], orig[k], f"{where}.{k}")
+    elif isinstance(obj, Decimal):  # an exact figure: the very number the file holds
+        assert type(orig) in (Decimal, int) and str(obj) == str(orig), f"{where}: {obj!r} != {orig!r}"
+    elif isinstance(orig, Decimal):  # an informational float field
+        assert type(obj) is float and obj == float(orig), f"{where}: {obj!r} != {orig!r}"
     else:
         assert type(obj) is type(orig) and obj == orig, f"{where}: {obj!r} != {orig!r}"
 
@@ -192,7 +197,7 @@ def test_payload_decodes_losslessly(data_dir: Path, rel: str) -> None:
     decoder, model = TABLE[rel]
     path = data_dir / rel
     decoded = decode_file(path, decoder, model)
-    orig = json.loads(path.read_bytes())
+    orig = json.loads(path.read_bytes(), parse_float=Decimal)  # each number as its exact text says
     if rel in LEGACY_PRICE_CHANGE:
         (change,) = decoded.price_changes
         assert (decoded.market, decoded.timestamp) == (orig["market"], orig["timestamp"])
@@ -204,3 +209,44 @@ def test_payload_decodes_losslessly(data_dir: Path, rel: str) -> None:
     # what we encode decodes back to the same model (the local exchange emits these bytes)
     again = decode(encode(decoded), model if decoder not in (MARKET, USER) else type(decoded))
     assert again == decoded
+
+
+# The account-data figures and the price history: interface.md shows JSON numbers, and other
+# clients' captures spell the same fields as strings. Both spellings decode to the same model.
+NUMERIC_FIGURES = [
+    HTTP + "trades.json", HTTP + "price_history.json", TD + "data_api_positions_response.json",
+    TD + "data_api_trades_response.json", PY + "positions.json", PY + "holders.json", PY + "trades.json",
+]
+
+
+def numbers_as_strings(raw: bytes) -> tuple[bytes, int]:
+    """``raw`` with every JSON number turned into a string of its exact text, and how many there were."""
+    count = 0
+
+    def text(s: str) -> str:
+        nonlocal count
+        count += 1
+        return s
+
+    return json.dumps(json.loads(raw, parse_int=text, parse_float=text)).encode(), count
+
+
+@pytest.mark.parametrize("rel", NUMERIC_FIGURES, ids=lambda rel: "/".join(rel.split("/")[-2:]))
+def test_figures_spelled_as_strings_decode_to_the_same_model(data_dir: Path, rel: str) -> None:
+    _, model = TABLE[rel]
+    raw = (data_dir / rel).read_bytes()
+    spelled, count = numbers_as_strings(raw)
+    assert count >= 6, "the capture has figures to respell"
+    from_numbers, from_strings = decode(raw, model), decode(spelled, model)
+    assert from_strings == from_numbers
+    assert encode(from_strings) == encode(from_numbers)  # the same exact figures, digit for digit
+
+
+def test_account_figures_keep_their_exact_values(data_dir: Path) -> None:
+    first = decode((data_dir / HTTP / "trades.json").read_bytes(), list[DataTrade])[0]
+    # "size": 5.4, "price": 0.998, "timestamp": 1729000180, "outcomeIndex": 0 in the capture
+    assert (first.size, first.price) == (Decimal("5.4"), Decimal("0.998"))
+    assert (first.timestamp, first.outcome_index) == (1729000180, 0)
+    assert type(first.timestamp) is int and type(first.outcome_index) is int
+    history = decode((data_dir / HTTP / "price_history.json").read_bytes(), PriceHistory).history
+    assert [(p.t, p.p) for p in history[:2]] == [(1729000000, Decimal("0.51")), (1729000060, Decimal("0.52"))]

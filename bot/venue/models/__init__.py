@@ -25,6 +25,7 @@ from .markets import (
     ClobMarket, ClobMarketInfo, ClobToken, FeeDetails, InfoToken, MarketEventRef, Number,
     RewardRate, Rewards, SamplingMarket, SamplingSimplifiedMarket, SimplifiedMarket, number_text,
 )
+from .numeric import NumericWire, WireDecimal, WireInt
 from .orders import OpenOrder, OrderEnvelope
 from .rtds import RtdsMessage, RtdsPayload, RtdsPoint
 from .timestamps import epoch_ms
@@ -38,6 +39,6 @@ from .ws import (
 )
 
 __all__ = [name for name in dir() if not name.startswith("_") and name not in {
-    "account", "bodies", "book", "catalog", "decoding", "markets", "orders", "rtds", "timestamps",
+    "account", "bodies", "book", "catalog", "decoding", "markets", "numeric", "orders", "rtds", "timestamps",
     "trade", "ws",
 }]

@@ -4,8 +4,9 @@ Two families: the classic camelCase shapes of interface.md 2.11/2.12 (``GET /pos
 ``GET /holders``; what this project serves and calls) and the newer snake_case ``data_v2`` shapes
 (``*V2`` models), kept so captures from the newer API decode too.
 
-Invariant: figures here are informational numbers (int or float, or a string when so sent);
-nothing here is signed or booked, so no money is computed from them.
+Invariant: every figure is read exactly, whether sent as a JSON number or a numeric string
+(:mod:`~bot.venue.models.numeric`): amounts, prices and PnL as ``Decimal``, timestamps and outcome
+indexes as ``int``; anything that is not a number is a DecodeError naming the field.
 """
 
 from __future__ import annotations
@@ -13,27 +14,27 @@ from __future__ import annotations
 import msgspec
 
 from .decoding import Wire
-from .markets import Number
+from .numeric import NumericWire, WireDecimal, WireInt
 
 _F = msgspec.field
 
 
-class Position(Wire, kw_only=True):
+class Position(NumericWire, kw_only=True):
     """``GET /positions`` item (interface.md 2.11)."""
 
     proxy_wallet: str = _F(name="proxyWallet")
     asset: str
     condition_id: str = _F(name="conditionId")
-    size: Number
-    avg_price: Number | None = _F(default=None, name="avgPrice")
-    initial_value: Number | None = _F(default=None, name="initialValue")
-    current_value: Number | None = _F(default=None, name="currentValue")
-    cash_pnl: Number | None = _F(default=None, name="cashPnl")
-    percent_pnl: Number | None = _F(default=None, name="percentPnl")
-    total_bought: Number | None = _F(default=None, name="totalBought")
-    realized_pnl: Number | None = _F(default=None, name="realizedPnl")
-    percent_realized_pnl: Number | None = _F(default=None, name="percentRealizedPnl")
-    cur_price: Number | None = _F(default=None, name="curPrice")
+    size: WireDecimal
+    avg_price: WireDecimal | None = _F(default=None, name="avgPrice")
+    initial_value: WireDecimal | None = _F(default=None, name="initialValue")
+    current_value: WireDecimal | None = _F(default=None, name="currentValue")
+    cash_pnl: WireDecimal | None = _F(default=None, name="cashPnl")
+    percent_pnl: WireDecimal | None = _F(default=None, name="percentPnl")
+    total_bought: WireDecimal | None = _F(default=None, name="totalBought")
+    realized_pnl: WireDecimal | None = _F(default=None, name="realizedPnl")
+    percent_realized_pnl: WireDecimal | None = _F(default=None, name="percentRealizedPnl")
+    cur_price: WireDecimal | None = _F(default=None, name="curPrice")
     redeemable: bool | None = None
     mergeable: bool | None = None
     negative_risk: bool | None = _F(default=None, name="negativeRisk")
@@ -42,23 +43,23 @@ class Position(Wire, kw_only=True):
     icon: str | None = None
     event_slug: str | None = _F(default=None, name="eventSlug")
     outcome: str | None = None
-    outcome_index: int | None = _F(default=None, name="outcomeIndex")
+    outcome_index: WireInt | None = _F(default=None, name="outcomeIndex")
     opposite_outcome: str | None = _F(default=None, name="oppositeOutcome")
     opposite_asset: str | None = _F(default=None, name="oppositeAsset")
-    timestamp: int | None = None
+    timestamp: WireInt | None = None
     end_date: str | None = _F(default=None, name="endDate")
 
 
-class Holder(Wire, kw_only=True):
+class Holder(NumericWire, kw_only=True):
     """One wallet in a holder group (interface.md 2.12)."""
 
     proxy_wallet: str = _F(name="proxyWallet")
     bio: str | None = None
     asset: str | None = None
     pseudonym: str | None = None
-    amount: Number
+    amount: WireDecimal
     display_username_public: bool | None = _F(default=None, name="displayUsernamePublic")
-    outcome_index: int | None = _F(default=None, name="outcomeIndex")
+    outcome_index: WireInt | None = _F(default=None, name="outcomeIndex")
     name: str | None = None
     profile_image: str | None = _F(default=None, name="profileImage")
     profile_image_optimized: str | None = _F(default=None, name="profileImageOptimized")
@@ -71,22 +72,22 @@ class HolderGroup(Wire, kw_only=True):
     holders: list[Holder]
 
 
-class DataTrade(Wire, kw_only=True):
+class DataTrade(NumericWire, kw_only=True):
     """A public trade from the account-data ``/trades`` route (camelCase)."""
 
     proxy_wallet: str | None = _F(default=None, name="proxyWallet")
     side: str
     asset: str
     condition_id: str = _F(name="conditionId")
-    size: Number
-    price: Number
-    timestamp: int
+    size: WireDecimal
+    price: WireDecimal
+    timestamp: WireInt
     title: str | None = None
     slug: str | None = None
     icon: str | None = None
     event_slug: str | None = _F(default=None, name="eventSlug")
     outcome: str | None = None
-    outcome_index: int | None = _F(default=None, name="outcomeIndex")
+    outcome_index: WireInt | None = _F(default=None, name="outcomeIndex")
     name: str | None = None
     pseudonym: str | None = None
     bio: str | None = None
@@ -95,25 +96,25 @@ class DataTrade(Wire, kw_only=True):
     transaction_hash: str | None = _F(default=None, name="transactionHash")
 
 
-class PositionV2(Wire, kw_only=True):
+class PositionV2(NumericWire, kw_only=True):
     """A position in the newer snake_case ``data_v2`` shape (realized/unrealized PnL split)."""
 
     proxy_wallet: str
     token_id: str
     condition_id: str
-    current_size: Number
-    avg_price: Number | None = None
-    entry_cost_usdc: Number | None = None
-    entry_fees_usdc: Number | None = None
-    total_cost_usdc: Number | None = None
-    current_price: Number | None = None
-    current_value: Number | None = None
-    total_size: Number | None = None
-    realized_pnl: Number | None = None
-    unrealized_pnl: Number | None = None
-    total_pnl: Number | None = None
-    percent_pnl: Number | None = None
-    percent_realized_pnl: Number | None = None
+    current_size: WireDecimal
+    avg_price: WireDecimal | None = None
+    entry_cost_usdc: WireDecimal | None = None
+    entry_fees_usdc: WireDecimal | None = None
+    total_cost_usdc: WireDecimal | None = None
+    current_price: WireDecimal | None = None
+    current_value: WireDecimal | None = None
+    total_size: WireDecimal | None = None
+    realized_pnl: WireDecimal | None = None
+    unrealized_pnl: WireDecimal | None = None
+    total_pnl: WireDecimal | None = None
+    percent_pnl: WireDecimal | None = None
+    percent_realized_pnl: WireDecimal | None = None
     status: str | None = None
     redeemable: bool | None = None
     mergeable: bool | None = None
@@ -125,37 +126,37 @@ class PositionV2(Wire, kw_only=True):
     event_id: str | None = None
     event_slug: str | None = None
     outcome: str | None = None
-    outcome_index: int | None = None
+    outcome_index: WireInt | None = None
     opposite_outcome: str | None = None
     opposite_token_id: str | None = None
     end_date: str | None = None
-    last_event_at: int | None = None
+    last_event_at: WireInt | None = None
     name: str | None = None
     profile_image: str | None = None
     verified: bool | None = None
 
 
-class HolderV2(Wire, kw_only=True):
+class HolderV2(NumericWire, kw_only=True):
     """A holder in the ``data_v2`` shape (with per-holder PnL)."""
 
     proxy_wallet: str
     bio: str | None = None
     token_id: str | None = None
     pseudonym: str | None = None
-    amount: Number
+    amount: WireDecimal
     display_username_public: bool | None = None
-    outcome_index: int | None = None
+    outcome_index: WireInt | None = None
     name: str | None = None
     profile_image: str | None = None
     profile_image_optimized: str | None = None
     verified: bool | None = None
-    avg_price: Number | None = None
-    entry_cost_usdc: Number | None = None
-    current_price: Number | None = None
-    current_value: Number | None = None
-    realized_pnl: Number | None = None
-    unrealized_pnl: Number | None = None
-    total_pnl: Number | None = None
+    avg_price: WireDecimal | None = None
+    entry_cost_usdc: WireDecimal | None = None
+    current_price: WireDecimal | None = None
+    current_value: WireDecimal | None = None
+    realized_pnl: WireDecimal | None = None
+    unrealized_pnl: WireDecimal | None = None
+    total_pnl: WireDecimal | None = None
 
 
 class HolderGroupV2(Wire, kw_only=True):
@@ -165,22 +166,22 @@ class HolderGroupV2(Wire, kw_only=True):
     holders: list[HolderV2]
 
 
-class DataTradeV2(Wire, kw_only=True):
+class DataTradeV2(NumericWire, kw_only=True):
     """A public trade in the ``data_v2`` shape."""
 
     proxy_wallet: str | None = None
     side: str
     token_id: str
     condition_id: str
-    size: Number
-    price: Number
-    timestamp: int
+    size: WireDecimal
+    price: WireDecimal
+    timestamp: WireInt
     title: str | None = None
     slug: str | None = None
     icon: str | None = None
     event_slug: str | None = None
     outcome: str | None = None
-    outcome_index: int | None = None
+    outcome_index: WireInt | None = None
     name: str | None = None
     pseudonym: str | None = None
     bio: str | None = None

@@ -11,6 +11,7 @@ from typing import Generic, TypeVar
 import msgspec
 
 from .decoding import Wire
+from .numeric import NumericWire, WireDecimal, WireInt
 
 T = TypeVar("T")
 
@@ -190,11 +191,11 @@ class BalanceAllowance(Wire, kw_only=True):
     allowances: dict[str, str] | None = None
 
 
-class HistoryPoint(Wire, kw_only=True):
-    """One ``prices-history`` point: ``t`` epoch seconds, ``p`` price (informational number)."""
+class HistoryPoint(NumericWire, kw_only=True):
+    """One ``prices-history`` point: ``t`` epoch seconds, ``p`` price; each a number or a numeric string."""
 
-    t: int
-    p: float | str
+    t: WireInt
+    p: WireDecimal
 
 
 class PriceHistory(Wire, kw_only=True):

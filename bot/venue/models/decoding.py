@@ -54,11 +54,14 @@ def convert(obj: Any, model: type[T] | Any) -> T:
         raise DecodeError(model_name(model), str(exc)) from None
 
 
-_encoder = msgspec.json.Encoder()
+_encoder = msgspec.json.Encoder(decimal_format="number")
 
 
 def encode(obj: Any) -> bytes:
-    """Compact JSON bytes of a model (fields unset by default are omitted where the model says so)."""
+    """Compact JSON bytes of a model (fields unset by default are omitted where the model says so).
+
+    A ``Decimal`` figure is written as the JSON number it was read from (exact text), not a string.
+    """
     return _encoder.encode(obj)
 
 
