@@ -44,10 +44,16 @@ def test_prob_queue_splits_cancels_by_position():
     q = ProbQueue(power=1.0)
     # 20 ahead, 20 behind: half of a 10-unit cancel comes from the front
     assert q.on_depth(20, 40, 30) == 15
-    # near the back, most cancels are in front of us
-    assert q.on_depth(90, 100, 90) < 82
-    # more cancelled than there is behind: the rest is in front
-    assert q.on_depth(10, 12, 2) == 0 or q.on_depth(10, 12, 2) <= 2
-    assert ProbQueue(power=3.0).on_depth(20, 100, 90) >= q.on_depth(20, 100, 90)
+    # near the back, most cancels are in front of us: 10 * 90/100 = 9 leave the front
+    assert q.on_depth(90, 100, 90) == 81
+    # 10 ahead, 2 behind, 10 cancelled: the front's proportional share is 10 * 10/12 = 8.33, so 8
+    # leave the front and 2 stay ahead (the back loses the other 2, all it has)
+    assert q.on_depth(10, 12, 2) == 2
+    # power 0.5 puts cancels nearer us: the front's share is 10 * sqrt(10) / (sqrt(10) + sqrt(2))
+    # = 6.91 of the 10, but the back holds only 2, so the front loses 8 and 2 stay ahead (not 4)
+    assert ProbQueue(power=0.5).on_depth(10, 12, 2) == 2
+    # a larger power puts cancels further from us: 10 * 20/100 = 2 from the front at power 1,
+    # 10 * 20**3 / (20**3 + 80**3) = 0.15, so none, at power 3
+    assert (q.on_depth(20, 100, 90), ProbQueue(power=3.0).on_depth(20, 100, 90)) == (18, 20)
     with pytest.raises(ValueError):
         ProbQueue(power=0)
