@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 from bot import compiled
@@ -18,18 +20,31 @@ def test_every_hot_path_module_is_a_source_file_of_the_package() -> None:
 
 
 def test_summary_names_what_runs_interpreted(monkeypatch) -> None:
-    hot = compiled.HOT_PATH
+    monkeypatch.setattr(compiled, "HOT_PATH", ("pkg.a", "pkg.b", "pkg.c"))
     monkeypatch.setattr(compiled, "runs_compiled", lambda m: True)
-    assert compiled.summary() == f"hot path compiled ({len(hot)} modules)"
-    monkeypatch.setattr(compiled, "runs_compiled", lambda m: m != hot[2])
-    assert compiled.summary() == f"hot path compiled except {hot[2]}"
+    assert compiled.summary() == "hot path compiled (3 modules)"
+    monkeypatch.setattr(compiled, "runs_compiled", lambda m: m != "pkg.b")
+    assert compiled.summary() == "hot path compiled except pkg.b"
+    monkeypatch.setattr(compiled, "runs_compiled", lambda m: m == "pkg.b")
+    assert compiled.summary() == "hot path compiled except pkg.a, pkg.c"
     monkeypatch.setattr(compiled, "runs_compiled", lambda m: False)
     assert compiled.summary() == "hot path interpreted (no compiled module was built)"
 
 
-def test_a_module_outside_the_hot_path_runs_from_its_source() -> None:
-    assert "bot.core.clock" not in compiled.HOT_PATH
-    assert not compiled.runs_compiled("bot.core.clock")
+def test_a_module_runs_compiled_only_when_its_extension_sits_beside_its_source(tmp_path, monkeypatch) -> None:
+    package = tmp_path / "hotpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "plain.py").write_text("X = 1\n")
+    (package / "fast.py").write_text("X = 1\n")
+    (package / ("fast" + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(b"")  # never loaded
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert compiled.runs_compiled("hotpkg.fast")
+        assert not compiled.runs_compiled("hotpkg.plain")
+        assert not compiled.runs_compiled("hotpkg.missing")
+    finally:
+        sys.modules.pop("hotpkg", None)
 
 
 def test_a_source_newer_than_its_compiled_module_is_stale(tmp_path) -> None:
