@@ -15,22 +15,17 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import pytest
 
 from bot.exchange.config import AccountSeed, ExchangeConfig, MarketSeed, SettlementConfig, FlowConfig
 from bot.exchange.server import ThreadedExchange, start_in_thread
-
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+from tests.conftest import SHARED
 
 
 def vector_seeds() -> tuple[tuple[MarketSeed, ...], tuple[AccountSeed, ...]]:
-    """Markets and the funded account of /work/shared/vectors/order_signing.json."""
-    path = SHARED / "vectors" / "order_signing.json"
-    if not path.exists():
-        return (), ()
-    v = json.loads(path.read_text())
+    """Markets and the funded account of the shared ``vectors/order_signing.json`` (``BOT_SHARED_DIR``)."""
+    v = json.loads((SHARED / "vectors" / "order_signing.json").read_text())
     markets: dict[str, MarketSeed] = {}
     for o in v["orders"]:
         i = o["inputs"]

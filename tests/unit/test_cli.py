@@ -18,6 +18,7 @@ from bot import cli
 from bot.cli import main
 from bot.ops.config import BotConfig
 from bot.venue.auth import hmac_signature
+from tests.conftest import SHARED
 from tests.integration.exchange_fixture import exchange  # noqa: F401  (pytest fixture)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,10 +120,7 @@ def test_config_check_refuses_a_secret_in_the_file(capsys, tmp_path):
 
 
 def vector_orders():
-    path = Path(__file__).resolve().parents[3] / "shared" / "vectors" / "order_signing.json"
-    if not path.exists():
-        return []
-    data = json.loads(path.read_text())
+    data = json.loads((SHARED / "vectors" / "order_signing.json").read_text())
     return [o for o in data["orders"] if o["inputs"]["metadata"] == "0x" + "00" * 32]
 
 
