@@ -82,3 +82,19 @@ def test_the_order_sync_cancels_an_order_live_at_the_venue_that_the_bot_never_se
             assert bot.read(lambda: bot.engine.orders.get(stray["orderID"])) is None  # cancelled, not adopted
     finally:
         ex.stop()
+
+
+def test_a_stop_in_the_middle_of_requotes_leaves_nothing_resting():
+    # writes are on the wire when the stop comes; each takes up to 0.3 s, part of it before the
+    # exchange processes it: a cancel-all sent at once could pass a place still on its way in
+    ex = start_exchange(flow=FlowConfig(enabled=True, speed=20.0),
+                        faults=FaultConfig(latency_ms_min=50.0, latency_ms_max=300.0))
+    acct = ex.demo_account
+    try:
+        for _ in range(2):
+            with running_bot(ex) as bot:
+                wait_for(lambda: bot.read(lambda: bot.engine.stats.orders_sent) >= 30, deadline_s=15,
+                         what="requotes under way")
+            assert open_orders(ex, acct) == [], "orders left resting after the stop"
+    finally:
+        ex.stop()
