@@ -46,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--chain-id", type=int, choices=[137, 80002], help="EIP-712 chain id (default 137)")
     g.add_argument("--demo-usdc", help="demo account USDC (default 100000)")
     g.add_argument("--demo-shares", help="demo account shares of every token (default 1000)")
+    g.add_argument("--demo-signature-type", type=int, choices=[0, 1, 2, 3],
+                   help="the demo's funds sit in its EOA (0), proxy (1), safe (2) or deposit wallet (3) (default 0)")
     g.add_argument("--heartbeat-timeout", type=float,
                    help="seconds without an accepted heartbeat before orders are canceled (default 10)")
     g.add_argument("--mined-after", type=float, help="seconds from MATCHED to MINED (default 0.3)")
@@ -97,6 +99,7 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         "data_port": args.data_port, "single_port": args.single_port, "port": args.port, "seed": args.seed,
         "catalog_file": args.catalog_file, "markets": args.markets, "limits_scale": args.limits_scale,
         "chain_id": args.chain_id, "demo_usdc": args.demo_usdc, "demo_shares": args.demo_shares,
+        "demo_signature_type": args.demo_signature_type,
         "neg_risk_events": args.neg_risk_events, "heartbeat_timeout_s": args.heartbeat_timeout,
         "limits_queue_s": args.limits_queue, "log_requests": args.log_requests,
     }
@@ -142,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 def banner(ex, seed: int) -> str:
     """The URLs of every surface and the funded demo account with ready-to-use API credentials."""
     u, d = ex.urls, ex.demo_account
+    w, kind = d.wallets, ex.config.demo_signature_type
     return "\n".join([
         f"catalog  {u.catalog}",
         f"clob     {u.clob}",
@@ -149,6 +153,8 @@ def banner(ex, seed: int) -> str:
         f"ws       {u.ws}/ws/market  {u.ws}/ws/user",
         f"demo address     {d.address}",
         f"demo private key {d.private_key}  (local test key, seed {seed})",
+        f"demo wallets     proxy {w.proxy}  safe {w.safe}  deposit {w.deposit}",
+        f"demo funds in    {w.of(kind)}  (signature type {kind}{'' if kind == 0 else '; set it as the funder'})",
         f"apiKey     {d.creds.apiKey}",
         f"secret     {d.creds.secret}",
         f"passphrase {d.creds.passphrase}",

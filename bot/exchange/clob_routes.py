@@ -3,9 +3,11 @@
 Invariants: order writes pass, in this order, L2 authentication, the engine-phase check (425
 while restarting, 503 ``post_only_mode``), the body bound (1..15), the per-key token bucket (n
 tokens, all-or-nothing) and then per-order checks, each failure becoming that order's
-``errorMsg`` (venue.md 10.1): owner = API key, signer = authenticated address, conditionId =
-market of tokenId, signature recovery, amounts (3.5), expiration (decision 2), postOnly only
-with GTC/GTD, duplicate hash. Cursor lists end with ``""`` (markets, orders) or ``LTE=`` (trades).
+``errorMsg`` (venue.md 10.1): owner = API key, signer = authenticated address, maker = that
+address's wallet of the order's signature type (``bot.exchange.wallets``), conditionId = market of
+tokenId, signature recovery, amounts (3.5), expiration (decision 2), postOnly only with GTC/GTD,
+duplicate hash. Orders, trades and balances are read only through the wallets of the caller's
+address. Cursor lists end with ``""`` (markets, orders) or ``LTE=`` (trades).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from starlette.routing import Route
 
 from bot.exchange import render
 from bot.exchange.faults import EnginePhase
+from bot.exchange.query import query_int
 from bot.exchange.replies import Reply, bad_request, error, json_response, not_found
 from bot.sim import results as R
 from bot.sim.orders import OrderRequest
@@ -210,7 +213,7 @@ class ClobRoutes:
     # -- L1 keys ---------------------------------------------------------------------------
     async def create_key(self, request: Request):
         address, nonce = self.ex.auth.require_l1(request)
-        c = self.state.keys.derive(address, nonce)
+        c = self.state.credentials(address, nonce)
         return json_response(ApiCreds(api_key=c.apiKey, secret=c.secret, passphrase=c.passphrase))
 
     derive_key = create_key
@@ -231,7 +234,8 @@ class ClobRoutes:
     async def balance_allowance(self, request: Request):
         ident = await self._l2(request)
         q = request.query_params
-        bal = self.state.engine.balance(self._account(ident))
+        wallet = self.state.wallets_of(ident.address).of(query_int(q, "signature_type", 0, 0, 3))
+        bal = self.state.engine.balance(wallet)
         kind = (q.get("asset_type") or "COLLATERAL").upper()
         if kind == "COLLATERAL":
             amount = bal.collateral - bal.collateral_reserved
@@ -249,12 +253,6 @@ class ClobRoutes:
         if raw is None:
             raw = await request.body()
         return self.ex.auth.require_l2(request, raw)
-
-    @staticmethod
-    def _account(ident) -> str:
-        from bot.venue.eip712 import to_checksum_address
-
-        return to_checksum_address(ident.address)
 
     # -- orders ----------------------------------------------------------------------------
     def _phase_gate(self, items: list[dict]) -> None:
@@ -335,6 +333,9 @@ class ClobRoutes:
             raise _Rejected(R.DUPLICATED, verified.hash)
         if verified.recovered.lower() != ident.address:
             raise _Rejected("unauthorized: the order signer is not the api key's address", verified.hash)
+        if so.maker != self.state.wallets_of(ident.address).of(so.signature_type):
+            raise _Rejected(f"unauthorized: the order maker is not the api key's {_WALLET_NAMES[so.signature_type]}",
+                            verified.hash)
         now = self.state.clock()
         exp = so.expiration
         if otype is OrderType.GTD:
@@ -419,28 +420,32 @@ class ClobRoutes:
     async def data_order(self, request: Request):
         ident = await self._l2(request)
         v = self.state.engine.order(request.path_params["id"])
-        if v is None or (v.owner != ident.api_key and v.account.lower() != ident.address):
+        if v is None or (v.owner != ident.api_key and v.account not in self.state.wallets_of(ident.address).all()):
             raise not_found("order not found")
         return json_response({"order": render.open_order(v)})
 
     def _trades(self, ident, q) -> list:
-        account = self._account(ident)
+        """The trades of every wallet the caller's address controls, oldest first, each once."""
         try:
             before = float(q["before"]) if q.get("before") else None
             after = float(q["after"]) if q.get("after") else None
         except ValueError:
             raise bad_request("before and after must be unix seconds") from None
-        views = self.state.engine.trades_of(account, q.get("market") or None, q.get("asset_id") or None,
-                                            q.get("id") or None, before, after)
+        wallets = self.state.wallets_of(ident.address).all()
+        views = {}
+        for account in wallets:
+            for t in self.state.engine.trades_of(account, q.get("market") or None, q.get("asset_id") or None,
+                                                 q.get("id") or None, before, after):
+                views.setdefault(t.id, t)
         taker = (q.get("taker") or "").lower()
         maker = (q.get("maker") or q.get("maker_address") or "").lower()
         out = []
-        for t in views:
+        for t in sorted(views.values(), key=lambda t: t.match_time):
             if taker and t.account.lower() != taker:
                 continue
             if maker and not any(m.account.lower() == maker for m in t.maker_orders):
                 continue
-            out.append(render.trade(t, render.role_of(t, account)))
+            out.append(render.trade(t, render.role_of(t, wallets)))
         return out
 
     async def data_trades(self, request: Request):
@@ -479,6 +484,9 @@ class ClobRoutes:
             Route("/data/trades", r.data_trades), Route("/trades", r.data_trades),
             Route("/builder/trades", r.builder_trades),
         ]
+
+
+_WALLET_NAMES = ("address", "proxy wallet", "safe", "deposit wallet")  # by signature type 0..3
 
 
 class _Rejected(Exception):

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Annotated
 
 import msgspec
+
+SignatureTypeField = Annotated[int, msgspec.Meta(ge=0, le=3)]  # venue.md 2.4: 0 EOA .. 3 POLY_1271
 
 
 class FaultConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -55,7 +58,11 @@ class SettlementConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class AccountSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """An extra funded account; with fixed API credentials when given (e.g. test vectors)."""
+    """An extra funded account; with fixed API credentials when given (e.g. test vectors).
+
+    Its funds sit in its wallet of ``signature_type`` (the EOA itself for 0); ``funder`` registers
+    a given proxy, safe or deposit wallet for that type instead of the derived one.
+    """
 
     private_key: str = ""  # 0x-hex; empty with an address = funds without a key
     address: str = ""
@@ -64,6 +71,12 @@ class AccountSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     passphrase: str = ""
     usdc: str = "10000"
     tokens: dict[str, str] = {}  # token id -> shares held at start
+    signature_type: SignatureTypeField = 0
+    funder: str = ""
+
+    def __post_init__(self) -> None:
+        if self.funder and self.signature_type == 0:
+            raise ValueError("an account's funder needs signature_type 1, 2 or 3")
 
 
 class MarketSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -94,6 +107,7 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     chain_id: int = 137
     demo_usdc: str = "100000"  # the demo account's starting USDC
     demo_shares: str = "1000"  # shares of every outcome token the demo account starts with
+    demo_signature_type: SignatureTypeField = 0  # the demo's funds sit in its wallet of this type
     accounts: tuple[AccountSeed, ...] = ()
     limits_scale: float = 1.0  # multiply every limit capacity (tests use < 1)
     limits_enabled: bool = True

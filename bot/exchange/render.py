@@ -87,9 +87,9 @@ def _makers(t: TradeView) -> list[MakerOrder]:
     ]
 
 
-def role_of(t: TradeView, account: str) -> str:
-    """TAKER when ``account`` placed the taker order, else MAKER."""
-    return "TAKER" if t.account.lower() == account.lower() else "MAKER"
+def role_of(t: TradeView, accounts: tuple[str, ...]) -> str:
+    """TAKER when one of ``accounts`` (checksummed wallets of one owner) placed the taker order."""
+    return "TAKER" if t.account in accounts else "MAKER"
 
 
 def trade(t: TradeView, role: str = "TAKER") -> Trade:

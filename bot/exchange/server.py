@@ -58,8 +58,9 @@ class LocalExchange:
     def demo_account(self) -> DemoAccount:
         return self.state.demo
 
-    def new_account(self, index: int, usdc: str = "10000", shares: str = "1000") -> DemoAccount:
-        return self.state.new_account(index, usdc, shares)
+    def new_account(self, index: int, usdc: str = "10000", shares: str = "1000",
+                    funded: tuple[int, ...] = (0,)) -> DemoAccount:
+        return self.state.new_account(index, usdc, shares, funded)
 
     async def __aenter__(self) -> "LocalExchange":
         c = self.config
@@ -187,8 +188,9 @@ class ThreadedExchange:
 
         return self.portal.call(run)
 
-    def new_account(self, index: int, usdc: str = "10000", shares: str = "1000") -> DemoAccount:
-        return self.call(self.exchange.new_account, index, usdc, shares)
+    def new_account(self, index: int, usdc: str = "10000", shares: str = "1000",
+                    funded: tuple[int, ...] = (0,)) -> DemoAccount:
+        return self.call(self.exchange.new_account, index, usdc, shares, funded)
 
     def pause_flow(self, paused: bool = True) -> None:
         """Hold the synthetic traders still (or let them go on): the books stop moving."""

@@ -3,7 +3,9 @@
 Invariant: every engine command runs on the event loop thread between awaits (the engine is
 single-threaded and synchronous) and is followed by ``publish()``, which drains the engine's
 outbox into the WebSocket hub, so each event reaches subscribers exactly once, in engine order.
-Accounts are keyed by checksummed address. The clock is wall time in unix seconds.
+Accounts are keyed by checksummed address; every account that holds an API key has its wallets
+registered (``bot.exchange.wallets``), and funds sit in the wallet its orders name as ``maker``.
+The clock is wall time in unix seconds.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from bot.exchange.config import ExchangeConfig
 from bot.exchange.faults import Faults
 from bot.exchange.keys import Credentials, KeyStore
 from bot.exchange.seed import Catalog, add_fixed_market, generate_catalog, load_catalog
+from bot.exchange.wallets import AccountWallets, WalletRegistry
 from bot.sim.matching import EngineConfig, MatchingEngine
 from bot.sim.orders import OrderRequest
 from bot.sim.settlement import SettlementConfig as SimSettlement
@@ -30,11 +33,13 @@ LIQUIDITY_ACCOUNT = "0x000000000000000000000000000000000000dEaD"
 
 
 class DemoAccount(msgspec.Struct, frozen=True):
-    """A funded account ready to trade: wallet key, address and L2 credentials."""
+    """A funded account ready to trade: wallet key, address (the signer EOA), L2 credentials and the
+    wallets it may trade from (``wallets.of(signature_type)`` is an order's ``maker``)."""
 
     private_key: str
     address: str
     creds: Credentials
+    wallets: AccountWallets | None = None
 
     def __repr__(self) -> str:
         return f"DemoAccount(address={self.address!r}, private_key=<redacted>, creds={self.creds!r})"
@@ -75,6 +80,7 @@ class ExchangeState:
         for m in self.catalog.markets:
             self.engine.add_market(m.info)
         self.keys = KeyStore(config.seed)
+        self.wallets = WalletRegistry(config.seed)
         self.faults = Faults(f, clock)
         self.heartbeats: dict[str, Heartbeat] = {}
         self.hub = None  # set by the WebSocket hub (ws.Hub); receives engine events
@@ -93,34 +99,51 @@ class ExchangeState:
             for t in self.engine.tokens():
                 self.engine.mint_tokens(address, t, shares)
 
+    def credentials(self, address: str, nonce: int) -> Credentials:
+        """The API key of ``address`` and ``nonce`` (made on first use), with the wallets registered."""
+        self.wallets.register(address)
+        return self.keys.derive(address, nonce)
+
+    def wallets_of(self, address: str) -> AccountWallets:
+        """The wallets of a signer EOA (registered now if it has none yet)."""
+        return self.wallets.register(address)
+
     def _make_demo(self) -> DemoAccount:
         key = demo_private_key(self.config.seed)
         wallet = Wallet(key)
-        creds = self.keys.derive(wallet.address, 0)
-        self.fund(wallet.address, parse_units(self.config.demo_usdc), parse_units(self.config.demo_shares))
-        return DemoAccount(key, wallet.address, creds)
+        creds = self.credentials(wallet.address, 0)
+        wallets = self.wallets_of(wallet.address)
+        holder = wallets.of(self.config.demo_signature_type)
+        self.fund(holder, parse_units(self.config.demo_usdc), parse_units(self.config.demo_shares))
+        return DemoAccount(key, wallet.address, creds, wallets)
 
     def add_account(self, acc) -> DemoAccount:
-        """Fund an ``AccountSeed`` (and install its fixed credentials when given)."""
+        """Fund an ``AccountSeed`` (and install its fixed credentials and funder when given)."""
         address = to_checksum_address(acc.address or Wallet(acc.private_key).address)
+        wallets = self.wallets.register(address, acc.funder, acc.signature_type)
         if acc.api_key:
             creds = Credentials(acc.api_key, acc.secret, acc.passphrase)
             self.keys.register(creds, address)
         else:
-            creds = self.keys.derive(address, 0)
-        self.fund(address, parse_units(acc.usdc))
+            creds = self.credentials(address, 0)
+        holder = wallets.of(acc.signature_type)
+        self.fund(holder, parse_units(acc.usdc))
         for token, shares in acc.tokens.items():
-            self.engine.mint_tokens(address, token, parse_units(shares))
-        return DemoAccount(acc.private_key, address, creds)
+            self.engine.mint_tokens(holder, token, parse_units(shares))
+        return DemoAccount(acc.private_key, address, creds, wallets)
 
-    def new_account(self, index: int, usdc: str = "10000", shares: str = "1000") -> DemoAccount:
-        """Another deterministic funded account (index >= 1), e.g. a counterparty in tests."""
+    def new_account(self, index: int, usdc: str = "10000", shares: str = "1000",
+                    funded: tuple[int, ...] = (0,)) -> DemoAccount:
+        """Another deterministic account (index >= 1), e.g. a counterparty in tests; each wallet
+        whose signature type is in ``funded`` gets ``usdc`` and ``shares`` of every token."""
         key = demo_private_key(self.config.seed, index)
         wallet = Wallet(key)
-        creds = self.keys.derive(wallet.address, 0)
-        self.fund(wallet.address, parse_units(usdc), parse_units(shares))
+        creds = self.credentials(wallet.address, 0)
+        wallets = self.wallets_of(wallet.address)
+        for kind in dict.fromkeys(funded):
+            self.fund(wallets.of(kind), parse_units(usdc), parse_units(shares))
         self.publish()
-        return DemoAccount(key, wallet.address, creds)
+        return DemoAccount(key, wallet.address, creds, wallets)
 
     def _seed_liquidity(self) -> None:
         """A resting ladder around each market's mid so books are never empty at start."""

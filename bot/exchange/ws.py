@@ -2,8 +2,9 @@
 
 Invariants: a market subscriber gets one ``book`` snapshot per asset on subscribe (one array
 frame) and then every level change as ``price_change`` with ``size`` = the new total, in engine
-order; a user subscriber gets ``order`` and ``trade`` events only for its own address, filtered
-by market (case-insensitive), with every settlement status of a trade under the same id. Text
+order; a user subscriber gets ``order`` and ``trade`` events only for the wallets its address
+controls (``bot.exchange.wallets``), filtered by market (case-insensitive), with every settlement
+status of a trade under the same id. Text
 ``PING`` is answered ``PONG``. More than 500 assets on one connection closes it with 1008.
 Frames are queued per connection; a subscriber too slow to drain 10 000 frames is dropped.
 """
@@ -83,15 +84,17 @@ class Hub:
                     new_tick_size=format_units(ev.new), timestamp=render.ms(ev.time)))
             elif isinstance(ev, OrderEvent):
                 o = ev.order
-                self._user(o.account, o.market, render.order_event(o, ev.type, ev.time))
+                self._user(self._owner(o.account), o.market, render.order_event(o, ev.type, ev.time))
             elif isinstance(ev, TradeEvent):
                 t = ev.trade
-                self._user(t.account, t.market, render.trade_event(t, "TAKER", t.owner, ev.time))
-                seen = {t.account.lower()}
+                taker = self._owner(t.account)
+                self._user(taker, t.market, render.trade_event(t, "TAKER", t.owner, ev.time))
+                seen = {taker}
                 for m in t.maker_orders:
-                    if m.account.lower() not in seen:
-                        seen.add(m.account.lower())
-                        self._user(m.account, t.market, render.trade_event(t, "MAKER", m.owner, ev.time))
+                    maker = self._owner(m.account)
+                    if maker not in seen:
+                        seen.add(maker)
+                        self._user(maker, t.market, render.trade_event(t, "MAKER", m.owner, ev.time))
         if changes:
             self._flush_changes(changes, now)
 
@@ -135,11 +138,15 @@ class Hub:
             if conn.custom and set(market.token_ids) & conn.assets:
                 conn.push(payload)
 
-    def _user(self, account: str, market: str, event) -> None:
+    def _owner(self, account: str) -> str:
+        """The (lowercase) signer address whose user channel sees events of wallet ``account``."""
+        return (self.state.wallets.owner_of(account) or account).lower()
+
+    def _user(self, owner: str, market: str, event) -> None:
         faults = self.state.faults
         payload = _enc.encode(event)
         for conn in list(self.user_conns):
-            if conn.address != account.lower():
+            if conn.address != owner:
                 continue
             if conn.markets is not None and market.lower() not in conn.markets:
                 continue
