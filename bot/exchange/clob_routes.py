@@ -7,13 +7,13 @@ tokens, all-or-nothing) and then per-order checks, each failure becoming that or
 address's wallet of the order's signature type (``bot.exchange.wallets``), conditionId = market of
 tokenId, signature recovery, amounts (3.5), expiration (decision 2), postOnly only with GTC/GTD,
 duplicate hash. Orders, trades and balances are read only through the wallets of the caller's
-address. Cursor lists end with ``""`` (markets, orders) or ``LTE=`` (trades).
+address. Bodies are read under a cap and decoded with bounded depth (``bodies``). Cursor lists end
+with ``""`` (markets, orders) or ``LTE=`` (trades).
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any
 
 import msgspec
@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from bot.exchange import render
+from bot.exchange.bodies import decode_json, read_body
 from bot.exchange.faults import EnginePhase
 from bot.exchange.query import query_int
 from bot.exchange.replies import Reply, bad_request, error, json_response, not_found
@@ -66,11 +67,12 @@ def page(items: list, cursor: str | None, size: int, end: str, short: bool = Fal
 
 
 async def json_body(request: Request) -> tuple[bytes, Any]:
-    raw = await request.body()
+    """The raw body (what the HMAC covers) and its JSON value (None when empty)."""
+    raw = await read_body(request)
     try:
-        return raw, json.loads(raw) if raw else None
-    except ValueError:
-        raise bad_request("invalid JSON body") from None
+        return raw, decode_json(raw) if raw else None
+    except ValueError as exc:
+        raise bad_request(f"invalid JSON body: {exc}") from None
 
 
 class ClobRoutes:
@@ -251,7 +253,7 @@ class ClobRoutes:
     # -- L2 helpers ---------------------------------------------------------------------------
     async def _l2(self, request: Request, raw: bytes | None = None):
         if raw is None:
-            raw = await request.body()
+            raw = await read_body(request)
         return self.ex.auth.require_l2(request, raw)
 
     # -- orders ----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import uvicorn
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from bot.exchange.app import MOUNTS, Exchange
+from bot.exchange.bodies import MAX_BODY_BYTES
 from bot.exchange.config import ExchangeConfig
 from bot.exchange.state import DemoAccount
 
@@ -79,7 +80,8 @@ class LocalExchange:
                 sock = _bind(host, port)
                 ports[name] = sock.getsockname()[1]
                 cfg = uvicorn.Config(apps[name], log_level="warning", lifespan="off", ws="websockets-sansio"
-                                     if _has_sansio() else "websockets", access_log=c.log_requests)
+                                     if _has_sansio() else "websockets", access_log=c.log_requests,
+                                     ws_max_size=MAX_BODY_BYTES)
                 server = uvicorn.Server(cfg)
                 server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
                 self._servers.append(server)

@@ -4,14 +4,13 @@ Invariants: a market subscriber gets one ``book`` snapshot per asset on subscrib
 frame) and then every level change as ``price_change`` with ``size`` = the new total, in engine
 order; a user subscriber gets ``order`` and ``trade`` events only for the wallets its address
 controls (``bot.exchange.wallets``), filtered by market (case-insensitive), with every settlement
-status of a trade under the same id. Text
+status of a trade under the same id. Frames are decoded by ``bodies.decode_json`` (bounded depth);
+one that is not a JSON object is ignored. Text
 ``PING`` is answered ``PONG``. More than 500 assets on one connection closes it with 1008.
 Frames are queued per connection; a subscriber too slow to drain 10 000 frames is dropped.
 """
 
 from __future__ import annotations
-
-import json
 
 import anyio
 import msgspec
@@ -20,6 +19,7 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bot.exchange import render
+from bot.exchange.bodies import decode_json
 from bot.sim.events import BookLevelChanged, OrderEvent, TickSizeChanged, TradeEvent, TradePrint
 from bot.venue.models.ws import (
     BestBidAskEvent, LastTradePriceEvent, LevelChange, MarketResolvedEvent, PriceChangeEvent,
@@ -234,13 +234,13 @@ class Hub:
                 conn.push("PONG")
                 continue
             try:
-                msg = json.loads(text)
+                msg = decode_json(text)
             except ValueError:
                 continue
             if not isinstance(msg, dict):
                 continue
             if first:
-                if msg.get("type", "").lower() != channel:
+                if str(msg.get("type", "")).lower() != channel:
                     await ws.close(1008, f"first frame must have type {channel}")
                     return
                 first = False
@@ -259,16 +259,16 @@ class Hub:
                     if not await self._subscribe_assets(ws, conn, msg):
                         return
                 elif op == "unsubscribe":
-                    conn.assets -= set(map(str, msg.get("assets_ids") or []))
+                    conn.assets -= set(_strings(msg.get("assets_ids")))
             else:
-                markets = {str(m).lower() for m in msg.get("markets") or []}
+                markets = {m.lower() for m in _strings(msg.get("markets"))}
                 if op == "subscribe" and markets:
                     conn.markets = (conn.markets or set()) | markets
                 elif op == "unsubscribe" and conn.markets is not None:
                     conn.markets -= markets
 
     async def _subscribe_assets(self, ws: WebSocket, conn: Conn, msg: dict) -> bool:
-        assets = [str(a) for a in msg.get("assets_ids") or []]
+        assets = _strings(msg.get("assets_ids"))
         if "custom_feature_enabled" in msg:
             conn.custom = bool(msg.get("custom_feature_enabled"))
         if len(conn.assets | set(assets)) > MAX_ASSETS:
@@ -286,17 +286,26 @@ class Hub:
         return True
 
     async def _auth_user(self, ws: WebSocket, conn: Conn, msg: dict) -> bool:
-        auth = msg.get("auth") or {}
+        auth = msg.get("auth")
+        auth = auth if isinstance(auth, dict) else {}
         rec = self.state.keys.get(str(auth.get("apiKey", "")))
-        if (rec is None or auth.get("secret") is None or auth.get("passphrase") != rec.creds.passphrase
-                or auth.get("secret", "").rstrip("=") != rec.creds.secret.rstrip("=")):
+        secret = auth.get("secret")
+        if (rec is None or not isinstance(secret, str) or auth.get("passphrase") != rec.creds.passphrase
+                or secret.rstrip("=") != rec.creds.secret.rstrip("=")):
             await ws.close(1008, "unauthorized: invalid credentials")
             return False
         conn.address = rec.address
         conn.api_key = rec.creds.apiKey
-        markets = msg.get("markets")
-        conn.markets = {str(m).lower() for m in markets} if markets else None
+        markets = _strings(msg.get("markets"))
+        conn.markets = {m.lower() for m in markets} if markets else None
         return True
+
+
+def _strings(value) -> list[str]:
+    """A frame's list field as strings (scalars inside it kept as text); anything else is empty."""
+    if not isinstance(value, list):
+        return []
+    return [v if isinstance(v, str) else str(v) for v in value if isinstance(v, (str, int))]
 
 
 def routes(hub: Hub) -> list[WebSocketRoute]:
