@@ -146,10 +146,8 @@ class AccountRoutes:
         limit = int(_num(q, "limit", 100, 0, 500, True))
         min_balance = _num(q, "minBalance", 1, 0)
         out = []
-        for cond in [c.strip() for c in raw.split(",") if c.strip()]:
-            m = self.state.catalog.market(cond)
-            if m is None:
-                continue
+        found = (self.state.catalog.market(c.strip()) for c in raw.split(","))
+        for m in {m.condition_id: m for m in found if m is not None}.values():  # each market once
             for idx, token in enumerate(m.token_ids):
                 rows = self.state.engine.holders(token, limit, max(1, int(min_balance * UNIT)))
                 holders = [{

@@ -7,8 +7,9 @@ tokens, all-or-nothing) and then per-order checks, each failure becoming that or
 address's wallet of the order's signature type (``bot.exchange.wallets``), conditionId = market of
 tokenId, signature recovery, amounts (3.5), expiration (decision 2), postOnly only with GTC/GTD,
 duplicate hash. Orders, trades and balances are read only through the wallets of the caller's
-address. Bodies are read under a cap and decoded with bounded depth (``bodies``). Cursor lists end
-with ``""`` (markets, orders) or ``LTE=`` (trades).
+address. Bodies are read under a cap and decoded with bounded depth (``bodies``); every list,
+window and batch a client names is bounded before any work is sized by it. Cursor lists end with
+``""`` (markets, orders) or ``LTE=`` (trades).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from starlette.routing import Route
 from bot.exchange import render
 from bot.exchange.bodies import decode_json, read_body
 from bot.exchange.faults import EnginePhase
-from bot.exchange.query import query_int
+from bot.exchange.query import MAX_UNIX_S, query_int
 from bot.exchange.replies import Reply, bad_request, error, json_response, not_found
 from bot.sim import results as R
 from bot.sim.orders import OrderRequest
@@ -39,6 +40,17 @@ from bot.venue.units import UNIT, format_units
 
 PAGE = 100
 TRADES_PAGE = 100
+BATCH_TOKENS = 500  # the most tokens one POST /books or /prices names (as a WebSocket's asset cap)
+HISTORY_POINTS = 500  # the most points one prices-history answer carries (the latest ones)
+HISTORY_INTERVALS = {"1h": 3600, "6h": 6 * 3600, "1d": 86400, "1w": 7 * 86400, "1m": 30 * 86400, "max": 0}
+
+
+def history_times(start: int, end: int, step: int) -> range:
+    """The last ``HISTORY_POINTS`` of ``start, start + step, ...`` up to ``end``, computed without
+    walking the earlier ones, so the work is bounded whatever the window."""
+    count = (end - start) // step + 1 if end >= start else 0
+    first = max(0, count - HISTORY_POINTS)
+    return range(start + first * step, start + count * step, step)
 
 
 def encode_cursor(offset: int) -> str:
@@ -108,15 +120,18 @@ class ClobRoutes:
 
     async def books(self, request: Request):
         _, body = await json_body(request)
-        if not isinstance(body, list):
-            raise bad_request("body must be an array of {token_id}")
-        out = []
+        return json_response([self._book(item["token_id"]) for item in self._token_items(body, "{token_id}")])
+
+    def _token_items(self, body: Any, shape: str) -> list[dict]:
+        """The items of a public batch body: an array of at most ``BATCH_TOKENS`` objects, each
+        naming a known ``token_id``; anything else is refused whole."""
+        if not isinstance(body, list) or len(body) > BATCH_TOKENS:
+            raise bad_request(f"body must be an array of at most {BATCH_TOKENS} {shape}")
         for item in body:
             tok = item.get("token_id") if isinstance(item, dict) else None
-            if tok not in self.state.catalog.by_token:
-                raise bad_request(f"invalid token_id: {tok}")
-            out.append(self._book(tok))
-        return json_response(out)
+            if not isinstance(tok, str) or tok not in self.state.catalog.by_token:
+                raise bad_request(f"invalid token_id: {str(tok)[:80]}")
+        return body
 
     def _side_price(self, token: str, side: str) -> str:
         bid, ask = self.state.engine.best_bid_ask(token)
@@ -132,14 +147,13 @@ class ClobRoutes:
 
     async def prices(self, request: Request):
         _, body = await json_body(request)
-        if not isinstance(body, list):
-            raise bad_request("body must be an array of {token_id, side}")
         out: dict[str, TokenPrices] = {}
-        for item in body:
-            tok = item.get("token_id") if isinstance(item, dict) else None
-            if tok not in self.state.catalog.by_token:
-                raise bad_request(f"invalid token_id: {tok}")
-            side = str(item.get("side") or "").upper()
+        for item in self._token_items(body, "{token_id, side}"):
+            tok = item["token_id"]
+            side = item.get("side") or ""
+            if not isinstance(side, str) or side.upper() not in ("", "BUY", "SELL"):
+                raise bad_request("side must be BUY or SELL")
+            side = side.upper()
             cur = out.get(tok) or TokenPrices()
             if side in ("", "BUY"):
                 cur.buy = self._side_price(tok, "BUY")
@@ -170,16 +184,28 @@ class ClobRoutes:
         token = q.get("market") or q.get("token_id")
         if token not in self.state.catalog.by_token:
             raise bad_request("market (token id) is required")
-        now = int(self.state.clock())
-        try:
-            start = int(q.get("startTs") or now - 3600)
-            end = int(q.get("endTs") or now)
-            fidelity = max(1, int(q.get("fidelity") or 60))
-        except ValueError:
-            raise bad_request("startTs, endTs and fidelity must be integers") from None
+        start, end = self._history_window(q)
+        fidelity = query_int(q, "fidelity", 60, 1, MAX_UNIX_S // 60)
         price = round(self.state.price_of(token), 6)
-        points = [HistoryPoint(t=t, p=price) for t in range(start, end + 1, fidelity * 60)][-500:]
-        return json_response(PriceHistory(history=points))
+        return json_response(PriceHistory(history=[HistoryPoint(t=t, p=price)
+                                                   for t in history_times(start, end, fidelity * 60)]))
+
+    def _history_window(self, q) -> tuple[int, int]:
+        """(startTs, endTs) from the query: explicit bounds or an ``interval`` ending now."""
+        now = int(self.state.clock())
+        interval = q.get("interval")
+        if interval:
+            if q.get("startTs") or q.get("endTs"):
+                raise bad_request("interval cannot be combined with startTs or endTs")
+            if interval not in HISTORY_INTERVALS:
+                raise bad_request(f"interval must be one of {', '.join(HISTORY_INTERVALS)}")
+            span = HISTORY_INTERVALS[interval]
+            return (max(0, now - span) if span else 0), now
+        end = query_int(q, "endTs", now, 0, MAX_UNIX_S)
+        start = query_int(q, "startTs", max(0, end - 3600), 0, MAX_UNIX_S)
+        if start > end:
+            raise bad_request("startTs must not be after endTs")
+        return start, end
 
     # -- markets -------------------------------------------------------------------------
     def _market(self, cond: str):
