@@ -12,6 +12,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.routing import Route
 
+from bot.exchange.query import query_int, query_number
 from bot.exchange.replies import bad_request, json_response
 from bot.venue.eip712 import SignatureError, to_checksum_address
 from bot.venue.units import UNIT
@@ -28,17 +29,16 @@ def _check_params(request: Request, allowed: set[str]) -> None:
             raise bad_request(f"unknown_field: {name}")
 
 
-def _num(q, name: str, default: float, lo: float, hi: float | None = None, integer: bool = False) -> float:
-    raw = q.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        v = int(raw) if integer else float(raw)
-    except ValueError:
-        raise bad_request(f"invalid_field: {name} must be a number") from None
-    if v < lo or (hi is not None and v > hi):
-        raise bad_request(f"invalid_field: {name} out of range")
-    return v
+def _invalid(detail: str):
+    return bad_request(f"invalid_field: {detail}")
+
+
+def _int(q, name: str, default: int, lo: int, hi: int | None = None) -> int:
+    return query_int(q, name, default, lo, hi, _invalid)
+
+
+def _num(q, name: str, default: float, lo: float, hi: float | None = None) -> float:
+    return query_number(q, name, default, lo, hi, _invalid)
 
 
 def _flag(q, name: str) -> bool:
@@ -65,8 +65,8 @@ class AccountRoutes:
         except (SignatureError, ValueError):
             raise bad_request("invalid_field: user is not an address") from None
         threshold = _num(q, "sizeThreshold", 1, 0)
-        limit = int(_num(q, "limit", 100, 0, 500, True))
-        offset = int(_num(q, "offset", 0, 0, 10000, True))
+        limit = _int(q, "limit", 100, 0, 500)
+        offset = _int(q, "offset", 0, 0, 10000)
         sort = (q.get("sortBy") or "TOKENS").upper()
         direction = (q.get("sortDirection") or "DESC").upper()
         title = q.get("title") or ""
@@ -143,7 +143,7 @@ class AccountRoutes:
         raw = q.get("market")
         if not raw:
             raise bad_request("invalid_field: market is required")
-        limit = int(_num(q, "limit", 100, 0, 500, True))
+        limit = _int(q, "limit", 100, 0, 500)
         min_balance = _num(q, "minBalance", 1, 0)
         out = []
         found = (self.state.catalog.market(c.strip()) for c in raw.split(","))

@@ -4,7 +4,8 @@ Invariant: every HTTP request goes through ``guard``: allow fault latency (part 
 in, the rest before the answer leaves), then the edge limits
 (held up to ``limits_queue_s``, else 429 + Retry-After), then injected 5xx faults, then the
 handler; a ``Reply`` becomes its JSON body and status, and any other exception becomes 500
-``internal_error: <detail>``, so bad input never crashes the server. With ``single_port`` the
+``internal_error: <detail>``, so bad input never crashes the server. A path or method no route
+serves is answered 404/405 in the surface's error shape, never as plain text. With ``single_port`` the
 surfaces are mounted at ``/catalog``, ``/clob`` and ``/data-api`` (WebSockets at ``/ws/...``);
 otherwise each surface has its own app at the root and the WebSockets live on the CLOB port.
 """
@@ -18,6 +19,7 @@ from collections.abc import Callable
 import anyio
 import structlog
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.routing import Mount, Route
 
@@ -26,7 +28,7 @@ from bot.exchange.auth_check import AllowList, Authenticator
 from bot.exchange.config import ExchangeConfig
 from bot.exchange.edge import EdgeLimits
 from bot.exchange.markets_view import MarketsView
-from bot.exchange.replies import Reply, internal, json_response
+from bot.exchange.replies import Reply, catalog_error, error, internal, json_response
 from bot.exchange.state import ExchangeState
 
 log = structlog.get_logger("bot.exchange")
@@ -95,12 +97,26 @@ class Exchange:
         """``{"catalog": app, "clob": app, "data": app}`` or ``{"all": app}`` in single-port mode."""
         if self.config.single_port:
             routes = [Mount(MOUNTS[s], routes=self.surface_routes(s)) for s in ("catalog", "clob", "data")]
-            return {"all": Starlette(routes=ws.routes(self.hub) + routes)}
+            return {"all": _app(ws.routes(self.hub) + routes, None)}
         return {
-            "catalog": Starlette(routes=self.surface_routes("catalog")),
-            "clob": Starlette(routes=ws.routes(self.hub) + self.surface_routes("clob")),
-            "data": Starlette(routes=self.surface_routes("data")),
+            "catalog": _app(self.surface_routes("catalog"), "catalog"),
+            "clob": _app(ws.routes(self.hub) + self.surface_routes("clob"), "clob"),
+            "data": _app(self.surface_routes("data"), "data"),
         }
+
+
+def _app(routes: list, surface: str | None) -> Starlette:
+    """A Starlette app whose unrouted requests (404, 405) get the venue's error bodies; ``surface``
+    None means single-port, where the mount prefix of the path tells the surface."""
+
+    async def unrouted(request: Request, exc: HTTPException):
+        where = surface or ("catalog" if request.url.path.startswith(MOUNTS["catalog"] + "/") else "clob")
+        text = "not found" if exc.status_code == 404 else f"method {request.method} not allowed"
+        reply = (catalog_error(exc.status_code, "not found error" if exc.status_code == 404 else "bad request", text)
+                 if where == "catalog" else error(exc.status_code, text))
+        return json_response(reply.body, reply.status, dict(exc.headers or {}))
+
+    return Starlette(routes=routes, exception_handlers={HTTPException: unrouted})
 
 
 def _local_path(request: Request) -> str:

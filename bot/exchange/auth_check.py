@@ -3,8 +3,10 @@
 Invariant: a trading route runs only after ``require_l2`` verified the HMAC over the raw body
 bytes received, the timestamp freshness (ms if >= 10^12 else s) and that ``SERVICE_ADDRESS`` is
 the address the API key was issued to. Reusing the same headers within the window is allowed
-(paginated listings), so there is no replay check. Every refusal is HTTP 401
-``{"error": "unauthorized: <detail>"}``; secrets never appear in a message.
+(paginated listings), so there is no replay check. A ``SERVICE_TIMESTAMP`` or ``SERVICE_NONCE`` that
+is not a plain decimal in range is malformed input (400 ``invalid_header: ...``, checked before any
+arithmetic on it); every other refusal is HTTP 401 ``{"error": "unauthorized: <detail>"}``;
+secrets never appear in a message.
 """
 
 from __future__ import annotations
@@ -16,8 +18,27 @@ import msgspec
 from starlette.requests import Request
 
 from bot.exchange.keys import KeyStore
-from bot.exchange.replies import Reply, error, unauthorized
-from bot.venue.auth import AuthError, Credentials, verify_l1, verify_l2
+from bot.exchange.query import MAX_UNIX_S, parse_int
+from bot.exchange.replies import Reply, bad_request, error, unauthorized
+from bot.venue.auth import NONCE, TIMESTAMP, AuthError, Credentials, verify_l1, verify_l2
+
+MAX_NONCE_DIGITS = 78  # a ClobAuth nonce is a uint256 (< 2^256, 78 decimal digits)
+
+
+def check_auth_numbers(headers) -> None:
+    """Refuse (400) a ``SERVICE_TIMESTAMP`` that is not a decimal of at most epoch-ms size, or a
+    ``SERVICE_NONCE`` that is not a decimal uint256; absent headers are left to the auth check."""
+    stamp = headers.get(TIMESTAMP)
+    if stamp is not None:
+        try:
+            parse_int(stamp, 0, MAX_UNIX_S * 1000)
+        except ValueError:
+            raise bad_request(f"invalid_header: {TIMESTAMP} must be unix seconds or milliseconds") from None
+    nonce = headers.get(NONCE)
+    if nonce is not None and nonce != "" and not (
+        nonce.isascii() and nonce.isdigit() and len(nonce) <= MAX_NONCE_DIGITS and int(nonce) < 2**256
+    ):
+        raise bad_request(f"invalid_header: {NONCE} must be an integer in [0, 2^256)")
 
 
 class Identity(msgspec.Struct, frozen=True):
@@ -41,6 +62,7 @@ class Authenticator:
         return Credentials(rec.creds.apiKey, rec.creds.secret, rec.creds.passphrase)
 
     def require_l2(self, request: Request, body: bytes) -> Identity:
+        check_auth_numbers(request.headers)
         full = request.url.path
         root = request.scope.get("root_path", "")
         paths = [full[len(root):] or "/", full] if root and full.startswith(root) else [full]
@@ -63,6 +85,7 @@ class Authenticator:
         return Identity(ident.api_key, rec.address)
 
     def require_l1(self, request: Request) -> tuple[str, int]:
+        check_auth_numbers(request.headers)
         try:
             return verify_l1(request.headers, self.chain_id, self.clock(), self.window_s)
         except AuthError as exc:

@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.routing import Route
 
+from bot.exchange.query import query_int
 from bot.exchange.replies import catalog_error, json_response
 from bot.exchange.seed import Catalog, Event, Market
 
@@ -31,16 +32,7 @@ def _bad(text: str):
 
 
 def _int(q, name: str, default: int, lo: int, hi: int | None = None) -> int:
-    raw = q.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        v = int(raw)
-    except ValueError:
-        raise _bad(f"{name} must be an integer") from None
-    if v < lo or (hi is not None and v > hi):
-        raise _bad(f"{name} must be between {lo} and {hi}" if hi is not None else f"{name} must be >= {lo}")
-    return v
+    return query_int(q, name, default, lo, hi, _bad)
 
 
 def _bool(q, name: str) -> bool | None:
@@ -236,10 +228,7 @@ def routes(view: CatalogView) -> list[Route]:
         return json_response([view.event(e) for e in _page(q, items)])
 
     async def event_by_id(request: Request):
-        raw = request.path_params["id"]
-        if not raw.isdigit():
-            raise _bad("id must be an integer")
-        ev = c.events_by_id.get(str(int(raw)))
+        ev = c.events_by_id.get(str(_int(request.path_params, "id", -1, 0)))
         scope = view.creator_scope(request.query_params.get("creator"))
         if ev is None or (scope is not None and ev.id not in scope):
             raise catalog_error(404, "not found error", "id not found")

@@ -354,8 +354,8 @@ class ClobRoutes:
             raise _Rejected("invalid order: conditionId is not the market of tokenId")
         try:
             verified = parse_and_verify_order(obj, self.ex.config.chain_id, market.neg_risk, otype, post_only)
-        except (OrderError, SignatureError) as exc:
-            raise _Rejected(str(exc)) from None
+        except (OrderError, SignatureError, ValueError) as exc:  # ValueError: e.g. a number too long to read
+            raise _Rejected(str(exc)[:200]) from None
         so = verified.order
         if verified.hash in self.seen_hashes or self.state.engine.order(verified.hash) is not None:
             raise _Rejected(R.DUPLICATED, verified.hash)
@@ -422,6 +422,8 @@ class ClobRoutes:
         market, token = body.get("market") or None, body.get("asset_id") or None
         if market is None and token is None:
             raise bad_request("market or asset_id is required")
+        if not isinstance(market, (str, type(None))) or not isinstance(token, (str, type(None))):
+            raise bad_request("market and asset_id must be strings")
         self.ex.limits.trading("cancels", ident.api_key, 1)
         res = self.state.engine.cancel_market(ident.api_key, market, token, self.state.clock())
         self.ex.limits.charge_after("cancels", ident.api_key, len(res.canceled))
@@ -454,11 +456,8 @@ class ClobRoutes:
 
     def _trades(self, ident, q) -> list:
         """The trades of every wallet the caller's address controls, oldest first, each once."""
-        try:
-            before = float(q["before"]) if q.get("before") else None
-            after = float(q["after"]) if q.get("after") else None
-        except ValueError:
-            raise bad_request("before and after must be unix seconds") from None
+        before = query_int(q, "before", None, 0, MAX_UNIX_S)
+        after = query_int(q, "after", None, 0, MAX_UNIX_S)
         wallets = self.state.wallets_of(ident.address).all()
         views = {}
         for account in wallets:

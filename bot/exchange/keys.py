@@ -51,6 +51,9 @@ class KeyStore:
         """Install fixed credentials (e.g. the test vectors' keys) for ``address``."""
         self._by_key[creds.apiKey] = KeyRecord(creds, address.lower(), -1)
 
+    def __len__(self) -> int:
+        return len(self._by_key)
+
     def get(self, api_key: str) -> KeyRecord | None:
         return self._by_key.get(api_key)
 

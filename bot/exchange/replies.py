@@ -2,7 +2,8 @@
 
 Invariant: every error leaves the server as one of the venue's bodies: ``{"error": "<class>:
 <detail>"}`` (CLOB and account data), ``{"type", "error"}`` (catalog), with these statuses:
-400 bad input, 401 bad credentials, 403 IP not allow-listed, 404 unknown resource, 425 engine
+400 bad input, 401 bad credentials, 403 IP not allow-listed, 404 unknown resource, 405 method not
+served on that path, 425 engine
 restarting, 429 throttled (with ``Retry-After``), 500 ``internal_error: <detail>``, 503 post-only
 or cancel-only mode.
 """
