@@ -194,9 +194,12 @@ def _header(headers: Mapping[str, str], name: str) -> str:
     return value
 
 
+_MAX_STAMP_DIGITS = 16  # milliseconds until the year 2286: anything longer is no timestamp
+
+
 def timestamp_seconds(text: str) -> float:
     """A ``SERVICE_TIMESTAMP`` in seconds: a value >= 10^12 is milliseconds, else seconds."""
-    if not text.isdigit() or not text.isascii():
+    if not text.isdigit() or not text.isascii() or len(text) > _MAX_STAMP_DIGITS:
         raise AuthError("invalid timestamp")
     value = int(text)
     return value / 1000 if value >= 10**12 else float(value)
@@ -239,8 +242,8 @@ def verify_l1(
     if abs(timestamp_seconds(stamp) - now_s) > max_age_s:
         raise AuthError("timestamp outside the allowed window")
     nonce_text = headers.get(NONCE) or headers.get(NONCE.lower()) or "0"
-    if not nonce_text.isdigit():
-        raise AuthError("invalid nonce")
+    if not (nonce_text.isdigit() and nonce_text.isascii() and len(nonce_text) <= 78 and int(nonce_text) < 2**256):
+        raise AuthError("invalid nonce")  # a uint256 in the signed ClobAuth
     try:
         address = to_checksum_address(_header(headers, ADDRESS))
         sig_text = _header(headers, SIGNATURE)

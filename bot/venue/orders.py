@@ -422,7 +422,7 @@ def _uint(obj: Mapping, key: str, *, required: bool = True, default: int = 0) ->
         raise OrderError(f"invalid order: {key} is not an integer")
     if isinstance(value, int):
         number = value
-    elif isinstance(value, str) and value.isdigit() and value.isascii():
+    elif isinstance(value, str) and len(value) <= 78 and value.isdigit() and value.isascii():  # < 2**256
         number = int(value)
     else:
         raise OrderError(f"invalid order: {key} is not a non-negative integer")

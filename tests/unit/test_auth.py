@@ -154,6 +154,19 @@ def test_l1_round_trip(wallet):
         verify_l1(headers, 80002, NOW + 3600)
 
 
+@pytest.mark.parametrize("nonce", ["1" * 100, str(2**256), "٣"])
+def test_l1_nonce_outside_uint256_is_an_auth_error(wallet, nonce):
+    headers = l1_headers(wallet, 80002, 1767225600, nonce=7)
+    with pytest.raises(AuthError, match="nonce"):
+        verify_l1({**headers, "SERVICE_NONCE": nonce}, 80002, NOW)
+
+
+@pytest.mark.parametrize("stamp", ["9" * 400, "1" * 17])
+def test_timestamps_too_long_to_be_one_are_auth_errors(stamp):
+    with pytest.raises(AuthError, match="timestamp"):
+        timestamp_seconds(stamp)
+
+
 def test_credentials_from_response():
     c = Credentials.from_response({"apiKey": API_KEY, "secret": SECRET, "passphrase": PASS})
     assert c.passphrase.reveal() == PASS

@@ -230,3 +230,11 @@ def test_parse_and_verify_tolerance_and_tampering(eoa, wallet):
         parse_and_verify_order({k: v for k, v in obj.items() if k != "tokenId"}, 137, False)
     with pytest.raises(SignatureError, match="signature"):
         parse_and_verify_order({**obj, "signature": "0xzz"}, 137, False)
+
+
+@pytest.mark.parametrize("digits", [79, 5000, 100_000])
+def test_an_integer_field_too_long_for_uint256_is_an_order_error(eoa, digits):
+    obj = json.loads(order_body(limit(eoa), OWNER))["order"]
+    obj["salt"] = "9" * digits  # int() of it would raise ValueError past 4300 digits, or take long
+    with pytest.raises(OrderError, match="salt"):
+        parse_and_verify_order(obj, 137, False)
