@@ -123,7 +123,17 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 def load_config(path: str | Path, **overrides: object) -> ExchangeConfig:
-    """Read a TOML file (sections ``[flow]``, ``[faults]``...); ``overrides`` win over it."""
-    data = tomllib.loads(Path(path).read_text()) if path else {}
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    return msgspec.convert(data, ExchangeConfig)
+    """Read a TOML file (sections ``[flow]``, ``[faults]``...); ``overrides`` win over it.
+
+    Every failure (unreadable, not UTF-8 TOML, a bad value) is a ``ValueError`` naming the file."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_bytes().decode("utf-8")) if path else {}
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        return msgspec.convert(data, ExchangeConfig)
+    except OSError as exc:
+        raise ValueError(f"{p}: cannot read ({exc.strerror})") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{p}: not valid TOML ({exc})") from None
+    except (msgspec.ValidationError, ValueError) as exc:
+        raise ValueError(f"{p}: {exc}") from None

@@ -7,6 +7,7 @@ null, so a setting whose "none" is ``None`` (a limit that can be off) is switche
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -44,15 +45,62 @@ class ConfigError(ValueError):
 
 def decode_config(data: bytes | str | dict[str, Any], type_: type[T], source: str = "config") -> T:
     """Decode TOML text (or an already-parsed table) into ``type_``, strictly; ``OFF`` stands for
-    ``None`` wherever ``type_`` allows ``None``."""
+    ``None`` wherever ``type_`` allows ``None``. A number that is not finite (TOML ``nan``,
+    ``inf``) is refused wherever it appears; an out-of-range value is named with its key."""
+    table = data if isinstance(data, dict) else decode_toml(data, source)
+    _refuse_non_finite(table, source)
     try:
-        table = data if isinstance(data, dict) else msgspec.toml.decode(data)
         return msgspec.convert(switch_off(table, type_), type=type_, strict=True)
     except msgspec.ValidationError as exc:
         # in a config file, the None of an optional setting is spelt OFF
-        raise ConfigError(f"{source}: " + str(exc).replace(" | null`", f'` or "{OFF}"')) from None
+        message = str(exc).replace(" | null`", f'` or "{OFF}"')
+        raise ConfigError(f"{source}: {message}{_offending_value(table, message)}") from None
+
+
+def decode_toml(data: bytes | str, source: str = "config") -> dict[str, Any]:
+    """Parse TOML text; text that is not TOML (or not UTF-8) is a ``ConfigError`` naming ``source``."""
+    try:
+        return msgspec.toml.decode(data)
     except msgspec.DecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML (not UTF-8 text: byte {exc.object[exc.start]:#04x} "
+                          f"at offset {exc.start})") from None
+
+
+def _refuse_non_finite(value: Any, source: str, where: str = "") -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{source}: `{where}` must be a finite number, got {value}")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _refuse_non_finite(v, source, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _refuse_non_finite(v, source, f"{where}[{i}]")
+
+
+_AT = re.compile(r" - at `\$((?:\.[^.\[`]+|\[\d+\])*)`$")
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _offending_value(table: Any, message: str) -> str:
+    """`` (got VALUE)`` for the scalar the decoder's ``message`` points at, else ``""``."""
+    at = _AT.search(message)
+    if at is None:
+        return ""
+    value = table
+    for key, index in _STEP.findall(at.group(1)):
+        try:
+            value = value[int(index)] if index else value[key]
+        except (KeyError, IndexError, TypeError, ValueError):
+            return ""
+    if isinstance(value, bool):
+        return f" (got {str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f" (got {value})"
+    if isinstance(value, str):
+        return f" (got {value if len(value) <= 40 else value[:40] + '…'!r})"
+    return ""
 
 
 def switch_off(table: Any, type_: Any) -> Any:
@@ -232,10 +280,7 @@ def _refuse_secrets(table: object, where: str = "") -> None:
 
 def decode_bot_config(data: bytes | str, source: str = "config") -> BotConfig:
     """Decode a bot config from TOML text; refuses unknown keys and secrets in the file."""
-    try:
-        table = msgspec.toml.decode(data)
-    except msgspec.DecodeError as exc:
-        raise ConfigError(f"{source}: not valid TOML ({exc})") from None
+    table = decode_toml(data, source)
     try:
         _refuse_secrets(table)
     except ConfigError as exc:

@@ -15,6 +15,7 @@ import math
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Annotated
 from urllib.parse import urlencode
 
 import anyio
@@ -46,17 +47,21 @@ def route_label(route: str) -> str:
     return _ID_SEGMENT.sub("/{id}", route)
 
 
-class TransportConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Timeouts (venue.md 10.2), keep-alive and the read-retry rule for 429s."""
+_Timeout = Annotated[float, msgspec.Meta(gt=0, le=3600)]  # seconds: a wait of 0 or less never succeeds
 
-    connect: float = 5.0
-    read: float = 10.0
-    write: float = 10.0
-    pool: float = 2.0
-    keepalive_expiry: float = 30.0
-    max_connections: int = 100
-    max_read_retries: int = 2
-    max_retry_wait: float = 5.0
+
+class TransportConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Timeouts (venue.md 10.2), keep-alive and the read-retry rule for 429s; every number has
+    a declared range, so a config file cannot ask for a timeout that can never be met."""
+
+    connect: _Timeout = 5.0
+    read: _Timeout = 10.0
+    write: _Timeout = 10.0
+    pool: _Timeout = 2.0
+    keepalive_expiry: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 30.0
+    max_connections: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 100
+    max_read_retries: Annotated[int, msgspec.Meta(ge=0, le=100)] = 2
+    max_retry_wait: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 5.0
     user_agent: str = "pmbot"
 
 
