@@ -27,6 +27,8 @@ import anyio
 import httpx
 import msgspec
 
+from bot.ops.arguments import OneLineParser, decimal, integer, run_seconds, with_range
+from bot.venue.orders import MAX_SALT
 from bot.ops.config import DEFAULT_CONFIG_PATH, BotConfig, ConfigError, load_bot_config, resolve_bot_config, summarize
 from bot.ops.logging import configure as configure_logging
 from bot.ops.logging import redact, register_secret
@@ -44,51 +46,33 @@ class CommandError(ValueError):
 # Parser
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error on one line and lets ``main`` return the exit code."""
+_Parser = OneLineParser
 
-    def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-        raise SystemExit(EXIT_USAGE)
-
-
-def _decimal_text(name: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        try:
-            value = Decimal(text)
-        except InvalidOperation:
-            raise argparse.ArgumentTypeError(f"{name} must be a decimal number, got {text!r}") from None
-        if not value.is_finite() or value < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number >= 0, got {text!r}")
-        return text
-
-    return parse
-
-
-def _int_at_least(minimum: int):
-    """An argparse type: an integer no smaller than ``minimum``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-_positive_int = _int_at_least(1)
-_non_negative_int = _int_at_least(0)
+# Declared ranges of the numbers typed on the command line (bot.ops.arguments). Sizes and amounts
+# stop at a billion: far beyond any market's depth, far below where exact decimal arithmetic runs
+# out of digits; prices and ticks lie strictly between 0 and 1, as every price of the venue does.
+PRICE = decimal(gt=0, lt=1)
+QUANTITY = decimal(gt=0, le=10**9)
+MIN_SIZE = decimal(ge=0, le=10**9)
+SALT = integer(0, MAX_SALT)
+EPOCH_MS = integer(10**12, 10**13 - 1)  # epoch milliseconds: 13 digits (years 2001..2286)
+EPOCH_S = integer(0, 10**10 - 1)  # unix seconds, the same horizon
+AHEAD_S = integer(0, 10**9)  # +SECONDS from now
+NONCE = integer(0, 2**256 - 1)  # uint256 of the ClobAuth message
+DURATION = run_seconds()
 
 
 def _expiration(text: str) -> str:
     """Unix seconds, or ``+N`` seconds from now (resolved when the order is built)."""
-    if not re.fullmatch(r"\+?\d+", text):
-        raise argparse.ArgumentTypeError(f"expiration must be unix seconds or +SECONDS, got {text!r}")
-    return text
+    ahead = text.strip().startswith("+")
+    rng = AHEAD_S if ahead else EPOCH_S
+    try:
+        rng.parse(text.strip()[1:] if ahead else text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"got {text[:40]!r}, expected unix seconds ({EPOCH_S.describe()}) or +SECONDS ({AHEAD_S.describe()})"
+        ) from None
+    return text.strip()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,21 +91,22 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(f"--{flag}", action=argparse.BooleanOptionalAction, default=None,
                        help=f"only markets with {flag}=true (--no-{flag}: false)")
     p.add_argument("--tag", help="tag slug")
-    p.add_argument("--tag-id", type=_non_negative_int, help="tag id")
+    p.add_argument("--tag-id", type=(r := integer(0, 2**63 - 1)), help=with_range("tag id", r))
     p.add_argument("--event-slug", help="event slug")
     p.add_argument("--slug", help="market slug")
     p.add_argument("--condition-id", help="condition id")
     p.add_argument("--order", help="sort column")
     p.add_argument("--ascending", action=argparse.BooleanOptionalAction, default=None, help="sort ascending")
-    p.add_argument("--limit", type=_positive_int, help="markets per request, 1..100 (venue default 20)")
-    p.add_argument("--offset", type=_non_negative_int, help="skip this many markets")
+    p.add_argument("--limit", type=(r := integer(1, 100)), help=with_range("markets per request (venue default 20)", r))
+    p.add_argument("--offset", type=(r := integer(0, 10**9)), help=with_range("skip this many markets", r))
     p.add_argument("--creator", help="creator wallet address or site identifier")
     p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
     p.set_defaults(handler=cmd_markets)
 
     p = sub.add_parser("book", help="print a token's order book")
     p.add_argument("token_id", metavar="TOKEN_ID")
-    p.add_argument("--depth", type=_positive_int, default=5, help="levels per side (default 5)")
+    p.add_argument("--depth", type=(r := integer(1, 10_000)), default=5,
+                   help=with_range("levels per side (default 5)", r))
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_book)
 
@@ -131,26 +116,31 @@ def build_parser() -> argparse.ArgumentParser:
     b = order_sub.add_parser("build", help="build and sign an order; print its POST /order request (never sent)")
     b.add_argument("--token", required=True, help="outcome token id")
     b.add_argument("--side", required=True, type=str.upper, choices=["BUY", "SELL"])
-    b.add_argument("--price", required=True, type=_decimal_text("price"),
-                   help="limit price (GTC/GTD) or worst acceptable price (FOK/FAK)")
-    b.add_argument("--size", type=_decimal_text("size"), help="shares (GTC/GTD)")
-    b.add_argument("--amount", type=_decimal_text("amount"),
-                   help="FOK/FAK: USDC to spend (BUY) or shares to sell (SELL)")
+    b.add_argument("--price", required=True, type=PRICE.text(),
+                   help=with_range("limit price (GTC/GTD) or worst acceptable price (FOK/FAK)", PRICE))
+    b.add_argument("--size", type=QUANTITY.text(), help=with_range("shares (GTC/GTD)", QUANTITY))
+    b.add_argument("--amount", type=QUANTITY.text(),
+                   help=with_range("FOK/FAK: USDC to spend (BUY) or shares to sell (SELL)", QUANTITY))
     b.add_argument("--type", dest="order_type", type=str.upper, choices=["GTC", "GTD", "FOK", "FAK"], default=None,
                    help="order type (default GTC, or FOK with --amount)")
-    b.add_argument("--tick", type=_decimal_text("tick"), help="market tick size (default 0.01, or fetched)")
+    b.add_argument("--tick", type=PRICE.text(),
+                   help="market tick size: 0.1, 0.01, 0.001 or 0.0001 (default 0.01, or fetched)")
     b.add_argument("--neg-risk", action=argparse.BooleanOptionalAction, default=None,
                    help="the market is neg-risk (default no, or fetched)")
     b.add_argument("--fetch", action="store_true", help="fetch the tick and neg-risk flag not given from the CLOB")
-    b.add_argument("--min-size", type=_decimal_text("min size"), help="refuse sizes below the market minimum")
+    b.add_argument("--min-size", type=MIN_SIZE.text(),
+                   help=with_range("refuse sizes below the market minimum", MIN_SIZE))
     b.add_argument("--expiration", type=_expiration, help="GTD expiry: unix seconds or +SECONDS from now")
     b.add_argument("--post-only", action="store_true", help="post-only (GTC/GTD)")
     b.add_argument("--defer-exec", action="store_true", help="set deferExec")
     b.add_argument("--condition-id", help="the market's condition id (sent as conditionId, not signed)")
     b.add_argument("--owner", help="owner (API key) in the body (default: the configured API key)")
-    b.add_argument("--salt", type=_non_negative_int, help="salt (default random)")
-    b.add_argument("--timestamp-ms", type=_non_negative_int, help="order timestamp, epoch ms (default now)")
-    b.add_argument("--body-only", action="store_true", help="print only the body (no API credentials needed)")
+    b.add_argument("--salt", type=SALT, help=with_range("salt (default random)", SALT))
+    b.add_argument("--timestamp-ms", type=EPOCH_MS,
+                   help=with_range("order timestamp, epoch ms (default now)", EPOCH_MS))
+    b.add_argument("--body-only", action="store_true",
+                   help="print only the body (needs no API secret or passphrase; the owner is --owner "
+                        "or the configured API key)")
     b.add_argument("--show-secrets", action="store_true", help="show the passphrase header instead of ***")
     b.add_argument("--json", action="store_true", help="print JSON {order_id, method, url, headers, body}")
     b.set_defaults(handler=cmd_order_build)
@@ -159,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     keys_sub = p.add_subparsers(dest="keys_command", metavar="ACTION", parser_class=_Parser)
     keys_sub.required = True
     k = keys_sub.add_parser("derive", help="create or derive the API credentials of the configured key (L1)")
-    k.add_argument("--nonce", type=_non_negative_int, default=0, help="key nonce (default 0)")
+    k.add_argument("--nonce", type=NONCE, default=0, help=with_range("key nonce (default 0)", NONCE))
     shown = k.add_mutually_exclusive_group()
     shown.add_argument("--show-secrets", action="store_true", help="print secret and passphrase")
     shown.add_argument("--export", action="store_true",
@@ -193,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("positions", help="list the wallet's positions")
     p.add_argument("--user", help="wallet address (default: the funder, else the key's address)")
     p.add_argument("--market", action="append", help="only this condition id (repeat)")
-    p.add_argument("--limit", type=_non_negative_int, help="at most this many, 0..500 (venue default 100)")
+    p.add_argument("--limit", type=(r := integer(0, 500)), help=with_range("at most this many (venue default 100)", r))
     p.add_argument("--redeemable", action="store_true", help="only redeemable positions")
     p.add_argument("--mergeable", action="store_true", help="only mergeable positions")
     p.add_argument("--json", action="store_true", help="print a JSON array")
@@ -202,18 +192,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run the configured strategy live")
     p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
                    help="bot config (same as the global --config)")
-    p.add_argument("--duration", type=float, help="stop after this many seconds (default: until interrupted)")
+    p.add_argument("--duration", type=DURATION,
+                   help=with_range("stop after this many seconds (default: until interrupted)", DURATION))
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser("demo", help="run the demo (local exchange + market maker)")
-    p.add_argument("--duration", type=float, help="stop after this many seconds (default 60)")
-    p.add_argument("--seed", type=int, help="exchange seed (default 1)")
-    p.add_argument("--metrics-port", type=int, help="Prometheus port (0 = off; default 9464, a free one if taken)")
-    p.add_argument("--no-view", action="store_true", default=None, help="plain status lines instead of the live view")
-    p.add_argument("--markets", type=_positive_int, help="how many markets to quote (default 2)")
-    p.add_argument("--journal", help="SQLite journal path (default: none)")
+    _add_demo_arguments(p)
     p.set_defaults(handler=cmd_demo)
     return parser
+
+
+def _add_demo_arguments(p: argparse.ArgumentParser) -> None:
+    try:
+        from bot.live.demo import add_arguments
+    except ImportError:  # an installation without the live runner: ``bot demo`` says so when run
+        p.add_argument("ignored", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+        return
+    add_arguments(p)
 
 
 def _add_exchange_arguments(p: argparse.ArgumentParser) -> None:
@@ -719,16 +714,12 @@ def cmd_run(s: Session) -> int:
         raise CommandError(f"bot run needs a config: --config FILE (or {DEFAULT_CONFIG_PATH})")
     if not s.config.strategy.path:
         raise ConfigError(f"{s.config_path}: [strategy] path is not set")
-    if s.args.duration is not None and s.args.duration <= 0:
-        raise CommandError("--duration must be > 0 seconds")
     _configure_run_logging(s)
     return _finish(run(s.config, s.args))
 
 
 def cmd_demo(s: Session) -> int:
     run = _entry_point("bot.live.demo", "demo")
-    if s.args.duration is not None and s.args.duration <= 0:
-        raise CommandError("--duration must be > 0 seconds")
     return _finish(run(s.args))
 
 
@@ -774,23 +765,31 @@ def main(argv: Sequence[str] | None = None, *, http_transport: httpx.AsyncBaseTr
     session = Session(args, http_transport)
     try:
         return int(args.handler(session))
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return EXIT_OK
-    except _user_errors() as exc:
+    except BaseException as raised:
+        exc = _sole_error(raised)
+        if isinstance(exc, KeyboardInterrupt):
+            return 130
+        if isinstance(exc, BrokenPipeError):
+            return EXIT_OK
+        if not isinstance(exc, Exception):
+            raise
         if args.debug:
-            traceback.print_exc()
-        message = one_line_error(exc)
-        if _is_unreachable(exc) and session.last_url:
-            message = f"cannot reach {session.last_url}: {message}"
-        sys.stderr.write(f"error: {message}\n")
-        return EXIT_USAGE
-    except Exception as exc:
-        if args.debug:
-            traceback.print_exc()
+            traceback.print_exception(raised)
+        if isinstance(exc, _user_errors()):
+            message = one_line_error(exc)
+            if _is_unreachable(exc) and session.last_url:
+                message = f"cannot reach {session.last_url}: {message}"
+            sys.stderr.write(f"error: {message}\n")
+            return EXIT_USAGE
         sys.stderr.write(f"error: internal error: {type(exc).__name__}: {one_line_error(exc)}\n")
         return EXIT_INTERNAL
+
+
+def _sole_error(exc: BaseException) -> BaseException:
+    """The one error inside (nested) task-group wrappers, so it is reported as itself."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """``bot exchange``: run the local exchange and print its URLs and a funded demo account.
 
-Invariant: every option maps onto one ``ExchangeConfig`` field (TOML file first, flags override);
-bad options exit with code 2 and a one-line message, never a traceback.
+Invariant: every option maps onto one ``ExchangeConfig`` field (TOML file first, flags override)
+and takes its range from that field; bad options exit with code 2 and one line naming the
+option, the value and the allowed range, never a traceback.
 """
 
 from __future__ import annotations
@@ -9,12 +10,17 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import anyio
-import msgspec
 
-from bot.exchange.config import ExchangeConfig, FaultConfig, FlowConfig, SettlementConfig, load_config
+from bot.exchange.config import ExchangeConfig, FaultConfig, FlowConfig, SettlementConfig
+from bot.ops.arguments import OneLineParser, decimal, field_range, with_range
+from bot.ops.config import ConfigError, decode_config, decode_toml
 
+EXIT_USAGE = 2
 
 EPILOG = """\
 Every option overrides the same-named field of the --config TOML file (see config/exchange.toml);
@@ -23,64 +29,77 @@ the chosen URLs, the demo account and its API credentials are printed once every
 Fault options are off by default; rates are probabilities in [0, 1].
 """
 
+_DEMO_AMOUNT = decimal(ge=0, le=10**12).text()
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     if p.epilog is None:
         p.epilog = EPILOG
         p.formatter_class = argparse.RawDescriptionHelpFormatter
+
+    def number(group: Any, flag: str, struct: type, field: str, help_text: str, **kw: Any) -> None:
+        rng = field_range(struct, field)
+        group.add_argument(flag, type=rng, help=with_range(help_text, rng), **kw)
+
+    x = ExchangeConfig
     g = p.add_argument_group("network")
     g.add_argument("--config", help="TOML config file (see config/exchange.toml)")
     g.add_argument("--host", help="interface to listen on (default 127.0.0.1)")
-    g.add_argument("--catalog-port", type=int, help="catalog surface port (default 0 = a free port)")
-    g.add_argument("--clob-port", type=int, help="CLOB surface + WebSocket port (default 0 = a free port)")
-    g.add_argument("--data-port", type=int, help="account-data surface port (default 0 = a free port)")
+    number(g, "--catalog-port", x, "catalog_port", "catalog surface port (default 0 = a free port)")
+    number(g, "--clob-port", x, "clob_port", "CLOB surface + WebSocket port (default 0 = a free port)")
+    number(g, "--data-port", x, "data_port", "account-data surface port (default 0 = a free port)")
     g.add_argument("--single-port", action="store_true", default=None,
                    help="serve all surfaces on one port under /catalog, /clob, /data-api (+ /ws)")
-    g.add_argument("--port", type=int, help="the port in --single-port mode (default 0 = a free port)")
+    number(g, "--port", x, "port", "the port in --single-port mode (default 0 = a free port)")
     g.add_argument("--log-requests", action="store_true", default=None, help="log every HTTP request")
     g = p.add_argument_group("markets and accounts")
-    g.add_argument("--seed", type=int, help="seed of the catalog, demo key and engine (default 1)")
+    number(g, "--seed", x, "seed", "seed of the catalog, demo key and engine (default 1)")
     g.add_argument("--catalog-file", help="JSON catalog to load instead of generating one")
-    g.add_argument("--markets", type=int, help="number of generated binary markets (default 8)")
-    g.add_argument("--neg-risk-events", type=int, help="generated neg-risk events (default 1)")
+    number(g, "--markets", x, "markets", "number of generated binary markets (default 8)")
+    number(g, "--neg-risk-events", x, "neg_risk_events", "generated neg-risk events (default 1)")
     g.add_argument("--chain-id", type=int, choices=[137, 80002], help="EIP-712 chain id (default 137)")
-    g.add_argument("--demo-usdc", help="demo account USDC (default 100000)")
-    g.add_argument("--demo-shares", help="demo account shares of every token (default 1000)")
-    g.add_argument("--demo-signature-type", type=int, choices=[0, 1, 2, 3],
-                   help="the demo's funds sit in its EOA (0), proxy (1), safe (2) or deposit wallet (3) (default 0)")
-    g.add_argument("--heartbeat-timeout", type=float,
-                   help="seconds without an accepted heartbeat before orders are canceled (default 10)")
-    g.add_argument("--mined-after", type=float, help="seconds from MATCHED to MINED (default 0.3)")
-    g.add_argument("--confirmed-after", type=float, help="seconds from MINED to CONFIRMED (default 0.6)")
+    g.add_argument("--demo-usdc", type=_DEMO_AMOUNT, help=with_range("demo account USDC (default 100000)",
+                                                                    _DEMO_AMOUNT))
+    g.add_argument("--demo-shares", type=_DEMO_AMOUNT,
+                   help=with_range("demo account shares of every token (default 1000)", _DEMO_AMOUNT))
+    number(g, "--demo-signature-type", x, "demo_signature_type",
+           "the demo's funds sit in its EOA (0), proxy (1), safe (2) or deposit wallet (3) (default 0)")
+    number(g, "--heartbeat-timeout", x, "heartbeat_timeout_s",
+           "seconds without an accepted heartbeat before orders are canceled (default 10)")
+    number(g, "--mined-after", SettlementConfig, "mined_after_s", "seconds from MATCHED to MINED (default 0.3)")
+    number(g, "--confirmed-after", SettlementConfig, "confirmed_after_s",
+           "seconds from MINED to CONFIRMED (default 0.6)")
     g = p.add_argument_group("synthetic flow")
     g.add_argument("--flow", choices=["on", "off"], help="synthetic background traders (default on)")
-    g.add_argument("--flow-interval", type=float, help="seconds between flow steps (default 0.25)")
-    g.add_argument("--flow-markets", type=int, help="markets that get traders (default 0 = all)")
+    number(g, "--flow-interval", FlowConfig, "interval_s", "seconds between flow steps (default 0.25)")
+    number(g, "--flow-markets", FlowConfig, "markets", "markets that get traders (default 0 = all)")
     g = p.add_argument_group("rate limits")
-    g.add_argument("--limits-scale", type=float, help="multiply every rate-limit capacity (default 1)")
-    g.add_argument("--limits-queue", type=float,
-                   help="seconds an over-limit request is held before a 429 (default 0.25)")
+    number(g, "--limits-scale", x, "limits_scale", "multiply every rate-limit capacity (default 1)")
+    number(g, "--limits-queue", x, "limits_queue_s",
+           "seconds an over-limit request is held before a 429 (default 0.25)")
     g.add_argument("--no-limits", action="store_true", help="disable the rate limits")
     g.add_argument("--allow-ip", action="append", help="IP/network allowed on /positions and /holders (repeat)")
+    f = FaultConfig
     g = p.add_argument_group("faults")
-    g.add_argument("--latency-ms", type=float, nargs=2, metavar=("MIN", "MAX"),
-                   help="added latency per request, uniform in [MIN, MAX] ms")
-    g.add_argument("--error-rate", type=float, help="share of requests answered 500 internal_error")
+    number(g, "--latency-ms", f, "latency_ms_min", "added latency per request, uniform in [MIN, MAX] ms",
+           nargs=2, metavar=("MIN", "MAX"))
+    number(g, "--error-rate", f, "error_rate", "share of requests answered 500 internal_error")
     g.add_argument("--error-route", action="append",
                    help="restrict --error-rate to this path, e.g. /book (repeat; default all)")
-    g.add_argument("--rate-limit-burst", type=float, nargs=2, metavar=("EVERY_S", "BURST_S"),
-                   help="every EVERY_S seconds answer 429 to everything for BURST_S seconds")
-    g.add_argument("--restart-every", type=float, nargs=3, metavar=("EVERY", "RESTART_S", "POST_ONLY_S"),
-                   help="engine restart cycle: 425 for RESTART_S, then post-only 503 for POST_ONLY_S")
-    g.add_argument("--ws-drop-every", type=float, help="close all WebSockets every N seconds")
-    g.add_argument("--user-event-delay-ms", type=float, help="delay user-channel events by this many ms")
-    g.add_argument("--user-event-duplicate-rate", type=float, help="share of user events sent twice")
-    g.add_argument("--user-event-reorder-rate", type=float, help="share of user events swapped with the next")
-    g.add_argument("--settlement-fail-rate", type=float,
-                   help="share of trades ending FAILED (balances reversed)")
-    g.add_argument("--version-mismatch-rate", type=float,
-                   help="share of order posts answered order_version_mismatch")
-    g.add_argument("--fault-seed", type=int, help="seed of the fault randomness (default 7)")
+    number(g, "--rate-limit-burst", f, "rate_limit_burst_every_s",
+           "every EVERY_S seconds answer 429 to everything for BURST_S seconds", nargs=2,
+           metavar=("EVERY_S", "BURST_S"))
+    number(g, "--restart-every", f, "restart_every_s",
+           "engine restart cycle: 425 for RESTART_S, then post-only 503 for POST_ONLY_S", nargs=3,
+           metavar=("EVERY", "RESTART_S", "POST_ONLY_S"))
+    number(g, "--ws-drop-every", f, "ws_drop_every_s", "close all WebSockets every N seconds")
+    number(g, "--user-event-delay-ms", f, "user_event_delay_ms", "delay user-channel events by this many ms")
+    number(g, "--user-event-duplicate-rate", f, "user_event_duplicate_rate", "share of user events sent twice")
+    number(g, "--user-event-reorder-rate", f, "user_event_reorder_rate", "share of user events swapped with the next")
+    number(g, "--settlement-fail-rate", f, "settlement_fail_rate", "share of trades ending FAILED (balances reversed)")
+    number(g, "--version-mismatch-rate", f, "version_mismatch_rate",
+           "share of order posts answered order_version_mismatch")
+    number(g, "--fault-seed", f, "seed", "seed of the fault randomness (default 7)")
 
 
 # flag attribute -> FaultConfig field, for the single-valued fault flags
@@ -93,7 +112,20 @@ _FAULT_FLAGS = {
 
 
 def build_config(args: argparse.Namespace) -> ExchangeConfig:
-    base = msgspec.to_builtins(load_config(args.config)) if getattr(args, "config", None) else {}
+    """The config of ``args``: the built-in defaults, then the ``--config`` file, then flags.
+
+    Raises ``ConfigError`` (one line, naming the file or the field) on a value out of range."""
+    path = getattr(args, "config", None)
+    base: dict[str, Any] = {}
+    if path:
+        p = Path(path)
+        try:
+            raw = p.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
+        table = decode_toml(raw, source=str(p))
+        decode_config(table, ExchangeConfig, source=str(p))  # the file alone must be valid
+        base.update(table)
     simple = {
         "host": args.host, "catalog_port": args.catalog_port, "clob_port": args.clob_port,
         "data_port": args.data_port, "single_port": args.single_port, "port": args.port, "seed": args.seed,
@@ -108,19 +140,19 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         base["limits_enabled"] = False
     if args.allow_ip:
         base["allow_ips"] = args.allow_ip
-    flow = base.setdefault("flow", msgspec.to_builtins(FlowConfig()))
+    flow = base.setdefault("flow", {})
     if args.flow:
         flow["enabled"] = args.flow == "on"
     if args.flow_interval is not None:
         flow["interval_s"] = args.flow_interval
     if args.flow_markets is not None:
         flow["markets"] = args.flow_markets
-    settlement = base.setdefault("settlement", msgspec.to_builtins(SettlementConfig()))
+    settlement = base.setdefault("settlement", {})
     if args.mined_after is not None:
         settlement["mined_after_s"] = args.mined_after
     if args.confirmed_after is not None:
         settlement["confirmed_after_s"] = args.confirmed_after
-    faults = base.setdefault("faults", msgspec.to_builtins(FaultConfig()))
+    faults = base.setdefault("faults", {})
     if args.latency_ms:
         faults["latency_ms_min"], faults["latency_ms_max"] = args.latency_ms
     for name, key in _FAULT_FLAGS.items():
@@ -132,12 +164,12 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         faults["rate_limit_burst_every_s"], faults["rate_limit_burst_s"] = args.rate_limit_burst
     if args.restart_every:
         faults["restart_every_s"], faults["restart_s"], faults["post_only_s"] = args.restart_every
-    return msgspec.convert(base, ExchangeConfig)
+    return decode_config(base, ExchangeConfig, source=f"{path} with the options given" if path else "options")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The standalone parser of ``python -m bot.exchange.cli`` (``bot exchange`` adds the same options)."""
-    parser = argparse.ArgumentParser(prog="bot exchange", description="Run the local exchange.")
+    parser = OneLineParser(prog="bot exchange", description="Run the local exchange.")
     add_arguments(parser)
     return parser
 
@@ -165,9 +197,9 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     """Serve until interrupted (or until ``stop`` is set); 2 on a bad option or a busy port."""
     try:
         config = build_config(args)
-    except (msgspec.ValidationError, OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         print(f"bot exchange: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     from bot.exchange.server import LocalExchange
 
     async def main() -> None:
@@ -182,11 +214,20 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
         anyio.run(main)
     except KeyboardInterrupt:
         pass
-    except (OSError, OverflowError, ValueError) as exc:  # busy/invalid port, bad amounts: no traceback
+    except (OSError, OverflowError, ValueError) as exc:  # busy port, bad amounts: no traceback
         print(f"bot exchange: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     return 0
 
 
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m bot.exchange.cli [...]``: parse, then ``run``; returns the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed on one line
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    return run(args)
+
+
 if __name__ == "__main__":
-    sys.exit(run(build_parser().parse_args()))
+    sys.exit(main())

@@ -1,7 +1,9 @@
 """Configuration of the local exchange: frozen msgspec Structs that reject unknown fields.
 
 Invariant: every field has a default, so ``ExchangeConfig()`` is a complete, runnable exchange
-(one funded demo account, a seeded catalog, live synthetic books, the venue's limits, no faults).
+(one funded demo account, a seeded catalog, live synthetic books, the venue's limits, no faults),
+and every number has a declared range (``msgspec.Meta``), checked whenever a config is decoded
+from TOML or from ``bot exchange`` flags (which read their ranges from here).
 Configs load from TOML (``load_config``) with the same field names as the Structs.
 """
 
@@ -9,41 +11,55 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
+DAY_S = 86_400.0
+
 SignatureTypeField = Annotated[int, msgspec.Meta(ge=0, le=3)]  # venue.md 2.4: 0 EOA .. 3 POLY_1271
+Port = Annotated[int, msgspec.Meta(ge=0, le=65535)]  # 0 = a free port
+Seed = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+Rate = Annotated[float, msgspec.Meta(ge=0, le=1)]  # a probability
+Seconds = Annotated[float, msgspec.Meta(ge=0, le=DAY_S)]  # 0 = at once (or off, for a period)
+Wait = Annotated[float, msgspec.Meta(gt=0, le=DAY_S)]  # a period that must pass before anything happens
+Millis = Annotated[float, msgspec.Meta(ge=0, le=DAY_S * 1000)]
+Count = Annotated[int, msgspec.Meta(ge=0, le=10_000)]
 
 
 class FaultConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Deliberate misbehaviour, off by default. Rates are probabilities in [0, 1]."""
 
-    latency_ms_min: float = 0.0  # added latency, uniform in [min, max] per request
-    latency_ms_max: float = 0.0
-    error_rate: float = 0.0  # share of requests answered 500 internal_error (any route)
+    latency_ms_min: Millis = 0.0  # added latency, uniform in [min, max] per request
+    latency_ms_max: Millis = 0.0
+    error_rate: Rate = 0.0  # share of requests answered 500 internal_error (any route)
     error_routes: tuple[str, ...] = ()  # restrict error_rate to these paths (empty = all)
-    rate_limit_burst_every_s: float = 0.0  # every N s, answer 429 to everything for burst_s
-    rate_limit_burst_s: float = 0.0
-    restart_every_s: float = 0.0  # engine restart cycle: 425 for restart_s, then post-only
-    restart_s: float = 0.0
-    post_only_s: float = 0.0
-    ws_drop_every_s: float = 0.0  # close every WebSocket connection this often
-    user_event_delay_ms: float = 0.0  # delay user-channel events by this much
-    user_event_duplicate_rate: float = 0.0  # send some user events twice
-    user_event_reorder_rate: float = 0.0  # swap some adjacent user events
-    settlement_fail_rate: float = 0.0  # trades that end FAILED (passed to the sim settlement)
-    version_mismatch_rate: float = 0.0  # POST /order(s) answered {"error": "order_version_mismatch"}
-    seed: int = 7
+    rate_limit_burst_every_s: Seconds = 0.0  # every N s, answer 429 to everything for burst_s
+    rate_limit_burst_s: Seconds = 0.0
+    restart_every_s: Seconds = 0.0  # engine restart cycle: 425 for restart_s, then post-only
+    restart_s: Seconds = 0.0
+    post_only_s: Seconds = 0.0
+    ws_drop_every_s: Seconds = 0.0  # close every WebSocket connection this often
+    user_event_delay_ms: Millis = 0.0  # delay user-channel events by this much
+    user_event_duplicate_rate: Rate = 0.0  # send some user events twice
+    user_event_reorder_rate: Rate = 0.0  # swap some adjacent user events
+    settlement_fail_rate: Rate = 0.0  # trades that end FAILED (passed to the sim settlement)
+    version_mismatch_rate: Rate = 0.0  # POST /order(s) answered {"error": "order_version_mismatch"}
+    seed: Seed = 7
+
+    def __post_init__(self) -> None:
+        if self.latency_ms_min > self.latency_ms_max:
+            raise ValueError(f"faults.latency_ms_min ({self.latency_ms_min}) is above "
+                             f"faults.latency_ms_max ({self.latency_ms_max})")
 
 
 class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Synthetic background traders (bot/sim/flow.py) driven on the server clock."""
 
     enabled: bool = True
-    interval_s: float = 0.25  # one flow step per interval
-    markets: int = 0  # how many markets get traders (0 = all)
-    speed: float = 1.0  # the traders' clock runs this many times faster (a busier market)
+    interval_s: Wait = 0.25  # one flow step per interval
+    markets: Count = 0  # how many markets get traders (0 = all)
+    speed: Annotated[float, msgspec.Meta(gt=0, le=1000)] = 1.0  # the traders' clock runs this much faster
 
     def __post_init__(self) -> None:
         if not 0 < self.speed <= 1000:
@@ -53,8 +69,8 @@ class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class SettlementConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """How long trades take through MATCHED -> MINED -> CONFIRMED."""
 
-    mined_after_s: float = 0.3
-    confirmed_after_s: float = 0.6
+    mined_after_s: Seconds = 0.3
+    confirmed_after_s: Seconds = 0.6
 
 
 class AccountSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -93,29 +109,29 @@ class MarketSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host: str = "127.0.0.1"
-    catalog_port: int = 0  # 0 = a free port
-    clob_port: int = 0
-    data_port: int = 0
+    catalog_port: Port = 0  # 0 = a free port (``bot exchange`` defaults to the bot's ports instead)
+    clob_port: Port = 0
+    data_port: Port = 0
     single_port: bool = False  # serve every surface (and WebSockets) on one port
-    port: int = 0  # the port when single_port
-    seed: int = 1
+    port: Port = 0  # the port when single_port
+    seed: Seed = 1
     catalog_file: str = ""  # JSON catalog to load instead of generating one
-    markets: int = 8  # generated binary markets (neg-risk events come on top)
-    neg_risk_events: int = 1
-    neg_risk_outcomes: int = 3
+    markets: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 8  # generated binary markets (neg-risk events on top)
+    neg_risk_events: Annotated[int, msgspec.Meta(ge=0, le=100)] = 1
+    neg_risk_outcomes: Annotated[int, msgspec.Meta(ge=2, le=26)] = 3
     extra_markets: tuple[MarketSeed, ...] = ()
-    chain_id: int = 137
+    chain_id: Literal[137, 80002] = 137
     demo_usdc: str = "100000"  # the demo account's starting USDC
     demo_shares: str = "1000"  # shares of every outcome token the demo account starts with
     demo_signature_type: SignatureTypeField = 0  # the demo's funds sit in its wallet of this type
     accounts: tuple[AccountSeed, ...] = ()
-    limits_scale: float = 1.0  # multiply every limit capacity (tests use < 1)
+    limits_scale: Annotated[float, msgspec.Meta(gt=0, le=1000)] = 1.0  # multiply every limit capacity
     limits_enabled: bool = True
-    limits_queue_s: float = 0.25  # an over-limit request is held this long before a 429
+    limits_queue_s: Annotated[float, msgspec.Meta(ge=0, le=60)] = 0.25  # held this long before a 429
     allow_ips: tuple[str, ...] = ("127.0.0.1", "::1", "localhost")  # for /positions, /holders
-    auth_window_s: float = 30.0  # L2/L1 timestamp freshness
-    heartbeat_timeout_s: float = 10.0
-    clob_markets_variant: str = "B"  # the shape of GET /markets listings: "A" or "B"
+    auth_window_s: Annotated[float, msgspec.Meta(gt=0, le=1e9)] = 30.0  # L2/L1 timestamp freshness
+    heartbeat_timeout_s: Wait = 10.0
+    clob_markets_variant: Literal["A", "B"] = "B"  # the shape of GET /markets listings: "A" or "B"
     flow: FlowConfig = FlowConfig()
     settlement: SettlementConfig = SettlementConfig()
     faults: FaultConfig = FaultConfig()

@@ -165,15 +165,29 @@ def run(args: Any = None) -> int:
         return 1
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The demo's options, each with its declared range; unset ones take ``DemoOptions``' defaults."""
+    from bot.exchange.config import ExchangeConfig
+    from bot.ops.arguments import field_range, integer, run_seconds, with_range
+    from bot.ops.config import MetricsConfig
+
+    duration, seed = run_seconds(), field_range(ExchangeConfig, "seed")
+    port, markets = field_range(MetricsConfig, "port"), integer(1, 100)
+    p.add_argument("--duration", type=duration,
+                   help=with_range(f"stop after this many seconds (default {DEFAULT_DURATION:.0f})", duration))
+    p.add_argument("--seed", type=seed, help=with_range("exchange seed (default 1)", seed))
+    p.add_argument("--metrics-port", type=port, help=with_range(
+        f"Prometheus port (0 = off; default {DEFAULT_METRICS_PORT}, a free one if taken)", port))
+    p.add_argument("--no-view", action="store_true", default=None, help="plain status lines instead of the live view")
+    p.add_argument("--markets", type=markets, help=with_range("how many markets to quote (default 2)", markets))
+    p.add_argument("--journal", help="SQLite journal path (default: none)")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bot demo", description="Market making against the local exchange")
-    p.add_argument("--duration", type=float, default=DEFAULT_DURATION, help="seconds to run (default 60)")
-    p.add_argument("--seed", type=int, default=1, help="exchange seed")
-    p.add_argument("--metrics-port", type=int, default=DEFAULT_METRICS_PORT,
-                   help="Prometheus port (0 = off; a free port is used when taken)")
-    p.add_argument("--no-view", action="store_true", help="plain status lines instead of the live view")
-    p.add_argument("--markets", type=int, default=2, help="how many markets to quote")
-    p.add_argument("--journal", default="", help="SQLite journal path (default: none)")
+    from bot.ops.arguments import OneLineParser
+
+    p = OneLineParser(prog="bot demo", description="Market making against the local exchange")
+    add_arguments(p)
     return p
 
 

@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 import httpx
+import msgspec
 import pytest
 
 from bot.exchange import cli
 from bot.exchange.config import ExchangeConfig
+from bot.exchange.server import start_in_thread
 from bot.venue.auth import Credentials
 from bot.venue.clob import ClobClient
 from bot.venue.transport import Transport
@@ -67,9 +69,9 @@ def test_flags_map_onto_the_config():
     ["--config", "/nonexistent.toml"],
 ])
 def test_bad_option_exits_2(capsys, argv):
-    assert cli.run(cli.build_parser().parse_args(argv)) == 2
+    assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith("bot exchange: ") and "Traceback" not in err
+    assert err.startswith("bot exchange: ") and "Traceback" not in err and len(err.splitlines()) == 1
 
 
 def _banner(lines: list[str]) -> dict[str, str]:
@@ -130,3 +132,11 @@ def test_run_in_process_stops_on_hook(capsys):
     clob = _banner(out.splitlines())["clob"]
     with pytest.raises(httpx.ConnectError):
         httpx.get(clob + "/ok")  # stopped: the port is closed
+
+
+def test_exchange_of_no_market_starts_and_lists_none():
+    config = cli.build_config(cli.build_parser().parse_args(["--markets", "0", "--neg-risk-events", "0", "--flow",
+                                                              "off"]))
+    with start_in_thread(msgspec.structs.replace(config, clob_port=0, catalog_port=0, data_port=0)) as ex:
+        assert httpx.get(ex.urls.catalog + "/markets").json() == []
+        assert httpx.get(ex.urls.clob + "/markets").json()["data"] == []

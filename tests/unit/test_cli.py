@@ -5,6 +5,7 @@ Network commands run against ``httpx.MockTransport`` or the local exchange start
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -74,7 +75,7 @@ def test_usage_errors_are_one_line_exit_2(capsys):
     assert_one_line_error(err, "TOKEN_ID")
     code, _, err = run(capsys, "order", "build", "--token", "1", "--side", "BUY", "--price", "abc", "--size", "1")
     assert code == 2
-    assert_one_line_error(err, "price must be a decimal number")
+    assert_one_line_error(err, "argument --price: got 'abc', expected a decimal number")
     assert run(capsys, "--help")[0] == 0
 
 
@@ -393,6 +394,7 @@ def test_run_and_demo_delegate(capsys, monkeypatch, tmp_path):
     live_run.run = lambda config, args: calls.append(("run", config, args)) or 0
     live_demo = types.ModuleType("bot.live.demo")
     live_demo.run = lambda args: calls.append(("demo", args.duration, args.seed, args.no_view)) or 3
+    live_demo.add_arguments = importlib.import_module("bot.live.demo").add_arguments
     monkeypatch.setitem(sys.modules, "bot.live.run", live_run)
     monkeypatch.setitem(sys.modules, "bot.live.demo", live_demo)
 
