@@ -444,11 +444,11 @@ def cmd_order_build(s: Session) -> int:
     venue = s.config.venue
     wallet = s.secrets.wallet()
     creds = None if a.body_only else s.secrets.credentials()
-    owner = a.owner or (creds.api_key if creds is not None else None)
+    owner = a.owner or (creds.api_key if creds is not None else s.secrets.api_key)  # the key is no secret
     if not owner:
         from bot.ops.secrets import ENV_API_KEY
 
-        raise CommandError(f"--body-only needs --owner (or set {ENV_API_KEY})")
+        raise CommandError(f"--body-only needs --owner or the API key ({ENV_API_KEY} or api_key in the secrets file)")
 
     order_type = OrderType(a.order_type or ("FOK" if a.amount is not None else "GTC"))
     tick, neg_risk = a.tick, a.neg_risk

@@ -4,6 +4,7 @@ accepts is out of its declared range."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from decimal import Decimal
@@ -19,6 +20,7 @@ from bot.exchange.config import load_config
 from bot.ops.arguments import Range
 
 KEY = "0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+API_KEY = "00000000-1111-2222-3333-444444444444"
 BUILD = ["order", "build", "--token", "1", "--side", "BUY", "--price", "0.5"]
 DIGITS_80 = "1234567890" * 8
 DIGITS_33 = "123456789012345678901234567890123"
@@ -133,6 +135,17 @@ def test_exchange_config_loader_names_the_file(tmp_path):
         f.write_bytes(content)
         with pytest.raises(ValueError, match=re.escape(f"{f}: ")):
             load_config(f)
+
+
+def test_body_only_takes_the_owner_from_the_configured_api_key(capsys, monkeypatch):
+    monkeypatch.setenv("BOT_API_KEY", API_KEY)  # no secret, no passphrase: --body-only needs neither
+    code = main([*BUILD, "--size", "10", "--body-only"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out.splitlines()[-1])["owner"] == API_KEY
+    monkeypatch.delenv("BOT_API_KEY")
+    assert main([*BUILD, "--size", "10", "--body-only"]) == 2
+    assert "--owner" in one_line(capsys.readouterr().err)
 
 
 # -- any argument vector: 0 or 2, one line, never a traceback -----------------------------------
