@@ -311,14 +311,21 @@ def cmd_markets(s: Session) -> int:
 
     async def fetch():
         async with s.transport("catalog") as t:
-            return await CatalogClient(t).markets(
+            markets = await CatalogClient(t).markets(
                 limit=a.limit, offset=a.offset, active=a.active, closed=a.closed, archived=a.archived,
                 tag=a.tag, tag_id=a.tag_id, event_slug=a.event_slug, condition_id=a.condition_id,
                 slug=a.slug, order=a.order, ascending=a.ascending, creator=a.creator,
             )
+        unknown = [tokens[0] for m in markets if m.neg_risk is None and (tokens := str_list(m.clob_token_ids))]
+        if not unknown:
+            return markets, {}
+        async with s.transport("clob") as t:
+            return markets, await clob_neg_risk(s.clob(t), unknown)
 
-    markets = anyio.run(fetch)
-    rows = [_market_row(m) for m in markets]
+    from bot.venue.models import str_list
+
+    markets, neg_risk = anyio.run(fetch)
+    rows = [_market_row(m, neg_risk) for m in markets]
     if a.json:
         _print_json(rows)
         return EXIT_OK
@@ -337,7 +344,35 @@ def cmd_markets(s: Session) -> int:
     return EXIT_OK
 
 
-def _market_row(m) -> dict[str, Any]:
+CLOB_LOOKUPS = 8  # neg-risk lookups in flight at once (each also passes the CLOB's rate limiter)
+
+
+async def clob_neg_risk(clob, token_ids: Sequence[str]) -> dict[str, bool | None]:
+    """The CLOB's neg-risk flag of each token (``GET /neg-risk``); ``None`` where it cannot say.
+
+    The catalog's market listing does not carry the flag (interface.md 2.7), while the CLOB,
+    which signs and matches orders, always knows it: that is where ``bot book`` reads it too."""
+    from bot.venue.errors import VenueError
+
+    found: dict[str, bool | None] = {}
+    slots = anyio.Semaphore(CLOB_LOOKUPS)
+
+    async def one(token_id: str) -> None:
+        async with slots:
+            try:
+                found[token_id] = await clob.neg_risk(token_id)
+            except VenueError:
+                found[token_id] = None
+
+    async with anyio.create_task_group() as tg:
+        for token_id in dict.fromkeys(token_ids):
+            tg.start_soon(one, token_id)
+    return found
+
+
+def _market_row(m, clob_neg_risk: dict[str, bool | None] | None = None) -> dict[str, Any]:
+    """One market for ``bot markets``; ``neg_risk`` is the catalog's flag when it states one, else
+    the CLOB's (``clob_neg_risk`` by first token id), else ``None`` (unknown, never a guessed false)."""
     from bot.venue.models import str_list
 
     outcomes = str_list(m.outcomes)
@@ -354,7 +389,7 @@ def _market_row(m) -> dict[str, Any]:
         "active": bool(m.active),
         "closed": bool(m.closed),
         "archived": bool(m.archived),
-        "neg_risk": bool(m.neg_risk),
+        "neg_risk": m.neg_risk if m.neg_risk is not None else (clob_neg_risk or {}).get(next(iter(token_ids), "")),
         "end_date": m.end_date,
     }
 

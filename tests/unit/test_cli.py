@@ -324,6 +324,9 @@ def test_markets_filters_reach_the_query_and_json(capsys):
     queries = []
 
     def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/neg-risk":  # the catalog listing does not say: the CLOB is asked
+            assert request.url.params["token_id"] == TOKEN
+            return httpx.Response(200, json={"neg_risk": True})
         assert request.url.path == "/markets"
         queries.append(dict(request.url.params))
         return httpx.Response(200, json=[MARKET])
@@ -340,10 +343,12 @@ def test_markets_filters_reach_the_query_and_json(capsys):
     assert row["question"] == "Will it rain?" and row["condition_id"] == COND
     assert row["tokens"] == [{"outcome": "Yes", "token_id": TOKEN}, {"outcome": "No", "token_id": "42"}]
     assert row["active"] is True and row["closed"] is False
+    assert row["neg_risk"] is True  # the CLOB's flag, as the catalog's listing carries none
 
 
 def test_markets_table(capsys):
-    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=[MARKET]))
+    transport = httpx.MockTransport(lambda request: httpx.Response(
+        200, json={"neg_risk": False} if request.url.path == "/neg-risk" else [MARKET]))
     code, out, _ = run(capsys, "markets", transport=transport)
     assert code == 0
     assert "Will it rain?" in out and COND in out and f"Yes: {TOKEN}" in out and "active" in out
@@ -491,6 +496,17 @@ def test_markets_book_order_orders_cancel_positions(capsys, live):
     assert positions and all(p["proxyWallet"].lower() == live.demo.address.lower() for p in positions)
     code, out, _ = run(capsys, "--config", live.config, "positions")
     assert code == 0 and "position(s) of" in out
+
+
+def test_markets_neg_risk_agrees_with_the_book(capsys, live):
+    code, out, err = run(capsys, "--config", live.config, "markets", "--active", "--limit", "100", "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert any(r["neg_risk"] for r in rows) and not all(r["neg_risk"] for r in rows)
+    for r in rows:
+        code, out, err = run(capsys, "--config", live.config, "book", r["tokens"][0]["token_id"], "--json")
+        assert code == 0, err
+        assert json.loads(out)["neg_risk"] is r["neg_risk"], r["question"]
 
 
 # -- the installed script ------------------------------------------------------------------------
