@@ -1,13 +1,18 @@
 """``bot exchange``: run the local exchange and print its URLs and a funded demo account.
 
-Invariant: every option maps onto one ``ExchangeConfig`` field (TOML file first, flags override)
-and takes its range from that field; bad options exit with code 2 and one line naming the
-option, the value and the allowed range, never a traceback.
+Invariants: every option maps onto one ``ExchangeConfig`` field (built-in defaults, then the TOML
+file, then flags) and takes its range from that field; bad options exit with code 2 and one line
+naming the option, the value and the allowed range, never a traceback. Without ``--config`` or
+port flags the exchange listens where the bot's default config looks (``bot.ops.config``); a
+busy port is named, with what to do about it.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import shlex
+import socket
 import sys
 import threading
 from collections.abc import Sequence
@@ -18,15 +23,28 @@ import anyio
 
 from bot.exchange.config import ExchangeConfig, FaultConfig, FlowConfig, SettlementConfig
 from bot.ops.arguments import OneLineParser, decimal, field_range, with_range
-from bot.ops.config import ConfigError, decode_config, decode_toml
+from bot.ops.config import (
+    LOCAL_CATALOG_PORT,
+    LOCAL_CLOB_PORT,
+    LOCAL_DATA_PORT,
+    LOCAL_HOST,
+    ConfigError,
+    decode_config,
+    decode_toml,
+)
 
 EXIT_USAGE = 2
 
-EPILOG = """\
+# Where the bot's default config looks; ``bot exchange`` listens there unless told otherwise.
+DEFAULT_PORTS = {"catalog_port": LOCAL_CATALOG_PORT, "clob_port": LOCAL_CLOB_PORT, "data_port": LOCAL_DATA_PORT}
+
+EPILOG = f"""\
 Every option overrides the same-named field of the --config TOML file (see config/exchange.toml);
-unset options keep the file's value or the built-in default. Ports default to 0 (a free port);
-the chosen URLs, the demo account and its API credentials are printed once every port listens.
-Fault options are off by default; rates are probabilities in [0, 1].
+unset options keep the file's value or the built-in default. By default the surfaces listen
+where the bot's default config looks: {LOCAL_HOST}:{LOCAL_CLOB_PORT} (CLOB and WebSocket),
+:{LOCAL_CATALOG_PORT} (catalog) and :{LOCAL_DATA_PORT} (account data); --free-ports lets the system pick instead.
+The URLs, the demo account and `export BOT_...=` lines for its key and API credentials are
+printed once every port listens. Fault options are off by default; rates are probabilities in [0, 1].
 """
 
 _DEMO_AMOUNT = decimal(ge=0, le=10**12).text()
@@ -44,10 +62,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     x = ExchangeConfig
     g = p.add_argument_group("network")
     g.add_argument("--config", help="TOML config file (see config/exchange.toml)")
-    g.add_argument("--host", help="interface to listen on (default 127.0.0.1)")
-    number(g, "--catalog-port", x, "catalog_port", "catalog surface port (default 0 = a free port)")
-    number(g, "--clob-port", x, "clob_port", "CLOB surface + WebSocket port (default 0 = a free port)")
-    number(g, "--data-port", x, "data_port", "account-data surface port (default 0 = a free port)")
+    g.add_argument("--host", help=f"interface to listen on (default {LOCAL_HOST})")
+    number(g, "--catalog-port", x, "catalog_port", f"catalog surface port (default {LOCAL_CATALOG_PORT})")
+    number(g, "--clob-port", x, "clob_port", f"CLOB surface + WebSocket port (default {LOCAL_CLOB_PORT})")
+    number(g, "--data-port", x, "data_port", f"account-data surface port (default {LOCAL_DATA_PORT})")
+    g.add_argument("--free-ports", action="store_true", default=None,
+                   help="let the system pick free ports (instead of the file's or the defaults; "
+                        "port flags still win)")
     g.add_argument("--single-port", action="store_true", default=None,
                    help="serve all surfaces on one port under /catalog, /clob, /data-api (+ /ws)")
     number(g, "--port", x, "port", "the port in --single-port mode (default 0 = a free port)")
@@ -112,11 +133,11 @@ _FAULT_FLAGS = {
 
 
 def build_config(args: argparse.Namespace) -> ExchangeConfig:
-    """The config of ``args``: the built-in defaults, then the ``--config`` file, then flags.
+    """The config of ``args``: the bot's default ports, then the ``--config`` file, then flags.
 
     Raises ``ConfigError`` (one line, naming the file or the field) on a value out of range."""
     path = getattr(args, "config", None)
-    base: dict[str, Any] = {}
+    base: dict[str, Any] = dict(DEFAULT_PORTS)
     if path:
         p = Path(path)
         try:
@@ -126,6 +147,8 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         table = decode_toml(raw, source=str(p))
         decode_config(table, ExchangeConfig, source=str(p))  # the file alone must be valid
         base.update(table)
+    if getattr(args, "free_ports", None):
+        base.update({name: 0 for name in (*DEFAULT_PORTS, "port")})
     simple = {
         "host": args.host, "catalog_port": args.catalog_port, "clob_port": args.clob_port,
         "data_port": args.data_port, "single_port": args.single_port, "port": args.port, "seed": args.seed,
@@ -175,22 +198,77 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def banner(ex, seed: int) -> str:
-    """The URLs of every surface and the funded demo account with ready-to-use API credentials."""
+    """The URLs of every surface, the funded demo account and ``export`` lines for a shell that
+    runs the bot (the local exchange's own test credentials: printing them is the point); when
+    the ports are not the bot's defaults, the ``[venue]`` lines its config needs."""
     u, d = ex.urls, ex.demo_account
     w, kind = d.wallets, ex.config.demo_signature_type
-    return "\n".join([
+    lines = [
         f"catalog  {u.catalog}",
         f"clob     {u.clob}",
         f"data     {u.data}",
         f"ws       {u.ws}/ws/market  {u.ws}/ws/user",
-        f"demo address     {d.address}",
-        f"demo private key {d.private_key}  (local test key, seed {seed})",
+        f"demo address     {d.address}  (local test key, seed {seed})",
         f"demo wallets     proxy {w.proxy}  safe {w.safe}  deposit {w.deposit}",
         f"demo funds in    {w.of(kind)}  (signature type {kind}{'' if kind == 0 else '; set it as the funder'})",
-        f"apiKey     {d.creds.apiKey}",
-        f"secret     {d.creds.secret}",
-        f"passphrase {d.creds.passphrase}",
-    ])
+        "# its key and API credentials, for the bot (paste into the shell that runs it):",
+        *export_lines(d),
+    ]
+    venue = _venue_lines(u, kind, w.of(kind))
+    if venue:
+        lines += ["# the bot's defaults do not fit this exchange: give its config file these [venue] lines", *venue]
+    return "\n".join(lines)
+
+
+def export_lines(account) -> list[str]:
+    """``export BOT_...=`` lines that hand ``account``'s key and API credentials to ``bot``."""
+    from bot.ops.secrets import ENV_API_KEY, ENV_API_PASSPHRASE, ENV_API_SECRET, ENV_PRIVATE_KEY
+
+    c = account.creds
+    return [f"export {name}={shlex.quote(value)}" for name, value in (
+        (ENV_PRIVATE_KEY, account.private_key), (ENV_API_KEY, c.apiKey), (ENV_API_SECRET, c.secret),
+        (ENV_API_PASSPHRASE, c.passphrase))]
+
+
+def _venue_lines(urls, signature_type: int = 0, funder: str = "") -> list[str]:
+    """``#   clob_url = "..."`` lines (and the signature type and funder of funds held in a wallet)
+    for a bot config, when they differ from its defaults; none when nothing does."""
+    from bot.ops.config import VenueConfig
+
+    default = VenueConfig()
+    mine = {"clob_url": urls.clob, "catalog_url": urls.catalog, "data_url": urls.data, "ws_url": urls.ws}
+    if signature_type == default.signature_type and all(getattr(default, k) == v for k, v in mine.items()):
+        return []
+    lines = [f'#   {k} = "{v}"' for k, v in mine.items()]
+    if signature_type:
+        lines += [f"#   signature_type = {signature_type}", f'#   funder = "{funder}"']
+    return lines
+
+
+def busy_port_message(config: ExchangeConfig, exc: OSError) -> str:
+    """One line saying which port could not be opened and what to do about it."""
+    plan = [("single port", config.port)] if config.single_port else [
+        ("clob", config.clob_port), ("catalog", config.catalog_port), ("data", config.data_port)]
+    for name, port in plan:
+        if port and not _can_listen(config.host, port):
+            if exc.errno == errno.EADDRINUSE:
+                return (f"port {port} ({name}) on {config.host} is in use (another exchange running?): stop it, "
+                        "pick ports with --clob-port/--catalog-port/--data-port or --config FILE, or use "
+                        "--free-ports and give the bot the URLs printed")
+            return f"cannot listen on {config.host}:{port} ({name}): {exc.strerror or exc}"
+    return f"cannot listen on {config.host}: {exc.strerror or exc}"
+
+
+def _can_listen(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+            s.listen(1)
+        except OSError:
+            return False
+    return True
 
 
 def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
@@ -214,7 +292,10 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
         anyio.run(main)
     except KeyboardInterrupt:
         pass
-    except (OSError, OverflowError, ValueError) as exc:  # busy port, bad amounts: no traceback
+    except OSError as exc:  # a busy or forbidden port
+        print(f"bot exchange: {busy_port_message(config, exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except (OverflowError, ValueError) as exc:  # bad amounts: no traceback
         print(f"bot exchange: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return 0

@@ -29,6 +29,13 @@ T = TypeVar("T")
 DEFAULT_CONFIG_PATH = Path("config/bot.toml")
 """Read when no ``--config`` is given and the file exists (relative to the working directory)."""
 
+LOCAL_HOST = "127.0.0.1"
+LOCAL_CLOB_PORT = 8080
+LOCAL_CATALOG_PORT = 8081
+LOCAL_DATA_PORT = 8082
+"""Where the bot looks by default, and where ``bot exchange`` listens by default (the CLOB port
+also serves the WebSockets); ``config/exchange.toml`` and ``config/bot.example.toml`` show them."""
+
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 _CONDITION_ID = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _STRATEGY_PATH = re.compile(r"^[A-Za-z_][\w.]*[:.][A-Za-z_]\w*$")
@@ -174,15 +181,15 @@ def _check_url(name: str, url: str, schemes: tuple[str, ...]) -> None:
 class VenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Where each surface lives and how orders are signed.
 
-    Each surface has its own base URL (the defaults are the local exchange's ports in
-    ``config/exchange.toml``); ``funder`` is the maker for proxy/safe (types 1, 2) and the
+    Each surface has its own base URL (the defaults are where ``bot exchange`` listens by
+    default); ``funder`` is the maker for proxy/safe (types 1, 2) and the
     deposit wallet for type 3, which cannot do without it.
     """
 
-    clob_url: str = "http://127.0.0.1:8080"
-    catalog_url: str = "http://127.0.0.1:8081"
-    data_url: str = "http://127.0.0.1:8082"
-    ws_url: str = "ws://127.0.0.1:8080"
+    clob_url: str = f"http://{LOCAL_HOST}:{LOCAL_CLOB_PORT}"
+    catalog_url: str = f"http://{LOCAL_HOST}:{LOCAL_CATALOG_PORT}"
+    data_url: str = f"http://{LOCAL_HOST}:{LOCAL_DATA_PORT}"
+    ws_url: str = f"ws://{LOCAL_HOST}:{LOCAL_CLOB_PORT}"
     chain_id: Literal[137, 80002] = 137
     signature_type: Annotated[int, msgspec.Meta(ge=0, le=3)] = 0
     funder: Annotated[str, msgspec.Meta(pattern=_ADDRESS.pattern)] | None = None
@@ -231,7 +238,7 @@ class MetricsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     """The Prometheus endpoint (local only by default)."""
 
     enabled: bool = True
-    host: str = "127.0.0.1"
+    host: str = LOCAL_HOST
     port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 9464
 
 

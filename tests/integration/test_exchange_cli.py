@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import subprocess
 import sys
 import threading
@@ -15,9 +16,11 @@ import pytest
 
 from bot.exchange import cli
 from bot.exchange.config import ExchangeConfig
-from bot.exchange.server import start_in_thread
+from bot.exchange.server import Urls, start_in_thread
+from bot.ops.config import VenueConfig
 from bot.venue.auth import Credentials
 from bot.venue.clob import ClobClient
+from bot.venue.eip712 import Wallet
 from bot.venue.transport import Transport
 
 pytestmark = pytest.mark.integration
@@ -75,21 +78,25 @@ def test_bad_option_exits_2(capsys, argv):
 
 
 def _banner(lines: list[str]) -> dict[str, str]:
+    """``catalog``/``clob``/``data``/``ws`` URLs and the ``BOT_...`` values of the export lines."""
     fields = {}
     for line in lines:
-        key, _, value = line.partition(" ")
+        if line.startswith("export "):
+            key, _, value = line.removeprefix("export ").partition("=")
+        else:
+            key, _, value = line.partition(" ")
         fields[key] = value.strip()
     return fields
 
 
 @pytest.mark.anyio
 async def test_run_prints_urls_and_a_funded_demo_key():
-    proc = subprocess.Popen([sys.executable, "-m", "bot.exchange.cli", "--flow", "off"], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-m", "bot.exchange.cli", "--flow", "off", "--free-ports"], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines: list[str] = []
         deadline = time.monotonic() + 30
-        while not any(line.startswith("passphrase ") for line in lines):
+        while not any(line.startswith("export BOT_API_PASSPHRASE=") for line in lines):
             assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else lines
             line = proc.stdout.readline()
             if line:
@@ -100,8 +107,9 @@ async def test_run_prints_urls_and_a_funded_demo_key():
         assert f["ws"].startswith("ws://127.0.0.1:")
         assert httpx.get(f["clob"] + "/ok").text.strip('"') == "OK"
         assert isinstance(httpx.get(f["catalog"] + "/markets").json(), list)
-        address = next(line for line in lines if line.startswith("demo address")).split()[-1]
-        creds = Credentials(f["apiKey"], f["secret"], f["passphrase"])
+        address = next(line for line in lines if line.startswith("demo address")).split()[2]
+        assert Wallet(f["BOT_PRIVATE_KEY"]).address == address
+        creds = Credentials(f["BOT_API_KEY"], f["BOT_API_SECRET"], f["BOT_API_PASSPHRASE"])
         async with Transport(f["clob"]) as t:
             clob = ClobClient(t, creds=creds, address=address)
             assert int((await clob.balance_allowance("COLLATERAL")).balance) == 100_000 * 1_000_000
@@ -114,14 +122,14 @@ async def test_run_prints_urls_and_a_funded_demo_key():
 
 def test_run_in_process_stops_on_hook(capsys):
     stop = threading.Event()
-    args = cli.build_parser().parse_args(["--flow", "off"])
+    args = cli.build_parser().parse_args(["--flow", "off", "--free-ports"])
     result: list[int] = []
     th = threading.Thread(target=lambda: result.append(cli.run(args, stop=stop)))
     th.start()
     try:
         deadline = time.monotonic() + 20
         out = ""
-        while "apiKey" not in out:
+        while "export BOT_API_PASSPHRASE=" not in out:
             assert time.monotonic() < deadline and th.is_alive()
             time.sleep(0.05)
             out += capsys.readouterr().out
@@ -132,6 +140,54 @@ def test_run_in_process_stops_on_hook(capsys):
     clob = _banner(out.splitlines())["clob"]
     with pytest.raises(httpx.ConnectError):
         httpx.get(clob + "/ok")  # stopped: the port is closed
+
+
+# -- ports: where the bot looks, unless told otherwise ---------------------------------------------
+
+
+def _ports(c: ExchangeConfig) -> tuple[int, int, int]:
+    return c.clob_port, c.catalog_port, c.data_port
+
+
+def test_default_ports_are_where_the_bots_default_config_looks(tmp_path):
+    venue = VenueConfig()
+    looked_at = tuple(int(url.rsplit(":", 1)[1]) for url in (venue.clob_url, venue.catalog_url, venue.data_url))
+    assert int(venue.ws_url.rsplit(":", 1)[1]) == looked_at[0]  # the CLOB port serves the WebSockets
+    parse = cli.build_parser().parse_args
+    assert _ports(cli.build_config(parse([]))) == looked_at
+    assert _ports(cli.build_config(parse(["--free-ports"]))) == (0, 0, 0)
+    assert _ports(cli.build_config(parse(["--free-ports", "--clob-port", "9100"]))) == (9100, 0, 0)
+    only_seed = tmp_path / "seed.toml"
+    only_seed.write_text("seed = 4\n")
+    assert _ports(cli.build_config(parse(["--config", str(only_seed)]))) == looked_at  # file without ports
+    ports = tmp_path / "ports.toml"
+    ports.write_text("clob_port = 9200\n")
+    assert _ports(cli.build_config(parse(["--config", str(ports)]))) == (9200, *looked_at[1:])
+    assert _ports(cli.build_config(parse(["--config", str(ports), "--clob-port", "9300"]))) == (9300, *looked_at[1:])
+    assert _ports(cli.build_config(parse(["--config", str(ports), "--free-ports"]))) == (0, 0, 0)
+
+
+def test_banner_gives_venue_lines_only_for_other_ports():
+    default = VenueConfig()
+    same = Urls(default.catalog_url, default.clob_url, default.data_url, default.ws_url)
+    assert cli._venue_lines(same) == []
+    other = Urls("http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3", "ws://127.0.0.1:2")
+    lines = cli._venue_lines(other)
+    assert '#   clob_url = "http://127.0.0.1:2"' in lines and '#   ws_url = "ws://127.0.0.1:2"' in lines
+
+
+def test_busy_port_is_named_with_what_to_do(capsys):
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        stop = threading.Event()
+        stop.set()  # were the port not busy, the exchange would stop at once (and the test fail)
+        args = cli.build_parser().parse_args(["--free-ports", "--clob-port", str(port), "--flow", "off"])
+        assert cli.run(args, stop=stop) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"port {port} (clob) on 127.0.0.1 is in use" in err and "--free-ports" in err and "--clob-port" in err
 
 
 def test_exchange_of_no_market_starts_and_lists_none():

@@ -122,7 +122,7 @@ def test_bad_exchange_config_file_names_the_file(capsys, tmp_path, text, words):
     f.write_bytes(text if isinstance(text, bytes) else text.encode())
     stop = threading.Event()
     stop.set()  # were the file accepted, the exchange would stop at once (and the test fail)
-    assert RUN_EXCHANGE(exchange_cli.build_parser().parse_args(["--config", str(f)]), stop=stop) == 2
+    assert RUN_EXCHANGE(exchange_cli.build_parser().parse_args(["--config", str(f), "--free-ports"]), stop=stop) == 2
     line = one_line(capsys.readouterr().err)
     assert line.startswith(f"bot exchange: {f}: ")
     for word in words:
