@@ -70,7 +70,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
     from bot.exchange.config import ExchangeConfig, FlowConfig
     from bot.exchange.server import LocalExchange
     from bot.live.shell import LiveShell, ShellConfig, Venue, load_markets, make_engine, seed_positions
-    from bot.live.view import plain_line, render, summary_table
+    from bot.live.view import ending, header_lines, plain_line, render
     from bot.ops.metrics import Metrics
     from bot.risk import RiskLimits
     from strategies.market_maker import MarketMaker, Params
@@ -100,10 +100,10 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
                                  chain_id=config.chain_id, metrics=metrics, journal=journal,
                                  risk_limits=RiskLimits(max_orders_per_window=200))
             await seed_positions(engine, venue)
-            console.print(
-                f"demo: market making on {len(markets)} market(s) for {opts.duration:.0f}s against the local "
-                f"exchange at {ex.urls.clob}" + (f"; metrics on http://127.0.0.1:{port}/metrics" if port else "")
-            )
+            urls = [("exchange", ex.urls.clob)] + ([("metrics", f"http://127.0.0.1:{port}/metrics")] if port else [])
+            for line in header_lines(f"demo: market making on {len(markets)} market(s) for {opts.duration:.0f}s "
+                                     "against the local exchange", urls):
+                console.print(line, soft_wrap=True)
             started = time.monotonic()
             last_line = [0.0]
 
@@ -123,10 +123,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
             else:
                 live = None
                 await shell.run(duration=opts.duration)
-            open_left = await _open_orders(venue)
-            console.print(summary_table(engine))
-            console.print(f"stopped: {shell.stop_reason or 'done'}; open orders at the exchange: {open_left}",
-                          highlight=False)
+            console.print(await ending(engine, shell.stop_reason, venue), highlight=False)
             if journal is not None:
                 journal.close()
             return 0
@@ -140,13 +137,6 @@ def quiet_server_logs() -> None:
     configured its loggers)."""
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-
-
-async def _open_orders(venue: Any) -> int:
-    try:
-        return len([o async for o in venue.clob.get_orders()])
-    except Exception:  # noqa: BLE001 - informational only
-        return -1
 
 
 def run(args: Any = None) -> int:

@@ -25,7 +25,7 @@ async def _run(config: Any, args: Any) -> int:
 
     from bot.execution.journal import Journal
     from bot.live.shell import LiveShell, ShellConfig, Venue, load_markets, make_engine, restore_into, seed_positions
-    from bot.live.view import plain_line, summary_table
+    from bot.live.view import ending, plain_line
     from bot.ops.metrics import Metrics
     from bot.ops.secrets import load_secrets
     from bot.strategy import load_strategy
@@ -74,7 +74,7 @@ async def _run(config: Any, args: Any) -> int:
         shell = LiveShell(engine, venue, config=ShellConfig(), on_timer=on_timer, journal=journal)
         duration = getattr(args, "duration", None)
         await shell.run(duration=duration)
-        Console(file=sys.stdout).print(summary_table(engine))
+        Console(file=sys.stdout).print(await ending(engine, shell.stop_reason, venue), highlight=False)
         return 0
     finally:
         if journal is not None:

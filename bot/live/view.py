@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -58,17 +59,22 @@ def pnl_figures(engine: Engine) -> dict[str, int]:
 
 
 def render(engine: Engine, *, elapsed: float, duration: float | None) -> Group:
-    """The live view: books and our quotes, positions and PnL, recent fills, state line."""
-    books = Table(title="Books and our quotes", expand=True)
-    for col in ("token", "bid size", "bid", "ask", "ask size", "our bids", "our asks", "position", "unreal."):
-        books.add_column(col, justify="right")
+    """The live view: books and our quotes, recent fills, status lines.
+
+    Every number keeps its full width (never cut with "…") down to an 80-column terminal: one of
+    our orders per line in its cell, and only the token column wraps (between words) when space
+    runs out."""
+    books = _table("Books and our quotes")
+    for col in ("token", "bid\nsize", "bid", "ask", "ask\nsize", "our\nbids", "our\nasks", "position", "unreal."):
+        books.add_column(col, justify="left" if col == "token" else "right", no_wrap=col != "token",
+                         overflow="fold")
     marks = engine.marks()
     for m in engine.markets:
         for i, t in enumerate(m.tokens):
             b = engine.books.get(t)
             mine = engine.working_orders(t)
-            bids = ", ".join(f"{px(o.price)}x{format_units(o.remaining)}" for o in mine if o.side.value == "BUY")
-            asks = ", ".join(f"{px(o.price)}x{format_units(o.remaining)}" for o in mine if o.side.value == "SELL")
+            bids = "\n".join(f"{px(o.price)}x{format_units(o.remaining)}" for o in mine if o.side.value == "BUY")
+            asks = "\n".join(f"{px(o.price)}x{format_units(o.remaining)}" for o in mine if o.side.value == "SELL")
             pos = engine.portfolio.position(t)
             stale = b is None or b.stale
             books.add_row(
@@ -79,24 +85,41 @@ def render(engine: Engine, *, elapsed: float, duration: float | None) -> Group:
                 format_units(b.best_ask_size) if b is not None and b.best_ask is not None else "-",
                 bids or "-", asks or "-", format_units(pos.size), usd(pos.unrealized_pnl(marks.get(t))),
             )
-    fills = Table(title="Recent fills", expand=True)
+    fills = _table("Recent fills")
     for col in ("trade", "token", "side", "price", "size", "maker", "status"):
-        fills.add_column(col)
+        fills.add_column(col, no_wrap=True, overflow="fold")
     for f in list(engine.recent_fills)[-6:][::-1]:
         status = engine.settlement.get(f.trade_id, f.status)
         fills.add_row(f.trade_id[-10:], short(f.token_id), f.side.value, px(f.price), format_units(f.size),
                       "yes" if f.is_maker else "no", getattr(status, "value", str(status)))
+    return Group(books, fills, *status_lines(engine, elapsed=elapsed, duration=duration))
+
+
+def _table(title: str) -> Table:
+    """A table whose columns are set apart by one space (no rules, no padding), so that nine
+    columns of figures fit in 80 columns."""
+    return Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, padding=0, expand=True)
+
+
+def status_lines(engine: Engine, *, elapsed: float, duration: float | None) -> list[Text]:
+    """The view's status, in lines short enough for an 80-column terminal."""
     p = pnl_figures(engine)
     s = engine.stats
     med, p99 = latency_figures(engine.latencies)
     left = f"{max(0.0, duration - elapsed):.0f}s left" if duration else f"{elapsed:.0f}s"
-    line = Text(
-        f"state {engine.state.value} | {left} | orders sent {s.orders_sent} accepted {s.orders_accepted} "
-        f"rejected {s.orders_rejected} | fills {s.fills} | realized {usd(p['realized'])} "
-        f"unrealized {usd(p['unrealized'])} fees {usd(p['fees'])} | 429s {s.rate_limited} | "
-        f"tick-to-order median {_us(med)} p99 {_us(p99)}"
-    )
-    return Group(books, fills, line)
+    return [
+        Text(f"state {engine.state.value} | {left} | orders sent {s.orders_sent} accepted {s.orders_accepted} "
+             f"rejected {s.orders_rejected} | fills {s.fills}", no_wrap=True, overflow="fold"),
+        Text(f"realized {usd(p['realized'])} unrealized {usd(p['unrealized'])} fees {usd(p['fees'])} | "
+             f"429s {s.rate_limited}", no_wrap=True, overflow="fold"),
+        Text(f"tick-to-order median {_us(med)} p99 {_us(p99)}", no_wrap=True, overflow="fold"),
+    ]
+
+
+def header_lines(what: str, urls: list[tuple[str, str]]) -> list[Text]:
+    """What is running, then one ``name  URL`` line per address: a URL is never wrapped or cut."""
+    return [Text(what, no_wrap=True, overflow="fold"),
+            *(Text(f"  {name:<9} {url}", no_wrap=True, overflow="ignore") for name, url in urls)]
 
 
 def plain_line(engine: Engine, *, elapsed: float) -> str:
@@ -141,3 +164,23 @@ def summary_table(engine: Engine) -> Table:
     for k, v in summary_rows(engine):
         t.add_row(k, v)
     return t
+
+
+def stop_line(reason: str | None, open_left: int | None) -> str:
+    """Why the run stopped and how many open orders the exchange still lists for the account."""
+    shown = "unknown (could not ask)" if open_left is None else str(open_left)
+    return f"stopped: {reason or 'done'}; open orders at the exchange: {shown}"
+
+
+async def open_orders_left(venue: Any) -> int | None:
+    """The account's open orders as the exchange lists them (``None`` if it cannot be asked)."""
+    try:
+        return len([o async for o in venue.clob.get_orders()])
+    except Exception:  # noqa: BLE001 - informational only, at the very end of a run
+        return None
+
+
+async def ending(engine: Engine, reason: str | None, venue: Any) -> Group:
+    """What a run prints when it ends (``bot run`` and ``bot demo`` alike): the summary table,
+    then why it stopped and what the exchange still lists, read back from the exchange."""
+    return Group(summary_table(engine), Text(stop_line(reason, await open_orders_left(venue))))

@@ -5,6 +5,8 @@ Invariant: labels are bounded (tokens, routes, reasons, states) and never carry 
 
 from __future__ import annotations
 
+import errno
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 LATENCY_BUCKETS = (50e-6, 100e-6, 150e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.1, 0.5, 1.0)
@@ -53,5 +55,19 @@ class Metrics:
         self.drift = Gauge("bot_position_drift_shares", "Local minus venue position", ["token"], registry=r)
 
     def serve(self, host: str = "127.0.0.1", port: int = 9464):
-        """Start the scrape endpoint in a daemon thread; returns (server, thread)."""
-        return start_http_server(port, addr=host, registry=self.registry)
+        """Start the scrape endpoint in a daemon thread; returns (server, thread).
+
+        A port that cannot be opened raises ``MetricsPortError`` naming the address."""
+        try:
+            return start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:
+            raise MetricsPortError(host, port, exc) from None
+
+
+class MetricsPortError(OSError):
+    """The metrics endpoint could not listen; the message names the address and what to change."""
+
+    def __init__(self, host: str, port: int, cause: OSError) -> None:
+        why = "is in use" if cause.errno == errno.EADDRINUSE else f"cannot be opened ({cause.strerror or cause})"
+        super().__init__(f"metrics port {port} on {host} {why}: set [metrics] port to another one "
+                         "(0 = any free port) or enabled = false")

@@ -79,12 +79,14 @@ def clear_of_utc_midnight(margin_s: float = 120.0) -> None:
 
 
 def stop_cleanly(p: subprocess.Popen, log: Path) -> str:
-    """SIGTERM a running ``bot run``: it exits 0 with no traceback; returns its log."""
+    """SIGTERM a running ``bot run``: it exits 0 with no traceback, its summary saying (as the demo's
+    does) that the exchange lists none of its orders any more; returns its log."""
     p.send_signal(signal.SIGTERM)
     out, _ = p.communicate(timeout=20)
     err = log.read_text()
     assert p.returncode == 0, out + err
     assert "Traceback" not in out + err
+    assert "Run summary" in out and "open orders at the exchange: 0" in out, out
     return err
 
 

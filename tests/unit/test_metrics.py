@@ -1,4 +1,7 @@
+import socket
 import urllib.request
+
+import pytest
 
 from bot.ops.metrics import Metrics
 
@@ -15,3 +18,15 @@ def test_metrics_served_over_http():
         server.shutdown()
     assert 'bot_orders_submitted_total{token="t1"} 3.0' in body
     assert "bot_tick_to_order_seconds_bucket" in body
+
+
+def test_busy_metrics_port_names_the_port_and_the_setting():
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        with pytest.raises(OSError) as info:
+            Metrics().serve("127.0.0.1", port)
+    message = str(info.value)
+    assert f"metrics port {port} on 127.0.0.1 is in use" in message and "[metrics] port" in message
+    assert "\n" not in message
