@@ -10,6 +10,7 @@ SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py)
 .PHONY: run test bench lock clean
 
 $(STAMP): requirements.lock pyproject.toml setup.py
+	@echo "setting up $(VENV): the locked dependencies of requirements.lock (a first install takes a minute or two)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock

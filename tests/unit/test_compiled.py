@@ -62,3 +62,42 @@ def test_a_source_newer_than_its_compiled_module_is_stale(tmp_path) -> None:
     os.utime(tmp_path / "hot.pxd", (3_000, 3_000))  # so were its C types
     assert compiled.older_than_source(ext)
 
+
+
+def test_the_build_says_what_it_compiles_and_reports_each_module(tmp_path, monkeypatch, capsys) -> None:
+    """A build with work to do is never silent: a first line (how many modules, how many at once),
+    then one line per module as it is done, failures included; a build with nothing to do prints
+    nothing."""
+    import runpy
+
+    from setuptools import Distribution, Extension
+
+    build = runpy.run_path(str(REPO / "setup.py"), run_name="build_under_test")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    exts = []
+    for name in ("a", "b", "c"):
+        (tmp_path / "pkg" / f"{name}.c").write_text("/* C */\n")
+        exts.append(Extension(f"pkg.{name}", [f"pkg/{name}.c"]))
+    cmd = build["OptionalBuildExt"](Distribution({"name": "pkg", "packages": ["pkg"], "ext_modules": exts}))
+    cmd.inplace = 1
+    cmd.ensure_finalized()
+
+    def fake_compile(ext):  # stands in for the C compiler: writes the extension, or fails
+        if ext.name == "pkg.b":
+            raise RuntimeError("no compiler")
+        Path(cmd.get_ext_fullpath(ext.name)).write_bytes(b"")
+
+    monkeypatch.setattr(cmd, "build_extension", fake_compile)
+    cmd.extensions = list(exts)
+    cmd.build_extensions()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("compiling the hot path: 3 of 3 module(s)")
+    assert sorted(line.split("]")[0].strip() for line in lines[1:]) == ["[1/3", "[2/3", "[3/3"]
+    assert any("pkg.a compiled" in line for line in lines) and any("pkg.c compiled" in line for line in lines)
+    assert any("pkg.b stays interpreted (not compiled: no compiler)" in line for line in lines)
+    assert [e.name for e in cmd.extensions] == ["pkg.a", "pkg.c"]  # the failed one stays interpreted
+
+    cmd.extensions = [e for e in exts if e.name != "pkg.b"]
+    cmd.build_extensions()  # up to date: nothing to compile, nothing said
+    assert capsys.readouterr().out == ""
