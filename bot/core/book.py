@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from bot.venue.units import UNIT, UnitsError, parse_units
+from bot.venue.units import MAX_WHOLE_DIGITS, UNIT, UnitsError, parse_units
 
 try:
     import cython
@@ -103,7 +103,7 @@ def price_units(text: str) -> int:
 def size_units(text: str) -> int:
     """A size string (``"3300"``, ``"21574.08"``) as non-negative micro-units, exactly."""
     whole, dot, frac = text.partition(".")
-    if whole.isdecimal():
+    if whole.isdecimal() and len(whole) <= MAX_WHOLE_DIGITS:
         if not dot:
             return int(whole) * UNIT
         n = len(frac)

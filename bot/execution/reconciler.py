@@ -79,6 +79,8 @@ class ReconcilerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         if self.orphan_policy not in ("adopt", "cancel", "ignore"):
             raise ValueError(f"orphan_policy must be adopt, cancel or ignore, not {self.orphan_policy!r}")
+        if not 1 <= self.max_held_trades <= 10_000_000:
+            raise ValueError(f"max_held_trades must be within 1..10000000, got {self.max_held_trades}")
 
 
 class OrderUpdate(msgspec.Struct, frozen=True):

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from bot.venue.enums import OrderType, Side
-from bot.venue.units import UNIT
+from bot.venue.units import MAX_WHOLE_DIGITS, UNIT
 
 SHARE_STEP = 10_000
 """Sizes are floored to 2 decimals: a shares leg is always a multiple of 10_000 units."""
@@ -263,6 +263,8 @@ def decimal_units(value: str | Decimal | int | float, what: str, decimals: int =
         raise AmountError(f"{what} is not a finite number: {value!r}")
     if d < 0:
         raise AmountError(f"{what} is negative: {value}")
+    if d and d.adjusted() >= MAX_WHOLE_DIGITS:
+        raise AmountError(f"{what} is out of range: {str(value)[:40]}")
     return int(d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_FLOOR).scaleb(6))
 
 

@@ -19,13 +19,18 @@ class UnitsError(ValueError):
     """A decimal string that is not an exact number of micro-units."""
 
 
+MAX_WHOLE_DIGITS = 18  # no price, size or amount reaches 10**18 whole units: longer is malformed
+
+
 def parse_units(text: str) -> int:
-    """Parse a decimal string (``"0.52"``, ``"100"``, ``"-3.5"``) into micro-units, exactly."""
+    """Parse a decimal string (``"0.52"``, ``"100"``, ``"-3.5"``) into micro-units, exactly;
+    anything else, or a magnitude of 10**18 or more, is a ``UnitsError``."""
     whole, dot, frac = text.partition(".")
-    if dot and 0 < len(frac) <= DECIMALS and frac.isdigit() and (whole.isdigit() or not whole):
-        return int(whole or "0") * UNIT + int(frac + _PAD[len(frac)])
-    if not dot and whole.isdigit():
-        return int(whole) * UNIT
+    if len(whole) <= MAX_WHOLE_DIGITS:
+        if dot and 0 < len(frac) <= DECIMALS and frac.isdigit() and (whole.isdigit() or not whole):
+            return int(whole or "0") * UNIT + int(frac + _PAD[len(frac)])
+        if not dot and whole.isdigit():
+            return int(whole) * UNIT
     return _parse_slow(text)
 
 
@@ -36,6 +41,8 @@ def _parse_slow(text: str) -> int:
         raise UnitsError(f"not a decimal number: {text!r}") from None
     if not value.is_finite():
         raise UnitsError(f"not a finite number: {text!r}")
+    if value and value.adjusted() >= MAX_WHOLE_DIGITS:
+        raise UnitsError(f"out of range: {text[:40]!r}")
     scaled = value.scaleb(DECIMALS)
     if scaled != scaled.to_integral_value():
         raise UnitsError(f"more than {DECIMALS} decimals: {text!r}")

@@ -203,3 +203,10 @@ def test_exchange_checks():
     assert sell.price == 450_000
     with pytest.raises(AmountError, match="makerAmount"):
         check_signed_amounts(Side.BUY, 100_000_001, 181_818_100, OrderType.FOK, 10_000)
+
+
+
+@pytest.mark.parametrize("value", ["9" * 30, "1e40", Decimal("1e28")])
+def test_an_amount_out_of_range_is_an_amount_error(value):
+    with pytest.raises(AmountError, match="out of range"):
+        decimal_units(value, "size", 2)

@@ -369,3 +369,14 @@ def test_apply_event_counts_bad_input_and_marks_the_book_stale(data_dir: Path) -
     epoch = book.epoch
     book.apply_snapshot([(100_000, 1)], [(900_000, 1)])
     assert book.epoch == epoch + 1 and not book.stale
+
+
+@pytest.mark.parametrize("size", ["9" * 5000, "1" * 19, "1" * 19 + ".5"])
+def test_a_size_too_large_to_be_one_is_bad_input_not_a_crash(data_dir: Path, size: str) -> None:
+    bad = frame(data_dir, "price_change_v2.json").replace(b'"size": "3400"', f'"size": "{size}"'.encode(), 1)
+    (ev,) = decode_market_frame(bad)
+    token = ev.price_changes[0].asset_id
+    books = Books([token])
+    books[token].apply_snapshot([(100_000, 1)], [(900_000, 1)])
+    assert books.apply_event(ev) is None
+    assert books.errors == 1 and books[token].stale

@@ -318,3 +318,5 @@ def test_reconciler_section():
     assert decode_bot_config("[reconciler]\norphan_policy = 'adopt'").reconciler.orphan_policy == "adopt"
     with pytest.raises(ConfigError, match="orphan_policy"):
         decode_bot_config("[reconciler]\norphan_policy = 'keep'")
+    with pytest.raises(ConfigError, match="max_held_trades"):
+        decode_bot_config("[reconciler]\nmax_held_trades = -1")

@@ -15,7 +15,8 @@ def test_parse_exact(text, units):
     assert parse_units(text) == units
 
 
-@pytest.mark.parametrize("text", ["0.0000001", "abc", "", "nan", "inf", "1.2.3"])
+@pytest.mark.parametrize("text", ["0.0000001", "abc", "", "nan", "inf", "1.2.3", "9" * 5000, "1" * 19 + ".5",
+                                  "1e30", "-" + "9" * 30])
 def test_parse_refuses(text):
     with pytest.raises(UnitsError):
         parse_units(text)
