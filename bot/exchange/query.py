@@ -43,22 +43,20 @@ def parse_number(text: str, lo: float, hi: float | None = None) -> float:
 def query_int(q: Mapping[str, str], name: str, default, lo: int, hi: int | None = None,
               fail: Callable[[str], Reply] = bad_request):
     """The integer parameter ``name`` of ``q`` (``default`` when absent or empty)."""
-    raw = q.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return parse_int(raw, lo, hi)
-    except ValueError as exc:
-        raise fail(f"{name} {exc}") from None
+    return _query(q, name, default, parse_int, lo, hi, fail)
 
 
 def query_number(q: Mapping[str, str], name: str, default, lo: float, hi: float | None = None,
                  fail: Callable[[str], Reply] = bad_request):
     """The numeric parameter ``name`` of ``q`` (``default`` when absent or empty)."""
+    return _query(q, name, default, parse_number, lo, hi, fail)
+
+
+def _query(q, name, default, parse, lo, hi, fail):
     raw = q.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return parse_number(raw, lo, hi)
+        return parse(raw, lo, hi)
     except ValueError as exc:
         raise fail(f"{name} {exc}") from None
