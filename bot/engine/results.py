@@ -1,0 +1,94 @@
+"""What comes back to the engine from whatever executes its actions: one typed shape per event.
+
+The live shell builds these from the venue's answers at the edge (HTTP responses, user-channel
+frames, REST pages); the simulated venue of paper trading and backtests builds them directly.
+Invariant: the engine sees only these Structs, with integer micro-units and one spelling of each
+field (the records of ``bot.execution.records``), never wire dicts.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from bot.execution.records import CancelResult, OrderRecord, OrderResult, TradeRecord
+from bot.execution.router import CancelBatch, PlaceBatch
+
+
+class PlacesAnswered(msgspec.Struct, frozen=True):
+    """The answer to a ``SendPlaces``: ``results[i]`` answers ``batch.orders[i]``."""
+
+    batch: PlaceBatch
+    results: tuple[OrderResult, ...]
+
+
+class PlacesFailed(msgspec.Struct, frozen=True):
+    """A ``SendPlaces`` failed as a whole. ``outcome_unknown``: timeout, 5xx or reset, the
+    orders may have reached the venue (they are looked up, never resent blindly); ``kind`` is a
+    bounded label (``rate_limited``, ``transport``, ``server``, an error class name)."""
+
+    batch: PlaceBatch
+    kind: str
+    outcome_unknown: bool = False
+    detail: str = ""
+
+
+class CancelsAnswered(msgspec.Struct, frozen=True):
+    """The answer to a ``SendCancels`` (or to a venue-wide cancel-all, with an empty batch)."""
+
+    batch: CancelBatch
+    result: CancelResult
+
+
+class CancelsFailed(msgspec.Struct, frozen=True):
+    """A ``SendCancels`` failed as a whole: the orders are back where they were."""
+
+    batch: CancelBatch
+    kind: str
+    detail: str = ""
+
+
+class OrderSeen(msgspec.Struct, frozen=True):
+    """An own order as the venue tells it unasked (user channel ``order`` event)."""
+
+    record: OrderRecord
+
+
+class TradeSeen(msgspec.Struct, frozen=True):
+    """A trade of ours as the venue tells it unasked (user channel ``trade`` event), at each
+    settlement status."""
+
+    record: TradeRecord
+
+
+class TradesPage(msgspec.Struct, frozen=True):
+    """One ``/data/trades`` page read from ``cursor``; ``next_cursor`` is where the next begins."""
+
+    records: tuple[TradeRecord, ...]
+    cursor: str | None = None
+    next_cursor: str | None = None
+
+
+class OpenOrders(msgspec.Struct, frozen=True):
+    """A complete listing of the account's open orders, asked for at ``as_of`` (engine clock)."""
+
+    records: tuple[OrderRecord, ...]
+    as_of: float
+
+
+class OrderLookup(msgspec.Struct, frozen=True):
+    """One order looked up by id: its record, or ``None`` when the venue does not have it."""
+
+    order_id: str
+    record: OrderRecord | None
+
+
+class RequestFailed(msgspec.Struct, frozen=True):
+    """A read or a heartbeat failed (counts towards the error-rate kill switch)."""
+
+    kind: str
+
+
+Result = (
+    PlacesAnswered | PlacesFailed | CancelsAnswered | CancelsFailed | OrderSeen | TradeSeen | TradesPage
+    | OpenOrders | OrderLookup | RequestFailed
+)
