@@ -19,7 +19,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.core.clock import SimClock
-from bot.core.engine import Engine, EngineConfig, SendCancels, SendPlaces, order_signer
+from bot.engine.engine import Engine, EngineConfig, SendCancels, SendPlaces, order_signer
+from bot.engine.results import CancelsAnswered, all_live
+from bot.execution.records import CancelResult
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.reconciler import Reconciler
 from bot.execution.router import Router
@@ -73,10 +75,9 @@ def answer(eng: Engine, actions: list) -> None:
     """The venue's answers (outside the timed region): places live, cancels done."""
     for a in actions:
         if isinstance(a, SendPlaces):
-            eng.on_place_results(a.batch, [{"success": True, "orderID": o.order_id, "status": "live"}
-                                           for o in a.batch.orders])
+            eng.on_result(all_live(a.batch))
         elif isinstance(a, SendCancels):
-            eng.on_cancel_result(a.batch, {"canceled": list(a.batch.order_ids), "not_canceled": {}})
+            eng.on_result(CancelsAnswered(a.batch, CancelResult(canceled=a.batch.order_ids)))
 
 
 def updates() -> list[object]:

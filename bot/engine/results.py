@@ -88,6 +88,11 @@ class RequestFailed(msgspec.Struct, frozen=True):
     kind: str
 
 
+def all_live(batch: PlaceBatch) -> PlacesAnswered:
+    """The answer of a venue that took every order of ``batch`` and rests it (tests, benches)."""
+    return PlacesAnswered(batch, tuple(OrderResult(True, order_id=o.order_id, status="live") for o in batch.orders))
+
+
 Result = (
     PlacesAnswered | PlacesFailed | CancelsAnswered | CancelsFailed | OrderSeen | TradeSeen | TradesPage
     | OpenOrders | OrderLookup | RequestFailed

@@ -30,15 +30,19 @@ import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
-from bot.core.engine import (
-    Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll, error_kind,
+from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
+from bot.engine.results import (
+    CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
+    RequestFailed, TradeSeen, TradesPage,
 )
+from bot.execution.records import cancel_result, order_record, order_result, trade_record
+from bot.execution.router import CancelBatch
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder
 from bot.venue.account import AccountClient
 from bot.venue.auth import Credentials
 from bot.venue.clob import ClobClient
-from bot.venue.errors import NotFound, VenueError
+from bot.venue.errors import NotFound, VenueError, error_kind
 from bot.venue.limits import LimitsConfig, RouteLimiter
 from bot.venue.throttle import RateWindow
 from bot.venue.stream import ConnectionEvent, MarketStream, StreamConfig, UserStream
@@ -145,6 +149,9 @@ class _Msg(msgspec.Struct, frozen=True):
     c: Any = None
 
 
+_STOP = _Msg("stop")  # wakes the core loop; the stop event says the rest
+
+
 async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), limit: int = 2,
                        neg_risk: bool = False) -> list[MarketInfo]:
     """Markets to trade: the given condition ids, else the first ``limit`` open binary markets."""
@@ -221,7 +228,7 @@ class LiveShell:
             self.stop_reason = reason
             self._stop.set()
             try:
-                self._send.send_nowait(_Msg("stop"))
+                self._send.send_nowait(_STOP)
             except anyio.WouldBlock:
                 pass  # the loop is busy with a full inbox; it sees the event next turn
 
@@ -243,7 +250,7 @@ class LiveShell:
             await send.send(_Msg("ws", ev, time.perf_counter()))
 
         async def user_sink(ev: Any) -> None:
-            await send.send(_Msg("ws", ev, None))
+            await send.send(_user_result(ev))
 
         market = MarketStream(market_sink, tokens, scfg)
         user = UserStream(user_sink, self.venue.creds, conds, scfg)
@@ -326,7 +333,7 @@ class LiveShell:
             except VenueError as exc:
                 self._metric("heartbeats", "error")
                 log.warning("heartbeat_failed", error=str(exc)[:200])
-                await self._send.send(_Msg("error", error_kind(exc)))
+                await self._send.send(RequestFailed(error_kind(exc)))
             await anyio.sleep(self.config.heartbeat_interval_s)
 
     def _metric(self, name: str, label: str) -> None:
@@ -349,7 +356,7 @@ class LiveShell:
             msg = None
             with anyio.move_on_after(timeout):
                 msg = await self._inbox.receive()
-            if msg is not None and msg.kind != "stop":
+            if msg is not None and msg is not _STOP:
                 self._dispatch(self._handle(msg))
                 # drain what is already queued before looking at timers again
                 while True:
@@ -368,39 +375,25 @@ class LiveShell:
             if ready is not None and ready <= eng.clock.now():
                 self._dispatch(eng.poll())
 
-    def _handle(self, msg: _Msg) -> list[Any]:
-        """Feed one inbox message to the engine; returns the actions it asks for."""
+    def _handle(self, msg: Any) -> list[Any]:
+        """Feed one inbox message (a typed result, or a ``_Msg``) to the engine; returns the
+        actions it asks for."""
         eng = self.engine
-        k = msg.kind
+        k = "result"
         try:
-            if k == "ws":
-                ev = msg.a
-                if isinstance(ev, ConnectionEvent):
-                    return eng.on_connection(ev)
-                elif getattr(type(ev), "__struct_config__", None) is not None and \
-                        type(ev).__struct_config__.tag in ("order", "trade"):
-                    return eng.on_user_event(ev)
-                else:
-                    return eng.on_market_event(ev, msg.b)
-            elif k == "placed":
-                return eng.on_place_results(msg.a, msg.b)
-            elif k == "place_failed":
-                return eng.on_place_error(msg.a, msg.b)
-            elif k == "canceled":
-                return eng.on_cancel_result(msg.a, msg.b)
-            elif k == "cancel_failed":
-                return eng.on_cancel_error(msg.a, msg.b)
-            elif k == "trades_page":
-                return eng.on_trades_page(msg.a, msg.b, msg.c)
-            elif k == "open_orders":
+            if type(msg) is not _Msg:
                 orphans = eng.stats.orphans
-                actions = eng.on_open_orders(msg.a, msg.b)
+                actions = eng.on_result(msg)
                 if eng.stats.orphans > orphans:
                     log.warning("orphan_orders", count=eng.stats.orphans - orphans,
                                 policy=eng.reconciler.config.orphan_policy)
                 return actions
-            elif k == "lookup":
-                return eng.on_order_lookup(msg.a, msg.b)
+            k = msg.kind
+            if k == "ws":
+                ev = msg.a
+                if isinstance(ev, ConnectionEvent):
+                    return eng.on_connection(ev)
+                return eng.on_market_event(ev, msg.b)
             elif k == "rest_books":
                 return eng.on_rest_books(msg.a)
             elif k == "positions_seen":
@@ -408,8 +401,6 @@ class LiveShell:
                 if self.drifts:
                     log.warning("position_drift", tokens=len(self.drifts),
                                 detail=[(d.token_id[-8:], d.ours, d.venue) for d in self.drifts][:4])
-            elif k == "error":
-                return eng.on_request_error(str(msg.a))
             elif k == "trades":
                 self._spawn(self._fetch_trades)
             elif k == "positions":
@@ -470,21 +461,21 @@ class LiveShell:
         try:
             results = await self.venue.writes.post_orders([o.signed for o in batch.orders])
         except VenueError as exc:
-            await self._send.send(_Msg("place_failed", batch, exc))
+            await self._send.send(PlacesFailed(batch, error_kind(exc), exc.outcome_unknown, str(exc)[:200]))
             return
-        except Exception as exc:  # noqa: BLE001 - unknown failure: treat the outcome as unknown
-            await self._send.send(_Msg("place_failed", batch, _Unknown(str(exc))))
+        except Exception as exc:  # noqa: BLE001 - unknown failure: the orders may have reached the venue
+            await self._send.send(PlacesFailed(batch, "unexpected", True, f"{type(exc).__name__}: {exc}"[:200]))
             return
-        await self._send.send(_Msg("placed", batch, results))
+        await self._send.send(PlacesAnswered(batch, tuple(order_result(r) for r in results)))
 
     async def _cancel(self, action: SendCancels) -> None:
         batch = action.batch
         try:
             result = await self.venue.writes.cancel_orders(list(batch.order_ids))
-        except Exception as exc:  # noqa: BLE001
-            await self._send.send(_Msg("cancel_failed", batch, exc))
+        except Exception as exc:  # noqa: BLE001 - whatever failed, the orders are where they were
+            await self._send.send(CancelsFailed(batch, error_kind(exc), str(exc)[:200]))
             return
-        await self._send.send(_Msg("canceled", batch, result))
+        await self._send.send(CancelsAnswered(batch, cancel_result(result)))
 
     async def _cancel_all(self, reason: str) -> None:
         try:
@@ -506,7 +497,7 @@ class LiveShell:
             return
         finally:
             self._sync_busy = False
-        await self._send.send(_Msg("open_orders", items, as_of))
+        await self._send.send(OpenOrders(tuple(order_record(o) for o in items), as_of))
 
     async def _lookup(self, order_id: str) -> None:
         try:
@@ -516,7 +507,7 @@ class LiveShell:
         except VenueError as exc:
             log.warning("lookup_failed", order_id=order_id[:12], error=str(exc)[:200])
             return
-        await self._send.send(_Msg("lookup", order_id, found))
+        await self._send.send(OrderLookup(order_id, order_record(found) if found is not None else None))
 
     async def _resend(self, action: ResendOrder) -> None:
         """Wait for a place token (resends bypass the router), then let the core resend."""
@@ -535,7 +526,7 @@ class LiveShell:
             cursor = self.engine.reconciler.trades_cursor
             for _ in range(50):
                 page = await self.venue.clob.trades_page(cursor=cursor)
-                await self._send.send(_Msg("trades_page", page.data, cursor, page.next_cursor))
+                await self._send.send(TradesPage(tuple(trade_record(t) for t in page.data), cursor, page.next_cursor))
                 if page.is_last or not page.next_cursor:
                     break
                 cursor = page.next_cursor
@@ -580,12 +571,12 @@ class LiveShell:
                         msg = self._inbox.receive_nowait()
                     except anyio.WouldBlock:
                         break
-                if msg is not None and msg.kind in _ANSWERS:
-                    actions += self._handle(msg)
+                if msg is not None and (type(msg) is not _Msg or msg.kind == "ws"):
+                    actions += self._handle(msg)  # answers, fills, order news
             done: set[str] = set()
             result = await _retrying(self.venue.writes.cancel_all)
             if result is not None:
-                eng.on_cancel_result(_empty_cancel(), result)
+                eng.on_result(CancelsAnswered(CancelBatch(()), cancel_result(result)))
                 done.update(result.canceled or ())
             for a in actions:
                 if isinstance(a, SendCancels):
@@ -594,14 +585,12 @@ class LiveShell:
                         continue
                     result = await _retrying(lambda ids=ids: self.venue.writes.cancel_orders(ids))
                     if result is not None:
-                        eng.on_cancel_result(a.batch, result)
+                        eng.on_result(CancelsAnswered(a.batch, cancel_result(result)))
         if scope.cancelled_caught:
             log.error("stop_cancel_incomplete", timeout_s=self.config.stop_timeout_s,
                       in_flight=self._in_flight)
         log.info("stopped", reason=self.stop_reason or "done")
 
-
-_ANSWERS = ("placed", "place_failed", "canceled", "cancel_failed", "ws")  # what a stop still reads
 
 
 async def _retrying(call: Callable[[], Any]) -> Any:
@@ -621,16 +610,12 @@ async def _retrying(call: Callable[[], Any]) -> Any:
             return None
 
 
-def _empty_cancel():
-    from bot.execution.router import CancelBatch
-
-    return CancelBatch(())
-
-
-class _Unknown(VenueError):
-    """An unexpected failure while sending: the order may or may not have reached the venue."""
-
-    outcome_unknown = True
+def _user_result(ev: Any) -> Any:
+    """A user-channel frame as the engine takes it: a typed result, or a connection event."""
+    if isinstance(ev, ConnectionEvent):
+        return _Msg("ws", ev, None)
+    tag = type(ev).__struct_config__.tag
+    return OrderSeen(order_record(ev)) if tag == "order" else TradeSeen(trade_record(ev))
 
 
 # --- assembly -------------------------------------------------------------------------------
@@ -660,7 +645,7 @@ def make_engine(
     the journaled ``day_start`` when that is today's, and journals every new day's start."""
     from bot.core.book import Books
     from bot.core.clock import LiveClock
-    from bot.core.engine import order_signer, tick_source
+    from bot.engine.engine import order_signer, tick_source
     from bot.execution.reconciler import Reconciler, ReconcilerConfig
     from bot.execution.router import Router, RouterConfig
     from bot.portfolio.pnl import DailyPnl

@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from bot.core.engine import Engine
+from bot.engine.engine import Engine
 from bot.venue.units import UNIT, format_units
 
 

@@ -310,3 +310,15 @@ def error_from_response(
     if 400 <= status < 500:
         return BadRequest(message, **kw)
     return UnexpectedResponse(message, **kw)
+
+
+def error_kind(error: BaseException) -> str:
+    """A bounded label for an error (metrics, the kill switch): ``rate_limited``, ``transport``,
+    ``server``, or the error's class name."""
+    if isinstance(error, RateLimited):
+        return "rate_limited"
+    if isinstance(error, TransportError):
+        return "transport"
+    if isinstance(error, ServerError):
+        return "server"
+    return type(error).__name__.lower()[:40]

@@ -9,7 +9,9 @@ import json
 import msgspec
 
 from bot.core.clock import SimClock
-from bot.core.engine import Engine, SendPlaces, VenueCancelAll
+from bot.engine.engine import Engine, SendPlaces, VenueCancelAll
+from bot.engine.results import TradeSeen, all_live
+from bot.execution.records import trade_record
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.journal import Journal
 from bot.execution.reconciler import Reconciler, ReconcilerConfig
@@ -65,8 +67,7 @@ def fill_bid(eng: Engine, actions: list, clock: SimClock) -> None:
     """The venue accepts our quotes, then a seller takes the whole YES bid at 0.49."""
     for a in actions:
         if isinstance(a, SendPlaces):
-            eng.on_place_results(a.batch, [{"success": True, "orderID": o.order_id, "status": "live"}
-                                           for o in a.batch.orders])
+            eng.on_result(all_live(a.batch))
     bid = next(o for o in eng.working_orders(YES) if o.side is Side.BUY)
     assert bid.price == 490_000 and bid.size == 50 * U
     ev = {"event_type": "trade", "id": "t1", "taker_order_id": "0xother", "market": COND, "asset_id": YES,
@@ -76,7 +77,7 @@ def fill_bid(eng: Engine, actions: list, clock: SimClock) -> None:
           "maker_orders": [{"order_id": bid.order_id, "owner": OWNER, "maker_address": "0x1",
                             "matched_amount": "50", "price": "0.49", "fee_rate_bps": "0", "asset_id": YES,
                             "outcome": "Yes", "side": "BUY"}]}
-    eng.on_user_event(decode_user_frame(json.dumps(ev).encode())[0])
+    eng.on_result(TradeSeen(trade_record(decode_user_frame(json.dumps(ev).encode())[0])))
     assert eng.portfolio.size(YES) == 50 * U
 
 

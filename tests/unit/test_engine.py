@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from bot.core.clock import SimClock
-from bot.core.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
+from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
+from bot.engine.results import PlacesFailed, TradeSeen, all_live
+from bot.execution.records import trade_record
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.orders import OrderState
 from bot.execution.reconciler import Reconciler, ReconcilerConfig
@@ -107,7 +109,7 @@ def test_ack_fill_and_settlement_reach_portfolio_then_failed_reverses():
     eng, out = start(clock)
     batch = next(a.batch for a in out if isinstance(a, SendPlaces) and a.batch.orders[0].token_id == YES)
     bid = batch.orders[0]
-    eng.on_place_results(batch, [{"success": True, "errorMsg": "", "orderID": bid.order_id, "status": "live"}])
+    eng.on_result(all_live(batch))
     assert eng.orders.get(bid.order_id).state is OrderState.LIVE
     assert eng.stats.orders_accepted == 1
 
@@ -122,24 +124,22 @@ def test_ack_fill_and_settlement_reach_portfolio_then_failed_reverses():
         return decode_user_frame(json.dumps(ev).encode())[0]
 
     clock.advance(0.1)
-    eng.on_user_event(trade("MATCHED"))
+    eng.on_result(TradeSeen(trade_record(trade("MATCHED"))))
     assert eng.portfolio.size(YES) == 4_000_000 and eng.stats.fills == 1
-    eng.on_user_event(trade("MATCHED"))  # duplicate: booked once
+    eng.on_result(TradeSeen(trade_record(trade("MATCHED"))))  # duplicate: booked once
     assert eng.portfolio.size(YES) == 4_000_000
-    eng.on_user_event(trade("MINED"))
-    eng.on_user_event(trade("FAILED"))
+    eng.on_result(TradeSeen(trade_record(trade("MINED"))))
+    eng.on_result(TradeSeen(trade_record(trade("FAILED"))))
     assert eng.settlement["t1"] is TradeStatus.FAILED
     assert eng.portfolio.size(YES) == 0 and eng.stats.reversals == 1
 
 
 def test_unknown_submit_outcome_asks_for_lookup_not_resend():
     from bot.execution.reconciler import LookupOrder
-    from bot.venue.errors import TransportTimeout
-
     clock = SimClock(1_000.0)
     eng, out = start(clock)
     batch = next(a.batch for a in out if isinstance(a, SendPlaces))
-    acts = eng.on_place_error(batch, TransportTimeout("timeout", route="POST /orders"))
+    acts = eng.on_result(PlacesFailed(batch, "transport", outcome_unknown=True))
     lookups = [a for a in acts if isinstance(a, LookupOrder)]
     assert {a.order_id for a in lookups} == set(batch.order_ids)
     assert all(eng.orders.get(i).state is OrderState.UNKNOWN for i in batch.order_ids)
@@ -151,8 +151,7 @@ def test_halt_cancels_everything_and_blocks_new_orders():
     eng, out = start(clock)
     for a in out:
         if isinstance(a, SendPlaces):
-            eng.on_place_results(a.batch, [{"success": True, "orderID": o.order_id, "status": "live"}
-                                           for o in a.batch.orders])
+            eng.on_result(all_live(a.batch))
     working = {o.order_id for o in eng.working_orders()}
     acts = eng.halt("test")
     assert any(isinstance(a, VenueCancelAll) for a in acts)
@@ -168,8 +167,7 @@ def test_market_disconnect_marks_books_stale_and_pulls_quotes():
     eng, out = start(clock)
     for a in out:
         if isinstance(a, SendPlaces):
-            eng.on_place_results(a.batch, [{"success": True, "orderID": o.order_id, "status": "live"}
-                                           for o in a.batch.orders])
+            eng.on_result(all_live(a.batch))
     down = ConnectionEvent(kind="disconnected", channel="market", shard=0, attempt=0, at=clock.now(),
                            subscriptions=(YES, NO), reason="test")
     eng.on_connection(down)

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from bot.core.clock import SimClock
-from bot.core.engine import Engine
+from bot.engine.engine import Engine
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.reconciler import Reconciler, ReconcilerConfig
 from bot.execution.router import Router

@@ -29,6 +29,10 @@ from bot.core.events import Fill, FillReversal, SettlementUpdate
 from bot.core.feed import Feed
 from bot.core.intents import CancelAll, CancelOrder, Intent
 from bot.core.markets import MarketIndex
+from bot.engine.results import (
+    CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
+    RequestFailed, Result, TradeSeen, TradesPage,
+)
 from bot.execution.orders import OrderState
 from bot.execution.reconciler import FetchTrades, LookupOrder, OrderUpdate, Reconciler, ResendOrder
 from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router
@@ -44,15 +48,15 @@ _STATE_GAUGE = {TradingState.ACTIVE: 0, TradingState.REDUCING: 1, TradingState.H
 
 
 class SendPlaces(msgspec.Struct, frozen=True):
-    """POST these orders (already signed and journaled); answer with ``on_place_results`` or
-    ``on_place_error``. ``tick_at``: perf-counter time of the book update that caused it."""
+    """POST these orders (already signed and journaled); answer with ``PlacesAnswered`` or
+    ``PlacesFailed``. ``tick_at``: perf-counter time of the book update that caused it."""
 
     batch: PlaceBatch
     tick_at: float | None = None
 
 
 class SendCancels(msgspec.Struct, frozen=True):
-    """DELETE these order ids; answer with ``on_cancel_result`` or ``on_cancel_error``."""
+    """DELETE these order ids; answer with ``CancelsAnswered`` or ``CancelsFailed``."""
 
     batch: CancelBatch
 
@@ -64,7 +68,8 @@ class VenueCancelAll(msgspec.Struct, frozen=True):
 
 
 class SyncOrders(msgspec.Struct, frozen=True):
-    """GET /data/orders (complete listing) then ``on_open_orders`` with the request time."""
+    """GET /data/orders (complete listing), answered with ``OpenOrders`` stamped with the time
+    it was asked for."""
 
 
 Action = SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder | ResendOrder | FetchTrades
@@ -144,6 +149,12 @@ class Engine:
         self.stopped = False
         self._tick_at: float | None = None
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
+        self._handlers: dict[type, Callable[[Any], list[Action]]] = {
+            PlacesAnswered: self._places_answered, PlacesFailed: self._places_failed,
+            CancelsAnswered: self._cancels_answered, CancelsFailed: self._cancels_failed,
+            OrderSeen: self._order_seen, TradeSeen: self._trade_seen, TradesPage: self._trades_page,
+            OpenOrders: self._open_orders, OrderLookup: self._order_lookup, RequestFailed: self._request_failed,
+        }
         self.ctx = StrategyContext(
             books=self.books, portfolio=self.portfolio, clock=clock, markets=markets,
             open_orders=_OpenOrders(reconciler), params=getattr(strategy, "params", None),
@@ -274,84 +285,76 @@ class Engine:
                 self.metrics.reconnects.labels(ev.channel).inc()
         return out + self._poll()
 
-    # --- user channel and REST answers -----------------------------------------------------------
-    def on_user_event(self, ev: Any) -> list[Action]:
-        now = self.clock.now()
-        et = event_type(ev)
-        if et == "order":
-            outputs = self.reconciler.on_order_event(ev, now)
-            self._count_orphans()
-        elif et == "trade":
-            outputs = self.reconciler.on_trade_event(ev, now)
-        else:
-            return []
-        return self._outputs(outputs)
+    # --- answers and venue news (typed results, ``bot.engine.results``) ---------------------------
+    def on_result(self, result: Result) -> list[Action]:
+        """One typed result from whatever executes the actions (live shell or simulated venue)."""
+        return self._handlers[type(result)](result)
 
-    def on_place_results(self, batch: PlaceBatch, results: list[Any]) -> list[Action]:
+    def _places_answered(self, r: PlacesAnswered) -> list[Action]:
         now = self.clock.now()
-        outputs = self.reconciler.on_acks(batch.order_ids, results, now)
+        batch = r.batch
+        outputs = self.reconciler.on_acks(batch.order_ids, r.results, now)
         halt: list[Intent] = []
-        for o, r in zip(batch.orders, results):
-            accepted = _accepted(r)
-            if accepted:
+        for o, res in zip(batch.orders, r.results):
+            if res.accepted:
                 self.stats.orders_accepted += 1
                 if self.metrics is not None:
                     self.metrics.orders_accepted.labels(_short(o.token_id)).inc()
                 halt += self.risk.on_event(VenueAccept(), now)
             else:
                 self.stats.orders_rejected += 1
-                reason = (_get(r, "error_msg", "errorMsg") or "rejected")[:60]
                 if self.metrics is not None:
                     self.metrics.orders_rejected.labels("venue").inc()
-                halt += self.risk.on_event(VenueReject(reason), now)
+                halt += self.risk.on_event(VenueReject((res.error_msg or "rejected")[:60]), now)
         return self._apply_halt(halt, "venue rejects") + self._outputs(outputs)
 
-    def on_place_error(self, batch: PlaceBatch, error: BaseException) -> list[Action]:
-        """The POST failed as a whole; ``outcome_unknown`` errors (timeout, 5xx) are looked up."""
+    def _places_failed(self, r: PlacesFailed) -> list[Action]:
+        """The POST failed as a whole; ``outcome_unknown`` (timeout, 5xx) orders are looked up."""
         now = self.clock.now()
-        unknown = bool(getattr(error, "outcome_unknown", False))
-        kind = error_kind(error)
-        self._count_error(kind)
-        outputs = self.reconciler.on_place_failed(batch.order_ids, now, unknown=unknown, reason=kind)
-        halt = self._error_event(kind, now)
-        return self._apply_halt(halt, kind) + self._outputs(outputs)
+        self._count_error(r.kind)
+        outputs = self.reconciler.on_place_failed(r.batch.order_ids, now, unknown=r.outcome_unknown, reason=r.kind)
+        return self._apply_halt(self._error_event(r.kind, now), r.kind) + self._outputs(outputs)
 
-    def on_cancel_result(self, batch: CancelBatch, result: Any) -> list[Action]:
-        now = self.clock.now()
-        canceled = _get(result, "canceled") or ()
-        self.stats.canceled += len(canceled)
+    def _cancels_answered(self, r: CancelsAnswered) -> list[Action]:
+        canceled = len(r.result.canceled)
+        self.stats.canceled += canceled
         if self.metrics is not None:
-            self.metrics.cancels.labels("canceled").inc(len(canceled))
-        return self._outputs(self.reconciler.on_cancel_result(result, now, requested=batch.order_ids))
+            self.metrics.cancels.labels("canceled").inc(canceled)
+        return self._outputs(self.reconciler.on_cancel_result(r.result, self.clock.now(), requested=r.batch.order_ids))
 
-    def on_cancel_error(self, batch: CancelBatch, error: BaseException) -> list[Action]:
+    def _cancels_failed(self, r: CancelsFailed) -> list[Action]:
         now = self.clock.now()
-        kind = error_kind(error)
-        self._count_error(kind)
+        self._count_error(r.kind)
         if self.metrics is not None:
             self.metrics.cancels.labels("failed").inc()
-        outputs = self.reconciler.on_cancel_failed(batch.order_ids, now)
-        halt = self._error_event(kind, now)
-        return self._apply_halt(halt, kind) + self._outputs(outputs)
+        outputs = self.reconciler.on_cancel_failed(r.batch.order_ids, now)
+        return self._apply_halt(self._error_event(r.kind, now), r.kind) + self._outputs(outputs)
 
-    def on_trades_page(self, items: Iterable[Any], cursor: str | None = None,
-                       next_cursor: str | None = None) -> list[Action]:
-        return self._outputs(self.reconciler.on_trades_page(items, self.clock.now(), cursor, next_cursor))
-
-    def on_open_orders(self, items: Iterable[Any], as_of: float) -> list[Action]:
-        """A complete ``GET /data/orders`` listing asked for at ``as_of``; orphans it shows (open
-        at the venue, not working here) are counted and handled by the reconciler's policy."""
-        outputs = self.reconciler.on_open_orders(items, self.clock.now(), as_of)
+    def _order_seen(self, r: OrderSeen) -> list[Action]:
+        outputs = self.reconciler.on_order_event(r.record, self.clock.now())
         self._count_orphans()
         return self._outputs(outputs)
 
-    def on_order_lookup(self, order_id: str, found: Any | None) -> list[Action]:
-        return self._outputs(self.reconciler.on_order_lookup(order_id, found, self.clock.now()))
+    def _trade_seen(self, r: TradeSeen) -> list[Action]:
+        return self._outputs(self.reconciler.on_trade_event(r.record, self.clock.now()))
 
-    def on_request_error(self, kind: str) -> list[Action]:
+    def _trades_page(self, r: TradesPage) -> list[Action]:
+        return self._outputs(self.reconciler.on_trades_page(r.records, self.clock.now(), r.cursor, r.next_cursor))
+
+    def _open_orders(self, r: OpenOrders) -> list[Action]:
+        """A complete listing asked for at ``as_of``; orphans it shows (open at the venue, not
+        working here) are counted and handled by the reconciler's policy."""
+        outputs = self.reconciler.on_open_orders(r.records, self.clock.now(), r.as_of)
+        self._count_orphans()
+        return self._outputs(outputs)
+
+    def _order_lookup(self, r: OrderLookup) -> list[Action]:
+        return self._outputs(self.reconciler.on_order_lookup(r.order_id, r.record, self.clock.now()))
+
+    def _request_failed(self, r: RequestFailed) -> list[Action]:
         """A read or heartbeat failed: counts towards the error-rate kill switch."""
-        self._count_error(kind)
-        return self._apply_halt(self._error_event(kind, self.clock.now()), kind) + self._poll()
+        self._count_error(r.kind)
+        return self._apply_halt(self._error_event(r.kind, self.clock.now()), r.kind) + self._poll()
 
     def on_positions(self, venue: dict[str, int]) -> list[Any]:
         """Venue positions (token -> share units): returns the drifts and sets the gauges."""
@@ -606,34 +609,7 @@ def tick_source(books: Books, markets: MarketIndex) -> Callable[[str], int]:
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def _get(obj: Any, *names: str) -> Any:
-    for n in names:
-        v = obj.get(n) if isinstance(obj, dict) else getattr(obj, n, None)
-        if v is not None:
-            return v
-    return None
 
-
-def _accepted(r: Any) -> bool:
-    acc = getattr(r, "accepted", None)
-    if isinstance(acc, bool):
-        return acc
-    from bot.execution.records import order_result
-
-    return order_result(r).accepted
-
-
-def error_kind(error: BaseException) -> str:
-    """A bounded label for an error: rate_limited, transport, server, or the class name."""
-    from bot.venue.errors import RateLimited, ServerError, TransportError
-
-    if isinstance(error, RateLimited):
-        return "rate_limited"
-    if isinstance(error, TransportError):
-        return "transport"
-    if isinstance(error, ServerError):
-        return "server"
-    return type(error).__name__.lower()[:40]
 
 
 def _short(token_id: str) -> str:
@@ -642,5 +618,5 @@ def _short(token_id: str) -> str:
 
 __all__ = [
     "Action", "Engine", "EngineConfig", "EngineStats", "SendCancels", "SendPlaces", "SyncOrders",
-    "VenueCancelAll", "error_kind", "order_signer", "tick_source",
+    "VenueCancelAll", "order_signer", "tick_source",
 ]
