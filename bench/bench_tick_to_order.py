@@ -19,14 +19,12 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.core.clock import SimClock
-from bot.engine.engine import Engine, EngineConfig, SendCancels, SendPlaces, order_signer
+from bot.engine.assembly import Signing, build_engine
+from bot.engine.engine import Engine, EngineConfig, SendCancels, SendPlaces
 from bot.engine.results import CancelsAnswered, all_live
 from bot.execution.records import CancelResult
-from bot.core.markets import MarketIndex, MarketInfo
-from bot.execution.reconciler import Reconciler
-from bot.execution.router import Router
-from bot.portfolio import Portfolio
-from bot.risk import RiskGate, RiskLimits
+from bot.core.markets import MarketInfo
+from bot.risk import RiskLimits
 from bot.venue.eip712 import Wallet
 from bot.venue.enums import Side
 from bot.venue.models.ws import decode_market_frame
@@ -49,19 +47,12 @@ def _frame(kind: str, **kw) -> object:
 
 def build() -> tuple[Engine, SimClock]:
     clock = SimClock(1_767_225_600.0)
-    market = MarketInfo(COND, (YES, NO))
-    index = MarketIndex([market])
-    rec = Reconciler()
     huge = [RateWindow(10**9, 10.0)]
-    builder = OrderBuilder(Wallet(KEY), 137)
-    router = Router(rec.orders, order_signer(builder, index), place_throttle=Throttle(huge, clock.now),
-                    cancel_throttle=Throttle(huge, clock.now))
-    pf = Portfolio()
-    pf.seed(YES, 50_000_000, 500_000)  # holdings: the ask side is quoted too
-    limits = RiskLimits(max_orders_per_window=None)
-    eng = Engine(strategy=MarketMaker(Params(tokens=(YES,), half_spread_ticks=1)), markets=index, clock=clock,
-                 router=router, reconciler=rec, risk=RiskGate(limits, index), portfolio=pf,
-                 config=EngineConfig(forget_closed_after_s=0.01))
+    throttles = {"place_throttle": Throttle(huge, clock.now), "cancel_throttle": Throttle(huge, clock.now)}
+    eng = build_engine(MarketMaker(Params(tokens=(YES,), half_spread_ticks=1)), [MarketInfo(COND, (YES, NO))],
+                       clock=clock, signing=Signing(OrderBuilder(Wallet(KEY), 137)), throttles=throttles,
+                       risk=RiskLimits(max_orders_per_window=None), engine=EngineConfig(forget_closed_after_s=0.01))
+    eng.portfolio.seed(YES, 50_000_000, 500_000)  # holdings: the ask side is quoted too
     eng.on_connection(type("Up", (), {"kind": "connected", "channel": "market", "shard": 0,
                                       "subscriptions": (YES, NO)})())
     levels = lambda ps: [{"price": p, "size": "100"} for p in ps]  # noqa: E731

@@ -572,44 +572,7 @@ class _OpenOrders:
         return len({o.token_id for o in self._rec.orders.working()})
 
 
-# --- signing ----------------------------------------------------------------------------------
-
-
-def order_signer(builder: Any, markets: MarketIndex, tick_of: Callable[[str], int] | None = None
-                 ) -> Callable[[OrderRequest], Any]:
-    """The router's ``sign``: an ``OrderRequest`` as a ``SignedOrder`` from ``builder``
-    (``bot.venue.orders.OrderBuilder``) with the market's tick, neg-risk flag and condition id."""
-
-    def sign(req: OrderRequest) -> Any:
-        m = markets.by_token(req.token_id)
-        tick = tick_of(req.token_id) if tick_of is not None else m.tick
-        if req.order_type.is_market:
-            return builder.market(req.token_id, req.side, req.amount, req.price, tick, m.neg_risk,
-                                  order_type=req.order_type, condition_id=m.condition_id)
-        return builder.limit(req.token_id, req.side, req.price, req.size, tick, m.neg_risk,
-                             order_type=req.order_type, expiration=req.expiration, post_only=req.post_only,
-                             condition_id=m.condition_id, min_size_units=0)
-
-    return sign
-
-
-def tick_source(books: Books, markets: MarketIndex) -> Callable[[str], int]:
-    """The live tick of a token (books follow ``tick_size_change``), else the market's."""
-
-    def tick_of(token_id: str) -> int:
-        b = books.get(token_id)
-        if b is not None and b.tick:
-            return b.tick
-        m = markets.get(token_id)
-        return m.tick if m is not None else 10_000
-
-    return tick_of
-
-
 # --- helpers ----------------------------------------------------------------------------------
-
-
-
 
 
 def _short(token_id: str) -> str:
@@ -618,5 +581,5 @@ def _short(token_id: str) -> str:
 
 __all__ = [
     "Action", "Engine", "EngineConfig", "EngineStats", "SendCancels", "SendPlaces", "SyncOrders",
-    "VenueCancelAll", "order_signer", "tick_source",
+    "VenueCancelAll",
 ]

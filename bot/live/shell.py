@@ -108,11 +108,9 @@ class Venue:
 
     def throttles(self) -> dict[str, Any]:
         """What the router spends: ``place``, ``cancel`` and the per-request ``routes``."""
-        return {
-            "place_throttle": self.limiter.throttle("orders"),
-            "cancel_throttle": self.limiter.throttle("cancels"),
-            "route_throttles": (self.limiter.throttle("clob:all"),),
-        }
+        from bot.engine.assembly import router_throttles
+
+        return router_throttles(self.limiter)
 
     async def aclose(self) -> None:
         for t in (self._reads_t, self._writes_t, self._data_t):
@@ -639,42 +637,24 @@ def make_engine(
     funder: str | None = None,
     log_: Any = None,
 ) -> Engine:
-    """An engine wired for live trading on ``venue``: a real ``OrderBuilder`` signs, the router
-    spends the venue limiter's write throttles, the reconciler journals when ``journal`` is
-    given (and is restored from it: see ``restore_into``), and so does the day's PnL: it resumes
-    the journaled ``day_start`` when that is today's, and journals every new day's start."""
-    from bot.core.book import Books
+    """An engine wired for live trading on ``venue`` (``bot.engine.assembly.build_engine``): a
+    real ``OrderBuilder`` signs with OS-random salts on the wall clock, the router spends the venue
+    limiter's write throttles, the reconciler and the day's PnL journal when ``journal`` is given
+    (restored from it: see ``restore_into``)."""
     from bot.core.clock import LiveClock
-    from bot.engine.engine import order_signer, tick_source
-    from bot.execution.reconciler import Reconciler, ReconcilerConfig
-    from bot.execution.router import Router, RouterConfig
-    from bot.portfolio.pnl import DailyPnl
-    from bot.risk import RiskGate, RiskLimits
+    from bot.engine.assembly import Signing, build_engine
     from bot.venue.eip712 import Wallet
     from bot.venue.orders import OrderBuilder
 
-    index = MarketIndex(markets)
-    books = Books()
-    for m in markets:
-        for t in m.tokens:
-            books.add(t, tick=m.tick, market=m.condition_id)
-    tick_of = tick_source(books, index)
     wallet = private_key if isinstance(private_key, Wallet) else Wallet(private_key)
     builder = OrderBuilder(wallet, chain_id, maker=funder, signature_type=signature_type)
-    # our API key marks our maker legs in trades; the rest (orphan policy...) is the config's
-    rec_config = msgspec.structs.replace(reconciler_config or ReconcilerConfig(), owner=venue.creds.api_key)
-    rec = Reconciler(rec_config, journal=journal)
-    router = Router(rec.orders, order_signer(builder, index, tick_of), config=router_config or RouterConfig(),
-                    tick_of=tick_of, **venue.throttles())
-    risk = RiskGate(risk_limits or RiskLimits(), index)
     if metrics is not None:
         venue.observe(metrics)
-    clock = clock or LiveClock()
-    engine = Engine(strategy=strategy, markets=index, clock=clock, router=router,
-                    reconciler=rec, risk=risk, books=books, metrics=metrics, log=log_)
-    if journal is not None:
-        engine.daily = DailyPnl.resume(day_start, clock.now(), on_new_day=journal.day_start)
-    return engine
+    return build_engine(
+        strategy, markets, clock=clock or LiveClock(), signing=Signing(builder), throttles=venue.throttles(),
+        risk=risk_limits, router=router_config, reconciler=reconciler_config, owner=venue.creds.api_key,
+        journal=journal, day_start=day_start, metrics=metrics, log=log_,
+    )
 
 
 def restore_into(engine: Engine, state: Any, open_orders: list[Any], trades: list[Any]) -> int:

@@ -1,0 +1,105 @@
+"""The one assembly of an engine, for any mode: live, paper or backtest.
+
+What differs between modes comes in as arguments: the clock (wall or simulated), how orders are
+signed (a real builder, or unsigned ids in a backtest), the throttles the router spends (the live
+venue's limiter, shared with its HTTP client, or the same limits table on the simulated clock),
+the journal and the metrics. Everything else (books, risk, router, reconciler, portfolio, the
+strategy's context) is built here the same way, from the same config sections.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import msgspec
+
+from bot.core.book import Books
+from bot.core.clock import Clock
+from bot.core.markets import MarketIndex, MarketInfo
+from bot.engine.engine import Engine, EngineConfig
+from bot.engine.signing import order_signer, seeded_salts, unsigned_ids
+from bot.execution.reconciler import Reconciler, ReconcilerConfig
+from bot.execution.router import Router, RouterConfig
+from bot.portfolio.pnl import DailyPnl
+from bot.risk import RiskGate, RiskLimits
+from bot.venue.limits import LimitsConfig, RouteLimiter
+
+DEFAULT_TICK = 10_000
+
+
+class Signing(msgspec.Struct, frozen=True):
+    """How orders get their ids: ``builder`` (an ``OrderBuilder``) signs them, or, with none,
+    they are only numbered (a backtest needs no key); ``seed`` makes salts or ids repeatable
+    (None: OS randomness, for live trading)."""
+
+    builder: Any = None
+    seed: int | None = None
+
+
+def router_throttles(limiter: RouteLimiter) -> dict[str, Any]:
+    """What the router spends from a limiter: ``place``, ``cancel`` and the per-request route."""
+    return {
+        "place_throttle": limiter.throttle("orders"),
+        "cancel_throttle": limiter.throttle("cancels"),
+        "route_throttles": (limiter.throttle("clob:all"),),
+    }
+
+
+def simulated_throttles(limits: LimitsConfig, clock: Clock) -> dict[str, Any]:
+    """The venue's limits on a simulated clock: a backtest paces its orders as live would."""
+    return router_throttles(RouteLimiter(limits, "clob", clock=clock.now))
+
+
+def tick_source(books: Books, markets: MarketIndex) -> Callable[[str], int]:
+    """The live tick of a token (books follow ``tick_size_change``), else the market's."""
+
+    def tick_of(token_id: str) -> int:
+        b = books.get(token_id)
+        if b is not None and b.tick:
+            return b.tick
+        m = markets.get(token_id)
+        return m.tick if m is not None else DEFAULT_TICK
+
+    return tick_of
+
+
+def build_engine(
+    strategy: Any,
+    markets: list[MarketInfo],
+    *,
+    clock: Clock,
+    signing: Signing,
+    throttles: dict[str, Any],
+    risk: RiskLimits | None = None,
+    router: RouterConfig | None = None,
+    reconciler: ReconcilerConfig | None = None,
+    engine: EngineConfig | None = None,
+    owner: str = "",
+    journal: Any = None,
+    day_start: Any = None,
+    metrics: Any = None,
+    log: Any = None,
+) -> Engine:
+    """An engine for ``strategy`` on ``markets``. ``owner`` (our API key) marks our maker legs
+    in trades; the reconciler journals when ``journal`` is given, and so does the day's PnL: it
+    resumes the journaled ``day_start`` when that is today's, and journals every new day's start."""
+    index = MarketIndex(markets)
+    books = Books()
+    for m in markets:
+        for t in m.tokens:
+            books.add(t, tick=m.tick, market=m.condition_id)
+    tick_of = tick_source(books, index)
+    if signing.builder is not None:
+        salts = seeded_salts(signing.seed) if signing.seed is not None else None
+        sign = order_signer(signing.builder, index, clock, tick_of, salts)
+    else:
+        sign = unsigned_ids(signing.seed or 0)
+    rec_config = msgspec.structs.replace(reconciler or ReconcilerConfig(), owner=owner)
+    rec = Reconciler(rec_config, journal=journal)
+    route = Router(rec.orders, sign, config=router or RouterConfig(), tick_of=tick_of, **throttles)
+    gate = RiskGate(risk or RiskLimits(), index)
+    eng = Engine(strategy=strategy, markets=index, clock=clock, router=route, reconciler=rec, risk=gate,
+                 books=books, metrics=metrics, config=engine, log=log)
+    if journal is not None:
+        eng.daily = DailyPnl.resume(day_start, clock.now(), on_new_day=journal.day_start)
+    return eng
