@@ -14,11 +14,9 @@ from typing import Any, Literal
 import msgspec
 
 from bot.core.intents import Intent, Quote, QuoteTarget
+from bot.core.vocabulary import LOT, UNIT, Side
 from bot.strategy import Strategy, StrategyContext
-from bot.venue.enums import Side
-from bot.venue.units import UNIT
 
-SIZE_LOT = 10_000  # sizes travel with two decimals
 _BUY, _SELL = Side.BUY, Side.SELL
 
 
@@ -128,9 +126,9 @@ def quote(book: BookView, inventory: Inventory | int, params: Params, now: float
     bid = max(tick, min(bid, UNIT - tick))
     ask = max(tick, min(ask, UNIT - tick))
 
-    min_size = max(book.min_size, SIZE_LOT)
-    bid_size = floor_to_grid(min(params.order_size, params.max_inventory - inventory.exposure), SIZE_LOT)
-    ask_size = floor_to_grid(min(params.order_size, inventory.position), SIZE_LOT)
+    min_size = max(book.min_size, LOT)
+    bid_size = floor_to_grid(min(params.order_size, params.max_inventory - inventory.exposure), LOT)
+    ask_size = floor_to_grid(min(params.order_size, inventory.position), LOT)
     expiration = int(now) + params.order_ttl_s if params.order_ttl_s else 0
 
     quotes: list[Quote] = []

@@ -20,8 +20,8 @@ class Fill(msgspec.Struct, frozen=True):
     token_id: str
     side: Side  # our side
     price: int
-    size: int
-    fee: int = 0  # USDC units paid (negative: rebate)
+    size: int  # shares that changed hands for us (a BUY taker receives its match less the fee shares)
+    fee: int = 0  # USDC units paid, or the worth at ``price`` of the fee shares kept (negative: rebate)
     is_maker: bool = True
     status: TradeStatus = TradeStatus.MATCHED
     ts: float = 0.0  # venue time, unix seconds

@@ -81,7 +81,7 @@ def build_engine(
     log: Any = None,
 ) -> Engine:
     """An engine for ``strategy`` on ``markets``. ``owner`` (our API key) marks our maker legs
-    in trades; the reconciler journals when ``journal`` is given, and so does the day's PnL: it
+    in trades, unless the reconciler's config names one; the reconciler journals when ``journal`` is given, and so does the day's PnL: it
     resumes the journaled ``day_start`` when that is today's, and journals every new day's start."""
     index = MarketIndex(markets)
     books = Books()
@@ -94,7 +94,9 @@ def build_engine(
         sign = order_signer(signing.builder, index, clock, tick_of, salts)
     else:
         sign = unsigned_ids(signing.seed or 0)
-    rec_config = msgspec.structs.replace(reconciler or ReconcilerConfig(), owner=owner)
+    rec_config = reconciler or ReconcilerConfig()
+    if not rec_config.owner:
+        rec_config = msgspec.structs.replace(rec_config, owner=owner)
     rec = Reconciler(rec_config, journal=journal)
     route = Router(rec.orders, sign, config=router or RouterConfig(), tick_of=tick_of, **throttles)
     gate = RiskGate(risk or RiskLimits(), index)

@@ -45,6 +45,7 @@ from bot.execution.records import (
     trade_record,
 )
 from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
+from bot.venue.fees import taker_fee
 from bot.venue.units import UNIT
 
 S = OrderState
@@ -74,7 +75,7 @@ class ReconcilerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     owner: str = ""  # our API key: marks our maker legs in trades even before we know the order
     orphan_policy: str = "cancel"  # a live venue order we do not know: "adopt", "cancel" or "ignore"
     max_held_trades: int = 10_000  # bound on trades held for orders not known yet
-    taker_fee: bool = True  # charge fee_rate_bps * min(p, 1-p) * size on taker fills
+    taker_fee: bool = True  # book the venue's taker fee (bot.venue.fees) on our taker fills
 
     def __post_init__(self) -> None:
         if self.orphan_policy not in ("adopt", "cancel", "ignore"):
@@ -158,13 +159,6 @@ def trade_legs(rec: TradeRecord) -> list[Leg]:
             continue
         legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, m.fee_rate_bps))
     return legs
-
-
-def taker_fee(price: int, size: int, fee_rate_bps: int) -> int:
-    """USDC units: ``bps/10^4 * min(p, 1-p) * size``, floored."""
-    if fee_rate_bps <= 0:
-        return 0
-    return fee_rate_bps * min(price, UNIT - price) * size // (10_000 * UNIT)
 
 
 class Reconciler:
@@ -602,10 +596,14 @@ class Reconciler:
                 continue
             if leg.order_id in st.fills:
                 continue
-            fee = taker_fee(leg.price, leg.size, leg.fee_rate_bps) if not leg.is_maker and self.config.taker_fee else 0
+            size, fee = leg.size, 0
+            if not leg.is_maker and self.config.taker_fee:
+                fee = taker_fee(leg.side, leg.price, leg.size, leg.fee_rate_bps)
+                if leg.side is Side.BUY:  # the venue keeps shares: we receive fewer, worth that fee
+                    size, fee = size - fee, leg.price * fee // UNIT
             fill = Fill(
                 trade_id=trade_id, order_id=leg.order_id, token_id=leg.token_id or o.token_id, side=leg.side,
-                price=leg.price, size=leg.size, fee=fee, is_maker=leg.is_maker, status=st.status,
+                price=leg.price, size=size, fee=fee, is_maker=leg.is_maker, status=st.status,
                 ts=rec.match_time,
             )
             st.fills[leg.order_id] = fill

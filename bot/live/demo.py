@@ -69,7 +69,8 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
 
     from bot.exchange.config import ExchangeConfig, FlowConfig
     from bot.exchange.server import LocalExchange
-    from bot.live.shell import LiveShell, ShellConfig, Venue, load_markets, make_engine, seed_positions
+    from bot.live.config import ShellConfig
+    from bot.live.shell import LiveShell, Venue, load_markets, make_engine, seed_positions
     from bot.live.view import ending, header_lines, plain_line, render
     from bot.ops.metrics import Metrics
     from bot.risk import RiskLimits

@@ -24,7 +24,7 @@ async def _run(config: Any, args: Any) -> int:
     from rich.console import Console
 
     from bot.execution.journal import Journal
-    from bot.live.shell import LiveShell, ShellConfig, Venue, load_markets, make_engine, restore_into, seed_positions
+    from bot.live.shell import LiveShell, load_markets, restore_into, seed_positions
     from bot.live.view import ending, plain_line
     from bot.ops.metrics import Metrics
     from bot.ops.secrets import load_secrets
@@ -33,9 +33,7 @@ async def _run(config: Any, args: Any) -> int:
     secrets = load_secrets(config.secrets)
     wallet = secrets.wallet()
     creds = secrets.credentials()
-    v = config.venue
-    venue = Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=creds, address=wallet.address,
-                  chain_id=v.chain_id, limits=v.limits, timeouts=v.timeouts, holder=v.funder)
+    venue = venue_of(config, creds, wallet.address)
     journal = None
     try:
         markets = await load_markets(venue.clob, tuple(config.strategy.markets), limit=1)
@@ -48,11 +46,8 @@ async def _run(config: Any, args: Any) -> int:
             metrics.serve(config.metrics.host, config.metrics.port)
         journal = Journal.from_config(config.journal)
         state = journal.restore()
-        engine = make_engine(strategy, markets, venue, private_key=wallet, chain_id=v.chain_id,
-                             risk_limits=config.risk, router_config=config.router,
-                             reconciler_config=config.reconciler, metrics=metrics,
-                             journal=journal, day_start=state.day_start, signature_type=v.signature_type,
-                             funder=v.funder)
+        engine = engine_of(config, strategy, markets, venue, wallet, journal=journal, day_start=state.day_start,
+                           metrics=metrics)
         resumed = engine.daily.start
         if resumed is not None:
             log.info("daily_pnl_resumed", day=resumed.day, start_total=resumed.total)
@@ -71,7 +66,7 @@ async def _run(config: Any, args: Any) -> int:
                 last[0] = elapsed
                 log.info("status", line=plain_line(engine, elapsed=elapsed))
 
-        shell = LiveShell(engine, venue, config=ShellConfig(), on_timer=on_timer, journal=journal)
+        shell = LiveShell(engine, venue, config=config.shell, on_timer=on_timer, journal=journal)
         duration = getattr(args, "duration", None)
         await shell.run(duration=duration)
         Console(file=sys.stdout).print(await ending(engine, shell.stop_reason, venue), highlight=False)
@@ -80,6 +75,29 @@ async def _run(config: Any, args: Any) -> int:
         if journal is not None:
             journal.close()
         await venue.aclose()
+
+
+def venue_of(config: Any, creds: Any, address: str) -> Any:
+    """The venue clients ``[venue]`` describes (URLs, chain, limits, timeouts, funder)."""
+    from bot.live.shell import Venue
+
+    v = config.venue
+    return Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=creds, address=address,
+                 chain_id=v.chain_id, limits=v.limits, timeouts=v.timeouts, holder=v.funder,
+                 timestamp_unit=v.timestamp_unit)
+
+
+def engine_of(config: Any, strategy: Any, markets: list[Any], venue: Any, wallet: Any, *, journal: Any = None,
+              day_start: Any = None, metrics: Any = None) -> Any:
+    """The live engine every section of ``config`` configures (risk, router, reconciler, engine,
+    and the signing settings of ``[venue]``)."""
+    from bot.live.shell import make_engine
+
+    v = config.venue
+    return make_engine(strategy, markets, venue, private_key=wallet, chain_id=v.chain_id, risk_limits=config.risk,
+                       router_config=config.router, reconciler_config=config.reconciler,
+                       engine_config=config.engine, metrics=metrics, journal=journal, day_start=day_start,
+                       signature_type=v.signature_type, funder=v.funder, builder_code=v.builder_code)
 
 
 def run(config: Any, args: Any = None) -> int:

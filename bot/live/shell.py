@@ -30,39 +30,27 @@ import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
+from bot.core.markets import MarketIndex, MarketInfo
 from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
 from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
     RequestFailed, TradeSeen, TradesPage,
 )
+from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder
 from bot.execution.records import cancel_result, order_record, order_result, trade_record
 from bot.execution.router import CancelBatch
-from bot.core.markets import MarketIndex, MarketInfo
-from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder
+from bot.live.config import ShellConfig
 from bot.venue.account import AccountClient
-from bot.venue.auth import Credentials
+from bot.venue.auth import AuthConfig, Credentials
 from bot.venue.clob import ClobClient
 from bot.venue.errors import NotFound, VenueError, error_kind
 from bot.venue.limits import LimitsConfig, RouteLimiter
+from bot.venue.stream import ConnectionEvent, MarketStream, UserStream
 from bot.venue.throttle import RateWindow
-from bot.venue.stream import ConnectionEvent, MarketStream, StreamConfig, UserStream
 from bot.venue.transport import Transport, TransportConfig
 from bot.venue.units import parse_units
 
 log = structlog.get_logger("bot.live")
-
-
-class ShellConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Cadences of the shell's periodic tasks, in seconds."""
-
-    timer_interval_s: float = 0.5
-    heartbeat_interval_s: float = 5.0
-    heartbeats: bool = True
-    trades_poll_s: float = 3.0
-    orders_sync_s: float = 5.0  # the complete open-order listing, checked against ours (0 = never)
-    positions_poll_s: float = 10.0
-    book_poll_s: float = 1.0
-    stop_timeout_s: float = 5.0
 
 
 class Venue:
@@ -72,7 +60,7 @@ class Venue:
     def __init__(self, *, clob_url: str, data_url: str, ws_url: str, creds: Any, address: str,
                  chain_id: int = 137, limits: LimitsConfig | None = None,
                  timeouts: TransportConfig | None = None, holder: str | None = None,
-                 window_margin_s: float = 0.3) -> None:
+                 window_margin_s: float = 0.3, timestamp_unit: str = "ms") -> None:
         # wall clock: the engine's router spends these throttles with its (wall) clock
         self.limiter = RouteLimiter(with_margin(limits or LimitsConfig(), window_margin_s), "clob", clock=time.time)
         self.account_limiter = RouteLimiter(limits or LimitsConfig(), "account", clock=time.time)
@@ -80,8 +68,9 @@ class Venue:
         self._reads_t = Transport(clob_url, limiter=self.limiter, config=timeouts)
         self._writes_t = Transport(clob_url, limiter=None, config=timeouts)
         self._data_t = Transport(data_url, limiter=self.account_limiter, config=timeouts)
-        self.clob = ClobClient(self._reads_t, creds=creds, address=address, chain_id=chain_id)
-        self.writes = ClobClient(self._writes_t, creds=creds, address=address, chain_id=chain_id)
+        auth = AuthConfig(timestamp_unit=timestamp_unit)
+        self.clob = ClobClient(self._reads_t, creds=creds, address=address, chain_id=chain_id, auth=auth)
+        self.writes = ClobClient(self._writes_t, creds=creds, address=address, chain_id=chain_id, auth=auth)
         self.account = AccountClient(self._data_t)
         self.ws_url = ws_url
         self.creds = creds = as_credentials(creds)
@@ -240,8 +229,7 @@ class LiveShell:
         eng = self.engine
         tokens = [t for m in eng.markets for t in m.tokens]
         conds = [m.condition_id for m in eng.markets]
-        scfg = StreamConfig(url=self.venue.ws_url, ping_interval_s=5.0, stale_after_s=15.0,
-                            check_interval_s=1.0, backoff_base_s=0.1, backoff_cap_s=2.0)
+        scfg = msgspec.structs.replace(self.config.stream, url=self.venue.ws_url)
         send = self._send
 
         async def market_sink(ev: Any) -> None:
@@ -629,12 +617,14 @@ def make_engine(
     risk_limits: Any = None,
     router_config: Any = None,
     reconciler_config: Any = None,
+    engine_config: Any = None,
     metrics: Any = None,
     journal: Any = None,
     day_start: Any = None,
     clock: Any = None,
     signature_type: int = 0,
     funder: str | None = None,
+    builder_code: str | None = None,
     log_: Any = None,
 ) -> Engine:
     """An engine wired for live trading on ``venue`` (``bot.engine.assembly.build_engine``): a
@@ -647,12 +637,14 @@ def make_engine(
     from bot.venue.orders import OrderBuilder
 
     wallet = private_key if isinstance(private_key, Wallet) else Wallet(private_key)
-    builder = OrderBuilder(wallet, chain_id, maker=funder, signature_type=signature_type)
+    builder = OrderBuilder(wallet, chain_id, maker=funder, signature_type=signature_type,
+                           builder_code=builder_code or None)
     if metrics is not None:
         venue.observe(metrics)
     return build_engine(
         strategy, markets, clock=clock or LiveClock(), signing=Signing(builder), throttles=venue.throttles(),
-        risk=risk_limits, router=router_config, reconciler=reconciler_config, owner=venue.creds.api_key,
+        risk=risk_limits, router=router_config, reconciler=reconciler_config, engine=engine_config,
+        owner=venue.creds.api_key,
         journal=journal, day_start=day_start, metrics=metrics, log=log_,
     )
 

@@ -17,9 +17,11 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
+from bot.engine.engine import EngineConfig
 from bot.execution.journal import JournalConfig
 from bot.execution.reconciler import ReconcilerConfig
 from bot.execution.router import RouterConfig
+from bot.live.config import ShellConfig
 from bot.risk.limits import RiskLimits
 from bot.venue.limits import LimitsConfig
 from bot.venue.transport import TransportConfig
@@ -261,6 +263,8 @@ class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     risk: RiskLimits = RiskLimits()
     router: RouterConfig = RouterConfig()
     reconciler: ReconcilerConfig = ReconcilerConfig()
+    engine: EngineConfig = EngineConfig()
+    shell: ShellConfig = ShellConfig()
     metrics: MetricsConfig = MetricsConfig()
     journal: JournalConfig = JournalConfig()
     log: LogConfig = LogConfig()

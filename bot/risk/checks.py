@@ -28,12 +28,11 @@ import msgspec
 from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.venue.enums import Side
-from bot.venue.units import UNIT
+from bot.venue.units import LOT, UNIT
 
 from .limits import RiskLimits
 from .state import TradingState
 
-SIZE_LOT = 10_000  # sizes travel with two decimals (0.01 share)
 BPS = 10_000
 
 
@@ -405,8 +404,8 @@ class _Checker:
         if not tick <= price <= UNIT - tick:
             return self._reject(order, Reason.PRICE_OUT_OF_RANGE, f"{price} outside [{tick}, {UNIT - tick}]")
         amount = shares if resting else order.amount
-        if amount <= 0 or amount % SIZE_LOT:
-            return self._reject(order, Reason.SIZE_OFF_GRID, f"{amount} not a positive multiple of {SIZE_LOT}")
+        if amount <= 0 or amount % LOT:
+            return self._reject(order, Reason.SIZE_OFF_GRID, f"{amount} not a positive multiple of {LOT}")
         if resting:
             min_size = max(market.min_size, getattr(book, "min_size", 0) or 0)
             if shares < min_size:

@@ -49,7 +49,8 @@ from bot.sim.positions import Position, PositionFill, positions_from_fills
 from bot.sim.results import CancelResult, OrderResult, rejected
 from bot.sim.settlement import Settlement, SettlementConfig
 from bot.sim.ticks import TickConfig, next_tick
-from bot.sim.trades import MakerFill, Trade, apply_trade, taker_fee
+from bot.sim.trades import MakerFill, Trade, apply_trade
+from bot.venue.fees import taker_fee
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
 from bot.venue.units import UNIT
 
@@ -67,7 +68,7 @@ _NO_STOP = 1 << 62  # above any order sequence number: no stop
 
 class EngineConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seed: int = 0
-    fee_rate_bps: int = 0  # taker fee, venue style (trades.taker_fee)
+    fee_rate_bps: int = 0  # taker fee, venue style (bot.venue.fees.taker_fee)
     fee_account: str = "fees"  # receives taker fees
     emit_events: bool = True
     mirror_books: bool = True  # views and level events include the complement's orders at 1-p

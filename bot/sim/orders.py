@@ -11,9 +11,8 @@ from __future__ import annotations
 import msgspec
 
 from bot.venue.enums import OrderStatus, OrderType, Side
-from bot.venue.units import UNIT
+from bot.venue.units import LOT, UNIT
 
-LOT = 10_000  # 0.01 share: every fill, limit size and market amount is a multiple of this
 
 BUY = Side.BUY
 SELL = Side.SELL

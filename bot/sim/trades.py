@@ -67,19 +67,6 @@ class Trade(msgspec.Struct, gc=False):
                          self.bucket_index, self.tx_hash, makers)
 
 
-def taker_fee(side: Side, price: int, size: int, fee_rate_bps: int) -> int:
-    """Venue-style taker fee on ``size`` shares at ``price``: ``bps * min(p, 1-p) * size``,
-    charged in what the taker receives: tokens on a BUY (divided by the price), collateral on a
-    SELL. Floored to whole units.
-    """
-    if not fee_rate_bps:
-        return 0
-    base = fee_rate_bps * min(price, UNIT - price) * size
-    if side is Side.BUY:
-        return base // (10_000 * price)
-    return base // (10_000 * UNIT)
-
-
 def apply_trade(ledger: Ledger, trade: Trade, fee_account: str, sign: int = 1) -> None:
     """Move collateral and tokens for every fill of ``trade`` (``sign=-1`` undoes it exactly).
 

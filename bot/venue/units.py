@@ -11,6 +11,7 @@ from decimal import Decimal, InvalidOperation
 
 UNIT = 1_000_000
 DECIMALS = 6
+LOT = 10_000  # sizes travel with two decimals: every order size and fill is a multiple of 0.01 share
 
 _PAD = ("000000", "00000", "0000", "000", "00", "0", "")
 

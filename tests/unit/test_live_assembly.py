@@ -20,3 +20,73 @@ def test_the_reconciler_section_reaches_the_reconciler_and_our_key_marks_our_tra
                          reconciler_config=ReconcilerConfig(orphan_policy="adopt", max_held_trades=7))
     config = engine.reconciler.config
     assert (config.orphan_policy, config.max_held_trades, config.owner) == ("adopt", 7, "key-1")
+
+
+FUNDER = "0x6A9296CEb89D12e1F53b2Dd5Df45d3ADB3A814c2"
+BUILDER = "0x" + "ab" * 32
+EVERY_SECTION = f"""
+[venue]
+clob_url = "http://127.0.0.1:1"
+data_url = "http://127.0.0.1:2"
+ws_url = "ws://127.0.0.1:3"
+chain_id = 80002
+signature_type = 1
+funder = "{FUNDER}"
+builder_code = "{BUILDER}"
+timestamp_unit = "s"
+[venue.limits]
+scale = 0.5
+[venue.timeouts]
+connect = 3.0
+[strategy]
+path = "strategies.market_maker:MarketMaker"
+[strategy.params]
+half_spread_ticks = 4
+[risk]
+max_order_size = 123000000
+[router]
+max_batch = 7
+[reconciler]
+orphan_policy = "adopt"
+[engine]
+recent_fills = 5
+[shell]
+orders_sync_s = 2.0
+[shell.stream]
+ping_interval_s = 3.0
+[journal]
+path = "JOURNAL"
+"""
+
+
+def test_every_section_of_the_bot_config_reaches_what_it_configures(tmp_path):
+    from bot.execution.journal import Journal
+    from bot.execution.router import OrderRequest
+    from bot.live.run import engine_of, venue_of
+    from bot.live.shell import LiveShell
+    from bot.ops.config import decode_bot_config
+    from bot.strategy import load_strategy
+    from bot.venue.eip712 import Wallet
+    from bot.venue.enums import Side
+
+    config = decode_bot_config(EVERY_SECTION.replace("JOURNAL", str(tmp_path / "j.sqlite")))
+    wallet = Wallet(KEY)
+    venue = venue_of(config, Credentials("key-1", "c2VjcmV0", "pass"), wallet.address)
+    assert venue.clob.auth_config.timestamp_unit == "s" and venue.clob.chain_id == 80002
+    assert venue.limiter.config.scale == 0.5 and venue.holder == FUNDER
+    assert venue.clob.transport.config.connect == 3.0
+    strategy = load_strategy(config.strategy.path, config.strategy.params)
+    assert strategy.params.half_spread_ticks == 4
+    market = MarketInfo("0x" + "cd" * 32, ("1", "2"), tick=10_000, min_size=5_000_000)
+    engine = engine_of(config, strategy, [market], venue, wallet)
+    assert engine.risk.limits.max_order_size == 123_000_000
+    assert engine.router.config.max_batch == 7
+    assert engine.reconciler.config.orphan_policy == "adopt"
+    assert engine.config.recent_fills == 5
+    signed = engine.router._sign(OrderRequest("1", Side.BUY, 400_000, 10_000_000))
+    assert (signed.signature_type, signed.maker, signed.builder) == (1, FUNDER, BUILDER)
+    shell = LiveShell(engine, venue, config=config.shell)
+    assert shell.config.orders_sync_s == 2.0 and shell.config.stream.ping_interval_s == 3.0
+    journal = Journal.from_config(config.journal)
+    journal.close()
+    assert (tmp_path / "j.sqlite").exists()

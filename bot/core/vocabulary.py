@@ -1,0 +1,15 @@
+"""The domain's words that strategies speak: sides, order types, trade statuses, micro-units,
+the size lot and the taker fee.
+
+Strategies import these from here, never from ``bot.venue``: the core owns the vocabulary the
+layers above it share, and the venue's spelling of it stays behind the core. One definition each
+(they live with the venue's rules, this module names them for the layers above).
+"""
+
+from __future__ import annotations
+
+from bot.venue.enums import OrderType, Side, TradeStatus
+from bot.venue.fees import taker_fee
+from bot.venue.units import LOT, UNIT, format_units, parse_units
+
+__all__ = ["LOT", "UNIT", "OrderType", "Side", "TradeStatus", "format_units", "parse_units", "taker_fee"]
