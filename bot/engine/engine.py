@@ -35,6 +35,7 @@ from bot.engine.results import (
 )
 from bot.execution.orders import OrderState
 from bot.execution.reconciler import FetchTrades, LookupOrder, OrderUpdate, Reconciler, ResendOrder
+from bot.execution.restart import restore
 from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router
 from bot.portfolio import DailyPnl, Portfolio, marks_from_books
 from bot.risk import Connectivity, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
@@ -391,6 +392,18 @@ class Engine:
         outputs = self.reconciler.on_places_sent([o], self.clock.now())
         self.stats.orders_sent += 1
         return [SendPlaces(PlaceBatch((o,)))] + self._outputs(outputs, poll=False)
+
+    def restore(self, state: Any, open_orders: Iterable[Any], trades: Iterable[Any]) -> list[Action]:
+        """After a restart, before anything is sent: the journal's orders, fills and trade
+        statuses into the reconciler and the portfolio, merged with what the venue shows (its
+        trades, then its complete open-order listing) by ``bot.execution.restart.restore``:
+        in-flight submits are closed, not resent, when absent; unseen trades are delivered once."""
+        reversed_keys = set(map(tuple, state.reversed))
+        for f in state.fills:
+            if (f.trade_id, f.order_id) not in reversed_keys:
+                self.portfolio.apply(f)
+                self.settlement[f.trade_id] = state.trade_statuses.get(f.trade_id, f.status)
+        return self.absorb(restore(self.reconciler, state, open_orders, trades, self.clock.now()))
 
     def absorb(self, outputs: Iterable[Any]) -> list[Action]:
         """Reconciler outputs produced outside the handlers (restart merge) into the core."""

@@ -15,11 +15,11 @@ from bot.execution.reconciler import (
     ReconcilerConfig,
     ResendOrder,
 )
-from bot.execution.restart import RestartMerge, merge_restart
+from bot.execution.restart import restore
 from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router, RouterConfig
 
 __all__ = [
     "CancelBatch", "FetchTrades", "Journal", "JournalConfig", "JournalState", "LookupOrder", "OrderRequest",
     "OrderState", "OrderStore", "OrderUpdate", "OwnOrder", "PlaceBatch", "Reconciler", "ReconcilerConfig",
-    "ResendOrder", "RestartMerge", "Router", "RouterConfig", "diff", "merge_restart",
+    "ResendOrder", "Router", "RouterConfig", "diff", "restore",
 ]

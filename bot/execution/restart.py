@@ -12,20 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import msgspec
-
 from bot.execution.journal import JournalState
 from bot.execution.orders import OrderState, OwnOrder
-from bot.execution.reconciler import Output, Reconciler, ReconcilerConfig
+from bot.execution.reconciler import Output, Reconciler
 
 S = OrderState
-
-
-class RestartMerge(msgspec.Struct):
-    """The reconciler to run with from now on, and what the merge found (new fills, orphans...)."""
-
-    reconciler: Reconciler
-    outputs: list[Output]
 
 
 def _copy(o: OwnOrder) -> OwnOrder:
@@ -38,20 +29,21 @@ def _copy(o: OwnOrder) -> OwnOrder:
     return c
 
 
-def merge_restart(
+def restore(
+    rec: Reconciler,
     journal: JournalState,
     open_orders: Iterable[Any],
     trades: Iterable[Any],
     now: float,
-    config: ReconcilerConfig | None = None,
     trades_cursor: str | None = None,
     next_cursor: str | None = None,
-) -> RestartMerge:
-    """Merge the journal with ``GET /data/trades`` items and a complete ``GET /data/orders``.
+) -> list[Output]:
+    """Load ``journal`` into the fresh reconciler ``rec``, then merge ``GET /data/trades`` items
+    and a complete ``GET /data/orders`` listing; returns what the merge found (new fills,
+    reversals, orphans to cancel, closed orders...) for the caller to absorb.
 
-    Pure: the journal state is not modified, nothing is written; the returned reconciler has no
-    journal attached (attach one by constructing it with ``journal=`` and ``load`` if needed;
-    the shell persists ``outputs`` through it as usual).
+    The journal state given in is not modified (its orders are copied); nothing is emitted for
+    what the journal already held.
     """
     orders = [_copy(o) for o in journal.orders]
     for o in orders:
@@ -60,10 +52,9 @@ def merge_restart(
             o.state = S.PARTIALLY_FILLED if o.matched > 0 else S.LIVE
         elif o.state is S.PENDING_SUBMIT:
             o.state = S.UNKNOWN
-    rec = Reconciler(config)
     rec.load(orders, journal.fills, journal.reversed, dict(journal.trade_statuses), dict(journal.cursors))
     out: list[Output] = []
     # trades first, so an order that closed by filling is seen filled before the listing closes it
     out += rec.on_trades_page(trades, now, cursor=trades_cursor, next_cursor=next_cursor)
     out += rec.on_open_orders(open_orders, now, as_of=now, resend_unknown=False)
-    return RestartMerge(rec, out)
+    return out

@@ -24,7 +24,7 @@ async def _run(config: Any, args: Any) -> int:
     from rich.console import Console
 
     from bot.execution.journal import Journal
-    from bot.live.shell import LiveShell, load_markets, restore_into, seed_positions
+    from bot.live.shell import LiveShell, load_markets, seed_positions
     from bot.live.view import ending, plain_line
     from bot.ops.metrics import Metrics
     from bot.ops.secrets import load_secrets
@@ -54,8 +54,9 @@ async def _run(config: Any, args: Any) -> int:
         if state.orders or state.fills:
             open_orders = [o async for o in venue.clob.get_orders()]
             trades = [t async for t in venue.clob.get_trades()]
-            restored = restore_into(engine, state, open_orders, trades)
-            log.info("journal_restored", records=restored, open_orders=len(open_orders), trades=len(trades))
+            engine.restore(state, open_orders, trades)
+            log.info("journal_restored", records=len(state.orders) + len(state.fills), open_orders=len(open_orders),
+                     trades=len(trades))
         await seed_positions(engine, venue)
         started = time.monotonic()
         last = [0.0]

@@ -630,7 +630,7 @@ def make_engine(
     """An engine wired for live trading on ``venue`` (``bot.engine.assembly.build_engine``): a
     real ``OrderBuilder`` signs with OS-random salts on the wall clock, the router spends the venue
     limiter's write throttles, the reconciler and the day's PnL journal when ``journal`` is given
-    (restored from it: see ``restore_into``)."""
+    (restored from it: see ``Engine.restore``)."""
     from bot.core.clock import LiveClock
     from bot.engine.assembly import Signing, build_engine
     from bot.venue.eip712 import Wallet
@@ -647,34 +647,6 @@ def make_engine(
         owner=venue.creds.api_key,
         journal=journal, day_start=day_start, metrics=metrics, log=log_,
     )
-
-
-def restore_into(engine: Engine, state: Any, open_orders: list[Any], trades: list[Any]) -> int:
-    """After a restart: load the journal ``state`` into the engine's reconciler and portfolio,
-    then merge what the venue shows (trades first, then the complete open-order listing).
-
-    Same rules as ``bot.execution.restart.merge_restart`` (in-flight submits become UNKNOWN and
-    are closed, not resent, when absent; unseen trades are delivered once), but on the engine's
-    own journaled reconciler. Returns the number of orders and fills restored.
-    """
-    from bot.execution.orders import OrderState as S
-
-    for o in state.orders:
-        if o.state is S.PENDING_CANCEL:
-            o.state = S.PARTIALLY_FILLED if o.matched > 0 else S.LIVE
-        elif o.state is S.PENDING_SUBMIT:
-            o.state = S.UNKNOWN
-    rec = engine.reconciler
-    rec.load(state.orders, state.fills, state.reversed, dict(state.trade_statuses), dict(state.cursors))
-    reversed_keys = set(map(tuple, state.reversed))
-    for f in state.fills:
-        if (f.trade_id, f.order_id) not in reversed_keys:
-            engine.portfolio.apply(f)
-            engine.settlement[f.trade_id] = state.trade_statuses.get(f.trade_id, f.status)
-    now = engine.clock.now()
-    engine.absorb(rec.on_trades_page(trades, now))
-    engine.absorb(rec.on_open_orders(open_orders, now, as_of=now, resend_unknown=False))
-    return len(state.orders) + len(state.fills)
 
 
 async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:

@@ -16,7 +16,6 @@ from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.journal import Journal
 from bot.execution.reconciler import Reconciler, ReconcilerConfig
 from bot.execution.router import Router
-from bot.live.shell import restore_into
 from bot.portfolio.pnl import DailyPnl, DayStart
 from bot.risk import HaltReason, RiskGate, RiskLimits, TradingState
 from bot.venue.enums import Side
@@ -105,7 +104,7 @@ def reopened(path, clock: SimClock, *, resume: bool = True) -> Engine:
     j = Journal(path, signed_type=FakeSigned)
     state = j.restore()
     eng = engine(clock, j, state.day_start if resume else None)
-    restore_into(eng, state, open_orders=[], trades=[])
+    eng.restore(state, open_orders=[], trades=[])
     return eng
 
 

@@ -16,7 +16,7 @@ from bot.core.intents import CancelOrder
 from bot.execution.journal import Journal, JournalState
 from bot.execution.orders import OrderState, OwnOrder
 from bot.execution.reconciler import Reconciler, ReconcilerConfig
-from bot.execution.restart import merge_restart
+from bot.execution.restart import restore
 from bot.portfolio.pnl import DailyPnl, DayStart
 from bot.venue.enums import Side, TradeStatus
 
@@ -177,15 +177,13 @@ def test_restart_merge_no_duplicate_fill_no_orphan_no_lost_position():
     trades = [trade("t1", "0xa", 2, "CONFIRMED"), trade("t2", "0xa", 3, "MINED"), trade("t3", "0xb", 10, "FAILED"),
               trade("t4", "0xb", 10, "CONFIRMED")]
     open_orders = [live("0xa", "5"), live("0xc"), live("0xorphan")]
-    m = merge_restart(state, open_orders, trades, now=100.0, config=ReconcilerConfig(orphan_policy="cancel"),
-                      trades_cursor="MA==", next_cursor="LTE=")
-    out = m.outputs
+    r = Reconciler(ReconcilerConfig(orphan_policy="cancel"))
+    out = restore(r, state, open_orders, trades, now=100.0, trades_cursor="MA==", next_cursor="LTE=")
     new_fills = [x for x in out if isinstance(x, Fill)]
     assert sorted(f.key for f in new_fills) == [("t2", "0xa"), ("t3", "0xb"), ("t4", "0xb")]  # t1 not again
     rev = {x.fill.key for x in out if isinstance(x, FillReversal)}
     assert rev == {("t3", "0xb")}
     assert CancelOrder("0xorphan") in out
-    r = m.reconciler
     assert r.orders.get("0xa").state is S.PARTIALLY_FILLED and r.orders.get("0xa").filled == 5 * U
     assert r.orders.get("0xb").state is S.FILLED
     assert r.orders.get("0xc").state is S.LIVE  # its cancel was lost in the crash: the router may cancel again
@@ -201,9 +199,10 @@ def test_restart_merge_no_duplicate_fill_no_orphan_no_lost_position():
     # the journal state given in is untouched (pure)
     assert a.filled == 2 * U and c.state is S.PENDING_CANCEL and d.state is S.PENDING_SUBMIT
     # merging the same again finds nothing new
-    again = merge_restart(
+    again = restore(
+        Reconciler(),
         JournalState(list(r.orders), r.fills(), [k for k in rev], {"t1": TradeStatus.CONFIRMED,
                      "t2": TradeStatus.MINED, "t3": TradeStatus.FAILED, "t4": TradeStatus.CONFIRMED}, {}),
         open_orders[:2], trades, now=200.0,
     )
-    assert not [x for x in again.outputs if isinstance(x, (Fill, FillReversal))]
+    assert not [x for x in again if isinstance(x, (Fill, FillReversal))]
