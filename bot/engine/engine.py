@@ -202,6 +202,21 @@ class Engine:
     def halt(self, detail: str = "manual") -> list[Action]:
         return self._apply_halt(self.risk.halt(detail), detail)
 
+    def reduce_only(self, detail: str = "manual") -> list[Action]:
+        """ACTIVE -> REDUCING (an operator's call): everything is cancelled, then only orders
+        that shrink exposure pass risk. A halt is never softened to REDUCING."""
+        return self._apply_halt(self.risk.reduce_only(detail), detail)
+
+    def resume(self) -> list[Action]:
+        """Back to ACTIVE (an operator's call, after a halt or REDUCING): the kill switch's
+        counters start afresh and the strategy starts again (``on_start``) from what it sees now;
+        a condition that still holds (a loss past its limit, a stale feed) halts again at once."""
+        self.risk.resume()
+        if self.metrics is not None:
+            self.metrics.trading_state.set(_STATE_GAUGE[self.risk.state])
+        return self._judge_losses(self.clock.now(), self.marks(), self.books) + self._run(
+            self.strategy.on_start(self.ctx))
+
     # --- market data ---------------------------------------------------------------------------
     def on_market_event(self, ev: Any, received_at: float | None = None) -> list[Action]:
         """One decoded market-channel event; ``received_at`` is its perf-counter receipt time."""
@@ -437,8 +452,9 @@ class Engine:
                 if self.metrics is not None:
                     for r in decision.rejections:
                         self.metrics.risk_rejections.labels(r.reason.value).inc()
-            for intent in decision.accepted:
-                self.router.submit(intent, now)
+            submit = self.router.submit
+            for intent, reducing in zip(decision.accepted, decision.reducing):
+                submit(intent, now, reducing)  # risk-reducing orders go first under pressure
         return self._poll()
 
     def _poll(self) -> list[Action]:

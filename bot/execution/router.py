@@ -193,7 +193,7 @@ class Router:
         if isinstance(reducing, bool):
             flags = (reducing,) * len(target.quotes)
         else:
-            flags = tuple(bool(x) for x in reducing)
+            flags = reducing if type(reducing) is tuple else tuple(bool(x) for x in reducing)
             if len(flags) != len(target.quotes):
                 raise ValueError("one reducing flag per quote")
         self._targets[target.token_id] = _Target(target, flags)

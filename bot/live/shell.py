@@ -220,7 +220,8 @@ class LiveShell:
                 pass  # the loop is busy with a full inbox; it sees the event next turn
 
     def submit(self, kind: str, a: Any = None) -> None:
-        """Queue a control message for the core loop (``halt``, ``sync``, ``trades``)."""
+        """Queue a control message for the core loop (``halt``, ``reduce``, ``resume``, ``sync``,
+        ``trades``)."""
         self._send.send_nowait(_Msg(kind, a))
 
     # --- run -----------------------------------------------------------------------------
@@ -272,11 +273,18 @@ class LiveShell:
         self.request_stop("duration")
 
     async def _signals(self) -> None:
+        """SIGINT/SIGTERM stop (cancelling everything); SIGUSR1 switches to REDUCING, SIGUSR2
+        resumes ACTIVE trading (``kill -USR1 <pid>``: the operator's controls)."""
         try:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as sigs:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2) as sigs:
                 async for s in sigs:
-                    self.request_stop(signal.Signals(s).name)
-                    return
+                    if s == signal.SIGUSR1:
+                        self.submit("reduce", "SIGUSR1")
+                    elif s == signal.SIGUSR2:
+                        self.submit("resume")
+                    else:
+                        self.request_stop(signal.Signals(s).name)
+                        return
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
             await anyio.sleep_forever()
 
@@ -400,6 +408,12 @@ class LiveShell:
                 return eng.resend(msg.a)
             elif k == "halt":
                 return eng.halt(str(msg.a or "manual"))
+            elif k == "reduce":
+                log.warning("reduce_only", by=str(msg.a or "manual"))
+                return eng.reduce_only(str(msg.a or "manual"))
+            elif k == "resume":
+                log.warning("resume")
+                return eng.resume()
         except Exception as exc:  # noqa: BLE001 - one bad input must not end the run
             log.error("core_error", kind=k, error=f"{type(exc).__name__}: {exc}"[:300])
             if eng.metrics is not None:

@@ -88,6 +88,9 @@ class RiskDecision(msgspec.Struct, frozen=True):
     accepted: list[Intent]
     rejections: list[Rejection]
     new_orders: int = 0  # orders that will be sent (not kept resting); spent from the rate
+    # per accepted intent, whether it shrinks the market's net exposure (a tuple per quote of a
+    # target, one flag for a take, False for cancels): the router sends those first under pressure
+    reducing: list[Any] = []
 
 
 class Universe:
@@ -307,6 +310,8 @@ def check_intents(
     proj.orders = resting
     checker = _Checker(state, limits, universe, proj, books, rate_budget)
     accepted: list[Intent] = []
+    reducing: list[Any] = []
+    shrinks = checker.shrinks
     targets: dict[str, list[Quote]] = {}  # token -> quotes accepted for it so far
     if superseded is not None:
         proj.orders -= len(live.get(superseded, ()))
@@ -319,6 +324,7 @@ def check_intents(
             if not intent.quotes:  # an empty target is a cancel: it always passes
                 targets[token] = []
                 accepted.append(intent)
+                reducing.append(False)
                 continue
             kept_live: dict[tuple[Side, int, int], int] = {}
             for key in live.get(token, ()):
@@ -335,14 +341,17 @@ def check_intents(
             targets[token] = ok
             # every quote passed: the target is accepted as it is
             accepted.append(intent if len(ok) == len(intent.quotes) else QuoteTarget(token, tuple(ok)))
+            reducing.append(tuple(shrinks(token, q.side) for q in ok))
         elif isinstance(intent, Take):
             if checker.take(intent):
                 accepted.append(intent)
+                reducing.append(shrinks(intent.token_id, intent.side))
         elif isinstance(intent, (CancelOrder, CancelAll)):
             accepted.append(intent)
+            reducing.append(False)
         else:
             raise TypeError(f"not an intent: {type(intent).__name__}")
-    return RiskDecision(accepted, checker.rejections, checker.new_orders)
+    return RiskDecision(accepted, checker.rejections, checker.new_orders, reducing)
 
 
 class _Checker:
@@ -448,6 +457,19 @@ class _Checker:
         if fresh:
             self.new_orders += 1
         return True
+
+    def shrinks(self, token: str, side: Side) -> bool:
+        """A fill of this order moves its market's net exposure (positions only, ``yes - no``)
+        towards zero: selling or buying against what is held."""
+        market = self.uni.markets.get(token)
+        if market is None:
+            return False
+        tok = self.proj.tok
+        e = tok(market.tokens[0]).pos - tok(market.tokens[1]).pos
+        if e == 0:
+            return False
+        up = (side is _BUY) == (token == market.tokens[0])  # buying YES or selling NO raises it
+        return (e > 0) != up
 
     def _reduces(self, market: MarketInfo, token: str, side: Side, shares: int, usdc: int) -> bool:
         """With this order, the market's projected net exposure stays between 0 and its

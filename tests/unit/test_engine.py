@@ -193,3 +193,30 @@ def test_metrics_record_orders_and_latency():
     sent = m.registry.get_sample_value("bot_orders_submitted_total", {"token": YES[-8:]})
     assert sent and sent >= 1
     assert m.registry.get_sample_value("bot_tick_to_order_seconds_count") == 2
+
+
+def test_reduce_only_keeps_only_what_shrinks_exposure_and_resume_quotes_again():
+    clock = SimClock(1_000.0)
+    eng, out = start(clock, seed_yes=50_000_000)  # long YES: its ask reduces, the bids add
+    for a in out:
+        if isinstance(a, SendPlaces):
+            eng.on_result(all_live(a.batch))
+    acts = eng.reduce_only("operator")
+    assert eng.state.value == "REDUCING" and any(isinstance(a, VenueCancelAll) for a in acts)
+    cancelled = {i for a in acts if isinstance(a, SendCancels) for i in a.batch.order_ids}
+    assert cancelled == {o.order_id for o in eng.working_orders() if o.state is OrderState.PENDING_CANCEL}
+    clock.advance(1.0)
+    again = eng.on_market_event(book(YES, [("0.46", "100")], [("0.50", "100")], ts=2))
+    assert {(o.token_id, o.side) for o in places(again)} == {(YES, Side.SELL)}  # only the reducing ask
+    clock.advance(1.0)
+    back = eng.resume()
+    assert eng.state.value == "ACTIVE"
+    assert {(o.token_id, o.side) for o in places(back)} >= {(YES, Side.BUY), (NO, Side.BUY)}
+
+
+def test_risk_reducing_quotes_are_marked_for_the_router():
+    clock = SimClock(1_000.0)
+    eng, _ = start(clock, seed_yes=50_000_000)
+    flags = {(t.token_id, q.side): r for t, rs in ((x.target, x.reducing) for x in eng.router._targets.values())
+             for q, r in zip(t.quotes, rs)}
+    assert flags == {(YES, Side.BUY): False, (YES, Side.SELL): True, (NO, Side.BUY): True}
