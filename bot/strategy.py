@@ -113,6 +113,10 @@ class Strategy:
     """
 
     Params: type[msgspec.Struct] = NoParams
+    # What ``on_book`` reads of a book: "depth" (any level: called on every change of the book)
+    # or "top" (only the touch, ``Book.top()``: called only when best prices or sizes, staleness
+    # or the tick change, which spares a backtest most calls)
+    reads: str = "depth"
 
     def __init__(self, params: msgspec.Struct | Mapping[str, Any] | None = None) -> None:
         if params is None or isinstance(params, Mapping):

@@ -163,6 +163,7 @@ class MarketMaker(Strategy):
     """Quotes every configured token with ``quote``; re-quotes on book changes, fills and timers."""
 
     Params = Params
+    reads = "top"  # quotes from the touch only (best prices and sizes)
 
     def __init__(self, params: Any = None) -> None:
         super().__init__(params)

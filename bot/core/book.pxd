@@ -13,6 +13,7 @@ cdef class Book:
     cdef public bint stale, resync
 
     cpdef void set_level(self, bint is_bid, long long price, object size) except *
+    cpdef tuple top(self)
 
 @cython.final
 cdef class Books:

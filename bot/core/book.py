@@ -270,6 +270,12 @@ class Book:
         ba = self.best_ask
         return 0 if ba is None else self.asks[ba]
 
+    def top(self) -> tuple:
+        """The touch as one comparable value: best bid and ask, their sizes, staleness and tick
+        (what a strategy quoting at the top of the book reads; it changes iff one of them does)."""
+        bb, ba = self.best_bid, self.best_ask
+        return (bb, ba, 0 if bb is None else self.bids[bb], 0 if ba is None else self.asks[ba], self.stale, self.tick)
+
     @property
     def mid(self) -> int | None:
         """Midpoint in micro-units, floored to a whole unit; None unless both sides exist."""

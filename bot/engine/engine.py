@@ -150,6 +150,8 @@ class Engine:
         self.stopped = False
         self._tick_at: float | None = None
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
+        # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
+        self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
         self._handlers: dict[type, Callable[[Any], list[Action]]] = {
             PlacesAnswered: self._places_answered, PlacesFailed: self._places_failed,
             CancelsAnswered: self._cancels_answered, CancelsFailed: self._cancels_failed,
@@ -255,10 +257,21 @@ class Engine:
             return out
         intents: list[Intent] = []
         for t in touched:
-            intents += intents_of(self.strategy.on_book(self.ctx, t))
+            intents += self._on_book(t)
         out = self._run(intents, checked=True)
         self._tick_at = None
         return out
+
+    def _on_book(self, token_id: str) -> list[Intent]:
+        """The strategy's ``on_book`` for a changed book; a strategy that reads only the touch is
+        called only when the touch moved since it last saw it."""
+        tops = self._tops
+        if tops is not None:
+            top = self.books[token_id].top()
+            if tops.get(token_id) == top:
+                return []
+            tops[token_id] = top
+        return intents_of(self.strategy.on_book(self.ctx, token_id))
 
     def on_rest_books(self, snapshots: Iterable[Any]) -> list[Action]:
         """REST book snapshots fetched for stale tokens (``Feed.due_polls``)."""
@@ -267,7 +280,7 @@ class Engine:
         self._publish(now)
         intents: list[Intent] = []
         for b in updated:
-            intents += intents_of(self.strategy.on_book(self.ctx, b.token_id))
+            intents += self._on_book(b.token_id)
         return self._run(intents, checked=True)
 
     def due_polls(self) -> list[list[str]]:

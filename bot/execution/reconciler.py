@@ -682,6 +682,7 @@ class Reconciler:
             self._settle(tid, st, st.record, now, out, status_changed=False)
 
     def _changed(self, o: OwnOrder, out: list[Output]) -> None:
+        self.orders.touch(o.token_id)
         if self._journal is not None:
             self._journal.order(o)
         out.append(OrderUpdate(o.order_id, o.token_id, o.state, o.filled, o.remaining, o.reason))

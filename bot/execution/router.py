@@ -8,8 +8,10 @@ Invariants:
 - in each ``poll`` cancels come before places; under pressure the order is cancels, then
   risk-reducing orders, then the rest;
 - desired quotes are state, not a queue: only the latest target per token matters, and the diff
-  is recomputed from it on every poll, so a reprice whose target has since changed is dropped,
-  never sent late; a token whose cancels could not all be sent gets no new non-reducing order;
+  is recomputed from it whenever the target or the token's orders changed, so a reprice whose
+  target has since changed is dropped, never sent late (a token whose last diff found nothing to
+  do is not diffed again until one of them changes); a token whose cancels could not all be sent
+  gets no new non-reducing order;
 - a cancel goes out at once, even for an order whose submit is not answered yet; once emitted it
   is not emitted again within ``cancel_retry_after`` (a refused or failed cancel is paced), except
   when the venue has answered the order's submit since: that earlier cancel may have overtaken
@@ -51,6 +53,8 @@ class Throttle(Protocol):
 
 class OrderView(Protocol):
     """Read-only own order state (``OrderStore`` satisfies it)."""
+
+    versions: dict[str, int]  # token -> bumped on any change of its orders
 
     def working(self, token_id: str | None = None) -> list[OwnOrder]: ...
     def get(self, order_id: str) -> OwnOrder | None: ...
@@ -167,6 +171,8 @@ class Router:
         self._routes = tuple(route_throttles)
         self._tick_of = tick_of or (lambda _t: self.config.default_tick)
         self._targets: dict[str, _Target] = {}
+        self._versions = orders.versions
+        self._settled: dict[str, tuple[_Target, int, int]] = {}  # token -> (target, orders version, tick): nothing to do
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
         self._emitted_cancels: dict[str, float] = {}
@@ -244,13 +250,22 @@ class Router:
         targets, tick_of, tolerance = self._targets, self._tick_of, self.config.size_tolerance
         emitted, retry_after = self._emitted_cancels, self.config.cancel_retry_after
         pending_cancel = _PENDING_CANCEL
+        settled, versions = self._settled, self._versions
         for token in tokens:
             tgt = targets[token]
+            version = versions.get(token, 0)
+            tick = tick_of(token)
+            s = settled.get(token)
+            if s is not None and s[0] is tgt and s[1] == version and s[2] == tick:
+                continue  # nothing changed since its last diff found nothing to do
             live = [
                 o for o in orders.working(token)
                 if o.state is not pending_cancel and not o.order_type.is_market
             ]
-            to_cancel, to_place = diff(tgt.target, live, tick_of(token), tolerance)
+            to_cancel, to_place = diff(tgt.target, live, tick, tolerance)
+            if not to_cancel and not to_place:
+                settled[token] = (tgt, version, tick)
+                continue
             for oid in to_cancel:
                 t = emitted.get(oid)
                 if t is not None and now - t < retry_after and self._held_back(oid, t):
