@@ -19,6 +19,7 @@ from pathlib import Path
 # Everything a book update runs through until the signed orders are ready, in that order.
 HOT_PATH = (
     "bot.core.book",
+    "bot.core.feed",
     "bot.engine.engine",
     "strategies.market_maker",
     "bot.risk.checks",

@@ -248,6 +248,7 @@ class Engine:
             if self.books.apply_event(ev) is not None:
                 touched = [ev.asset_id]
                 self.feed.on_update(ev.asset_id, now)
+                self.router.invalidate()  # quotes and orders now sit on another grid
         elif et == "last_trade_price":
             self.books.apply_event(ev)
             self.feed.on_update(ev.asset_id, now)

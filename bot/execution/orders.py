@@ -159,7 +159,7 @@ class OrderStore:
     what is live, not what has closed since the last ``forget_closed``.
     """
 
-    __slots__ = ("_orders", "_by_token", "_working", "_working_by_token", "versions")
+    __slots__ = ("_orders", "_by_token", "_working", "_working_by_token", "versions", "revision")
 
     def __init__(self) -> None:
         self._orders: dict[str, OwnOrder] = {}
@@ -169,6 +169,7 @@ class OrderStore:
         # token -> a counter bumped by every add or state change of its orders: "has anything of
         # ours on this token changed since I last looked" (the router skips unchanged tokens)
         self.versions: dict[str, int] = {}
+        self.revision = 0  # the same, for all tokens at once
 
     # --- reads -----------------------------------------------------------------------------
     def get(self, order_id: str) -> OwnOrder | None:
@@ -218,6 +219,7 @@ class OrderStore:
             return existing
         oid, token = order.order_id, order.token_id
         self.versions[token] = self.versions.get(token, 0) + 1
+        self.revision += 1
         self._orders[oid] = order
         self._by_token.setdefault(token, {})[oid] = order
         if order.state.working:
@@ -239,6 +241,7 @@ class OrderStore:
         order.updated_at = now
         token = order.token_id
         self.versions[token] = self.versions.get(token, 0) + 1
+        self.revision += 1
         if new.terminal and not old.terminal:
             self._unindex(order)
         elif old.terminal and not new.terminal:  # REJECTED -> LIVE...: the venue showed the order after all
@@ -248,6 +251,7 @@ class OrderStore:
     def touch(self, token_id: str) -> None:
         """An order of ``token_id`` changed in place (a fill moved its remaining size)."""
         self.versions[token_id] = self.versions.get(token_id, 0) + 1
+        self.revision += 1
 
     def reopen(self, order: OwnOrder, state: OrderState, now: float) -> bool:
         """The venue lists ``order`` open although we hold it closed: it is ``state`` (LIVE or
@@ -259,6 +263,7 @@ class OrderStore:
         order.before_cancel = None
         order.cancel_blind = False
         self.versions[order.token_id] = self.versions.get(order.token_id, 0) + 1
+        self.revision += 1
         if self._orders.get(order.order_id) is order:
             self._reindex(order.token_id)
         return True

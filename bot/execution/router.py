@@ -38,6 +38,8 @@ from bot.venue.units import UNIT
 
 _PENDING_CANCEL = OrderState.PENDING_CANCEL
 MAX_BATCH = 15  # POST /orders: 1 to 15 items
+_NEVER = float("inf")
+_NOTHING: tuple[list, list, dict] = ([], [], {})  # a plan with no work (never mutated)
 MAX_CANCEL_IDS = 3000  # DELETE /orders
 _PRUNE_MIN = 4096  # emitted-cancel memory swept once it grows past this
 
@@ -55,6 +57,7 @@ class OrderView(Protocol):
     """Read-only own order state (``OrderStore`` satisfies it)."""
 
     versions: dict[str, int]  # token -> bumped on any change of its orders
+    revision: int  # bumped on any change of any order
 
     def working(self, token_id: str | None = None) -> list[OwnOrder]: ...
     def get(self, order_id: str) -> OwnOrder | None: ...
@@ -173,6 +176,10 @@ class Router:
         self._targets: dict[str, _Target] = {}
         self._versions = orders.versions
         self._settled: dict[str, tuple[_Target, int, int]] = {}  # token -> (target, orders version, tick): nothing to do
+        # the whole plan was empty for these (targets revision, orders revision), until this time
+        self._targets_rev = 0
+        self._quiet: tuple[int, int] | None = None
+        self._quiet_until = 0.0
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
         self._emitted_cancels: dict[str, float] = {}
@@ -203,6 +210,7 @@ class Router:
             if len(flags) != len(target.quotes):
                 raise ValueError("one reducing flag per quote")
         self._targets[target.token_id] = _Target(target, flags)
+        self._targets_rev += 1
 
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
         self._takes.append((take, reducing, now))
@@ -215,6 +223,7 @@ class Router:
         tokens = list(self._targets) if token_id is None else [token_id]
         for t in tokens:
             self._targets[t] = _Target(QuoteTarget(t), ())
+        self._targets_rev += 1
         self._takes = [x for x in self._takes if token_id is not None and x[0].token_id != token_id]
         for o in self._orders.working(token_id):
             if o.state is not OrderState.PENDING_CANCEL:
@@ -223,21 +232,36 @@ class Router:
     def targets(self) -> dict[str, QuoteTarget]:
         return {t: x.target for t, x in self._targets.items()}
 
+    def invalidate(self) -> None:
+        """Something the plan depends on beyond targets and orders changed (a token's tick)."""
+        self._quiet = None
+
     # --- planning --------------------------------------------------------------------------
     def _plan(self, now: float) -> tuple[list[str], list[tuple[OrderRequest, bool]], dict[str, str]]:
         """All work wanted now: cancel ids (explicit first), ``(request, is_take)`` by priority,
-        and the token of each diff cancel still to send."""
+        and the token of each diff cancel still to send. Nothing is looked at when nothing changed
+        since a plan found nothing to do (and no paced cancel has come due)."""
+        orders = self._orders
+        if self._quiet is not None and not self._cancels and not self._takes and now < self._quiet_until \
+                and self._quiet == (self._targets_rev, orders.revision):
+            return _NOTHING
         if self._takes:
             self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
         cancels: dict[str, None] = {}
-        orders = self._orders
+        wake = _NEVER  # the first paced cancel to come due
+        done: list[str] = []
         for oid in self._cancels:
             o = orders.get(oid)
             if o is not None and (o.state.terminal or o.state is OrderState.PENDING_CANCEL):
+                if o.state.terminal:
+                    done.append(oid)
                 continue
             if self._recently_cancelled(oid, now):
+                wake = min(wake, self._emitted_cancels[oid] + self.config.cancel_retry_after)
                 continue
             cancels[oid] = None
+        for oid in done:
+            del self._cancels[oid]
         places_reducing: list[tuple[OrderRequest, bool]] = []
         places_other: list[tuple[OrderRequest, bool]] = []
         cancel_tokens: dict[str, str] = {}
@@ -269,6 +293,7 @@ class Router:
             for oid in to_cancel:
                 t = emitted.get(oid)
                 if t is not None and now - t < retry_after and self._held_back(oid, t):
+                    wake = min(wake, t + retry_after)
                     continue  # ``_recently_cancelled``
                 cancels[oid] = None
                 cancel_tokens[oid] = token
@@ -281,7 +306,12 @@ class Router:
             for q in to_place:
                 reducing = flags.get(id(q), False)
                 (places_reducing if reducing else places_other).append((_quote_request(q, reducing), False))
-        return list(cancels), places_reducing + places_other, cancel_tokens
+        places = places_reducing + places_other
+        if cancels or places:
+            self._quiet = None
+        else:
+            self._quiet, self._quiet_until = (self._targets_rev, orders.revision), wake
+        return list(cancels), places, cancel_tokens
 
     def _recently_cancelled(self, oid: str, now: float) -> bool:
         """A cancel of ``oid`` went out less than ``cancel_retry_after`` ago and nothing since
@@ -299,6 +329,8 @@ class Router:
     def poll(self, now: float) -> list[Batch]:
         """The batches the throttles grant now: cancels first, then places by priority."""
         cancels, places, cancel_tokens = self._plan(now)
+        if not cancels and not places:
+            return []
         self._rr += 1
         out: list[Batch] = []
         i = 0

@@ -17,7 +17,7 @@ from bot.core.markets import MarketIndex
 
 from .checks import BookLike, PositionsLike, Reason, RiskDecision, Universe, check_intents
 from .limits import RiskLimits
-from .state import HaltReason, KillSwitch, TradingState, TradingStatus, Trigger
+from .state import HaltReason, KillSwitch, TradingState, TradingStatus, Trigger, VenueAccept
 from .window import SlidingWindow
 
 
@@ -82,8 +82,11 @@ class RiskGate:
     # -- kill switch and manual control ---------------------------------------------------
 
     def on_event(self, event: Any, now: float) -> list[Intent]:
-        """Feed a kill-switch event (connectivity, venue error, reject, accept) and evaluate."""
+        """Feed a kill-switch event (connectivity, venue error, reject, accept) and evaluate (an
+        accept only ends a reject streak: it cannot call for a halt)."""
         self.kill_switch.on_event(event, now)
+        if type(event) is VenueAccept:
+            return []
         return self.evaluate(now)
 
     def evaluate(
