@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+from bisect import bisect_right
 from typing import Protocol
 
 import msgspec
@@ -61,13 +62,49 @@ class LognormalLatency:
         return self._draw(self._response)
 
 
+class InterpolatedLatency:
+    """Delays read off recorded ``(time, entry, response)`` samples: linear between the two
+    samples around ``now``, the first or last sample's delays outside them (hftbacktest's
+    interpolated order latency, from request/ack timestamps a live run recorded)."""
+
+    __slots__ = ("_times", "_entries", "_responses")
+
+    def __init__(self, samples) -> None:
+        rows = sorted((float(t), float(e), float(r)) for t, e, r in samples)
+        if not rows:
+            raise ValueError("interpolated latency needs at least one (time, entry, response) sample")
+        if any(not (e >= 0 and r >= 0) for _, e, r in rows):
+            raise ValueError("latency must be >= 0")
+        self._times = [t for t, _, _ in rows]
+        self._entries = [e for _, e, _ in rows]
+        self._responses = [r for _, _, r in rows]
+
+    def _at(self, values: list[float], now: float) -> float:
+        times = self._times
+        i = bisect_right(times, now)
+        if i == 0:
+            return values[0]
+        if i == len(times):
+            return values[-1]
+        t0, t1 = times[i - 1], times[i]
+        v0, v1 = values[i - 1], values[i]
+        return v0 + (v1 - v0) * (now - t0) / (t1 - t0)
+
+    def entry(self, now: float) -> float:
+        return self._at(self._entries, now)
+
+    def response(self, now: float) -> float:
+        return self._at(self._responses, now)
+
+
 class LatencyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    kind: str = "constant"  # constant | lognormal
+    kind: str = "constant"  # constant | lognormal | interpolated
     entry: float = 0.05  # seconds (the median for lognormal)
     response: float = 0.05
     sigma: float = 0.5
     cap: float = 5.0
     seed: int = 0
+    samples: tuple[tuple[float, float, float], ...] = ()  # interpolated: (time, entry, response)
 
 
 def latency_model(config: LatencyConfig) -> LatencyModel:
@@ -76,4 +113,6 @@ def latency_model(config: LatencyConfig) -> LatencyModel:
     if config.kind == "lognormal":
         return LognormalLatency(config.entry, config.response, config.sigma, config.cap,
                                 config.seed)
+    if config.kind == "interpolated":
+        return InterpolatedLatency(config.samples)
     raise ValueError(f"unknown latency model: {config.kind!r}")

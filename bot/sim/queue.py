@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import msgspec
+
 
 class QueueModel(Protocol):
     def on_depth(self, ahead: int, old_total: int, new_total: int) -> int: ...
@@ -60,3 +62,23 @@ class ProbQueue:
         share = fa / (fa + fb) if fa + fb else 0.0
         front_loss = max(int(d * share), d - behind)  # the back cannot lose more than it has
         return max(0, min(ahead - front_loss, new_total))
+
+
+class QueueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Which queue model estimates our place at a level: ``risk_averse`` (cancels come from
+    behind us; the default) or ``prob`` (cancels split by ``power``, see ``ProbQueue``)."""
+
+    kind: str = "risk_averse"
+    power: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("risk_averse", "prob"):
+            raise ValueError(f"queue model must be risk_averse or prob, not {self.kind!r}")
+        if not self.power > 0:
+            raise ValueError("queue power must be > 0")
+
+
+def queue_model(config: QueueConfig) -> QueueModel:
+    if config.kind == "prob":
+        return ProbQueue(config.power)
+    return RiskAverseQueue()

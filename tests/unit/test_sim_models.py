@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.sim.latency import ConstantLatency, LatencyConfig, LognormalLatency, latency_model
-from bot.sim.queue import ProbQueue, RiskAverseQueue, new_position, on_trade
+from bot.sim.queue import ProbQueue, QueueConfig, RiskAverseQueue, new_position, on_trade, queue_model
 
 
 def test_constant_latency():
@@ -57,3 +57,26 @@ def test_prob_queue_splits_cancels_by_position():
     assert (q.on_depth(20, 100, 90), ProbQueue(power=3.0).on_depth(20, 100, 90)) == (18, 20)
     with pytest.raises(ValueError):
         ProbQueue(power=0)
+
+
+def test_interpolated_latency_follows_recorded_delays():
+    cfg = LatencyConfig(kind="interpolated", samples=((10.0, 0.3, 0.4), (0.0, 0.1, 0.2)))
+    m = latency_model(cfg)
+    assert m.entry(5.0) == pytest.approx(0.2) and m.response(5.0) == pytest.approx(0.3)
+    assert (m.entry(-1.0), m.response(-1.0)) == (0.1, 0.2)  # before the first sample
+    assert (m.entry(99.0), m.response(99.0)) == (0.3, 0.4)  # after the last
+    assert m.entry(10.0) == 0.3
+    with pytest.raises(ValueError):
+        latency_model(LatencyConfig(kind="interpolated"))
+    with pytest.raises(ValueError):
+        latency_model(LatencyConfig(kind="interpolated", samples=((0.0, -0.1, 0.1),)))
+
+
+def test_queue_model_is_chosen_by_config():
+    assert isinstance(queue_model(QueueConfig()), RiskAverseQueue)
+    prob = queue_model(QueueConfig(kind="prob", power=1.5))
+    assert isinstance(prob, ProbQueue) and prob.power == 1.5
+    with pytest.raises(ValueError):
+        QueueConfig(kind="optimistic")
+    with pytest.raises(ValueError):
+        QueueConfig(kind="prob", power=0.0)
