@@ -49,7 +49,7 @@ from bot.sim.positions import Position, PositionFill, positions_from_fills
 from bot.sim.results import CancelResult, OrderResult, rejected
 from bot.sim.settlement import Settlement, SettlementConfig
 from bot.sim.ticks import TickConfig, next_tick
-from bot.sim.trades import MakerFill, Trade, apply_trade
+from bot.sim.trades import MakerFill, Trade, apply_trade, trade_id_prefix
 from bot.venue.fees import taker_fee
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
 from bot.venue.units import UNIT
@@ -139,9 +139,7 @@ class MatchingEngine:
         else:
             self._calm_lo = max(tc.low, UNIT - tc.high)
             self._calm_hi = min(tc.high, UNIT - tc.low)
-        self._id_prefix = "%032x" % self.rng.getrandbits(128)
-        self._id_prefix = (f"{self._id_prefix[:8]}-{self._id_prefix[8:12]}-4"
-                           f"{self._id_prefix[13:16]}-{self._id_prefix[16:20]}-")
+        self._id_prefix = trade_id_prefix(self.rng)
         self._trade_count = 0  # trade ids: UUID-shaped, seeded prefix + 12-hex-digit counter
         self._settle = cfg.settlement.enabled
         self._fee_account = cfg.fee_account

@@ -7,6 +7,8 @@ for a SELL taker). ``apply_trade(+1)`` then ``apply_trade(-1)`` leaves every bal
 
 from __future__ import annotations
 
+import random
+
 import msgspec
 
 from bot.sim.accounts import Ledger
@@ -65,6 +67,13 @@ class Trade(msgspec.Struct, gc=False):
                                            else self.last_update or self.match_time),
                          self.outcome, self.taker_owner, self.taker_account,
                          self.bucket_index, self.tx_hash, makers)
+
+
+def trade_id_prefix(rng: random.Random) -> str:
+    """The seeded first 20 hex digits of UUID-shaped trade ids (``prefix + f"{n:012x}"``), so the
+    same seed names the same trades."""
+    h = "%032x" % rng.getrandbits(128)
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{h[16:20]}-"
 
 
 def apply_trade(ledger: Ledger, trade: Trade, fee_account: str, sign: int = 1) -> None:
