@@ -23,7 +23,8 @@ Rules (the local exchange's, ``bot.sim.matching``, with the same error messages)
 - the rest of a limit order joins the back of its level and waits for the queue ahead of it to
   trade away (``bot.sim.resting``, with the pluggable ``bot.sim.queue`` model): a touch is not a
   fill;
-- GTD orders expire at their expiration (an ``OrderSeen`` with ``CANCELED_EXPIRED_ORDER``);
+- GTD orders expire at their expiration (an ``OrderSeen`` with ``CANCELED_EXPIRED_ORDER``), and
+  a ``market_resolved`` event closes our orders in that market (``CANCELED_MARKET_RESOLVED``);
 - trades are ``CONFIRMED`` at once in a backtest; in paper trading they are ``MATCHED`` and move
   through the settlement schedule (``bot.sim.settlement``), a ``FAILED`` one reversed exactly.
 
@@ -321,8 +322,19 @@ class SimVenue:
                 self._print(tok, event, now)
         elif et == _BOOK and event.asset_id in self._hot:
             self._snapshot(event, now)
+        elif et == "market_resolved":
+            self._resolved(event.market, now)
         elif self._apply:
             self.books.apply_event(event)
+
+    def _resolved(self, market: str, now: float) -> None:
+        """The market resolved: the venue cancels our orders resting there
+        (``CANCELED_MARKET_RESOLVED``)."""
+        gone = [o for o in self._orders.values() if o.market == market]
+        at = now + self._latency.response(now)
+        for order in gone:
+            self._remove(order, OrderStatus.CANCELED_MARKET_RESOLVED)
+            self._answer(at, OrderSeen(_closed_record(order, self._owner)))
 
     def _price_change(self, event: Any, now: float) -> None:
         """Level changes; only those at our prices, crossing our orders or where we removed
@@ -663,10 +675,7 @@ class SimVenue:
         if self._orders.get(order.id) is not order:
             return  # filled or canceled before its expiration
         self._remove(order, OrderStatus.CANCELED_EXPIRED_ORDER)
-        self._answer(t + self._latency.response(t), OrderSeen(OrderRecord(
-            order.id, OrderStatus.CANCELED_EXPIRED_ORDER.value, order.token, order.market,
-            order.side, order.price, order.size, order.matched, tuple(order.trade_ids),
-            "CANCELLATION", order.order_type.value, self._owner)))
+        self._answer(t + self._latency.response(t), OrderSeen(_closed_record(order, self._owner)))
 
     def _remove(self, order: QueuedOrder, status: OrderStatus) -> None:
         """Take a resting order off the book: its reservation is released."""
@@ -745,6 +754,13 @@ class SimVenue:
                 del self._records[trade.id]
             self._answer(when + self._latency.response(when),
                          TradeSeen(msgspec.structs.replace(rec, status=status)))
+
+
+def _closed_record(order: QueuedOrder, owner: str) -> OrderRecord:
+    """The user-channel ``CANCELLATION`` of an order the venue closed on its own."""
+    return OrderRecord(order.id, order.status.value, order.token, order.market, order.side,
+                       order.price, order.size, order.matched, tuple(order.trade_ids),
+                       "CANCELLATION", order.order_type.value, owner)
 
 
 def _rejected(order_id: str, message: str) -> OrderResult:

@@ -18,7 +18,10 @@ from bot.sim.settlement import SettlementConfig
 from bot.sim.trades import taker_fee
 from bot.sim.venue import SimVenueConfig, market_amount
 from bot.venue.enums import OrderType, TradeStatus
-from tests.unit.sim_feed import BUY, C, SELL, S, Shell, book, change, limit, take, tick_change, trade
+from bot.venue.models.ws import MarketResolvedEvent
+from tests.unit.sim_feed import (
+    BUY, C, SELL, M, S, Shell, book, change, limit, take, tick_change, trade,
+)
 
 NOW = LatencyConfig(entry=0.0, response=0.0)
 
@@ -262,6 +265,21 @@ def test_gtd_expires_at_its_expiration_and_releases_its_reservation():
     shell.place(OwnOrder("g3", "Y", BUY, 50 * C, 10 * S, expiration=100), at=11.0)
     shell.until(12.0)
     assert shell.results()["g3"].error_msg == R.INVALID_EXPIRATION
+
+
+def test_a_resolved_market_closes_our_orders_there():
+    shell = Shell(cfg(), tokens={"N": 10 * S})
+    shell.market(book({40 * C: 100 * S}, {60 * C: 100 * S}), at=1.0)
+    shell.place(limit("z1", BUY, 50 * C, 10 * S), limit("z2", SELL, 70 * C, 10 * S, token="N"),
+                at=1.0)
+    shell.market(MarketResolvedEvent(market=M.condition_id, assets_ids=list(M.tokens),
+                                     winning_asset_id="Y", timestamp="2"), at=2.0)
+    seen = [a.record for a in shell.answers if isinstance(a, OrderSeen)]
+    assert [(r.order_id, r.status) for r in seen] == [("z1", "CANCELED_MARKET_RESOLVED"),
+                                                       ("z2", "CANCELED_MARKET_RESOLVED")]
+    assert (shell.state("z1"), shell.state("z2")) == ("CANCELED", "CANCELED")
+    b = shell.venue.balance()
+    assert (b.collateral_reserved, b.tokens_reserved) == (0, {})
 
 
 def test_balances_refuse_what_the_venue_would():
