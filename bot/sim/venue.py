@@ -310,8 +310,11 @@ class SimVenue:
                 self.books.apply_event(event)
             return
         cls = type(event)
-        et = (_PRICE_CHANGE if cls is PriceChangeEvent else _PRINT if cls is LastTradePriceEvent
-              else _BOOK if cls is BookEvent else event_type(event))
+        if cls is PriceChangeEvent:
+            self._price_change(event, now)
+            return
+        et = (_PRINT if cls is LastTradePriceEvent else _BOOK if cls is BookEvent
+              else event_type(event))
         if et == _PRICE_CHANGE:
             self._price_change(event, now)
         elif et == _PRINT:
