@@ -1,6 +1,7 @@
-"""The simulated venue: matching engine, accounts, settlement, synthetic traders, and the small
-latency and queue models. Pure and deterministic (time is a parameter, randomness is seeded);
-knows nothing of HTTP. See ``matching.py`` for the engine's rules."""
+"""The simulated venues: matching engine, accounts, settlement, synthetic traders, the small
+latency and queue models, and the venue of paper trading and backtests (``venue.py``, matching
+our orders against an external L2 book). Pure and deterministic (time is a parameter, randomness
+is seeded); knows nothing of HTTP. See ``matching.py`` for the engine's rules."""
 
 from bot.sim.events import (
     BookLevelChanged,
