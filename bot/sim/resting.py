@@ -214,8 +214,8 @@ class OwnBook:
 
     def through(self, taker_side: Side, price: int) -> tuple[list[OwnLevel], OwnLevel | None]:
         """For a trade at ``price`` whose taker is on ``taker_side``: our levels it went through
-        (strictly better than ``price`` for the taker's counterparty, best first) and our level at
-        ``price`` on the side it hit, if any."""
+        (bids above a sell's price, asks below a buy's, best first) and our level at ``price`` on
+        the side it hit, if any."""
         if taker_side is Side.SELL:  # the taker sold: our bids at or above the price
             better = [self.bids[p] for p in sorted(self.bids, reverse=True) if p > price]
             return better, self.bids.get(price)
