@@ -19,7 +19,7 @@ Rules (the local exchange's, ``bot.sim.matching``, with the same error messages)
 - an order that crosses takes the visible levels best first at their prices, in whole lots (one
   trade per price), and removes what it took from the venue's view until the feed next updates
   that level (``bot.sim.depth``); FOK is filled whole or killed, FAK keeps what it got; the taker
-  pays ``bot.sim.trades.taker_fee``;
+  pays ``bot.venue.fees.taker_fee``;
 - the rest of a limit order joins the back of its level and waits for the queue ahead of it to
   trade away (``bot.sim.resting``, with the pluggable ``bot.sim.queue`` model): a touch is not a
   fill;
@@ -60,9 +60,10 @@ from bot.sim.orders import LOT
 from bot.sim.queue import QueueConfig, QueueModel, queue_model
 from bot.sim.resting import Fills, OwnBook, QueuedOrder, on_depth, on_trade, sweep
 from bot.sim.settlement import Settlement, SettlementConfig
-from bot.sim.trades import MakerFill, Trade, apply_trade, taker_fee, trade_id_prefix
+from bot.sim.trades import MakerFill, Trade, apply_trade, trade_id_prefix
 from bot.venue.amounts import TICK_RULES
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
+from bot.venue.fees import taker_fee
 from bot.venue.models.ws import BookEvent, LastTradePriceEvent, PriceChangeEvent
 from bot.venue.units import UNIT
 
@@ -94,7 +95,7 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     owner: str = ""  # our API key, shown on our maker legs
     latency: LatencyConfig = LatencyConfig()
     queue: QueueConfig = QueueConfig()
-    fee_rate_bps: int = 0  # taker fee rate of our takes (bot.sim.trades.taker_fee)
+    fee_rate_bps: int = 0  # taker fee rate of our takes (bot.venue.fees.taker_fee)
     fee_account: str = "fees"
     settlement: SettlementConfig = SettlementConfig()
     fill_on_cross: bool = True

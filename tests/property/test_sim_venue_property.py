@@ -150,7 +150,7 @@ def test_conservation_reservations_and_reported_trades(s, steps):
         paid = cost(r.price, r.size)
         fee = 0
         if ours_taker and r.fee_rate_bps:
-            from bot.sim.trades import taker_fee
+            from bot.venue.fees import taker_fee
 
             fee = taker_fee(side, r.price, r.size, r.fee_rate_bps)
         if side is Side.BUY:

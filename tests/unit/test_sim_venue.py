@@ -15,7 +15,7 @@ from bot.sim import results as R
 from bot.sim.latency import LatencyConfig
 from bot.sim.queue import QueueConfig
 from bot.sim.settlement import SettlementConfig
-from bot.sim.trades import taker_fee
+from bot.venue.fees import taker_fee
 from bot.sim.venue import SimVenueConfig, market_amount
 from bot.venue.enums import OrderType, TradeStatus
 from bot.venue.models.ws import MarketResolvedEvent
