@@ -194,7 +194,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bot config (same as the global --config)")
     p.add_argument("--duration", type=DURATION,
                    help=with_range("stop after this many seconds (default: until interrupted)", DURATION))
+    p.add_argument("--paper", action="store_true",
+                   help="paper trading: live books, orders filled by the simulated venue ([sim]); never sends "
+                        "an order, needs no key")
     p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("backtest", help="backtest the configured strategy on recorded books")
+    p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
+                   help="bot config (same as the global --config)")
+    p.add_argument("--data", nargs="+", required=True, metavar="PATH",
+                   help="recordings: files, or folders holding them (merged by receive time)")
+    p.add_argument("--seed", type=(r := integer(0, 2**63 - 1)), help=with_range("seed (default [backtest] seed)", r))
+    p.add_argument("--out", metavar="DIR", help="results folder (default results/backtest-<time>)")
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(handler=cmd_backtest)
 
     p = sub.add_parser("demo", help="run the demo (local exchange + market maker)")
     _add_demo_arguments(p)
@@ -750,6 +764,14 @@ def cmd_run(s: Session) -> int:
     if not s.config.strategy.path:
         raise ConfigError(f"{s.config_path}: [strategy] path is not set")
     _configure_run_logging(s)
+    return _finish(run(s.config, s.args))
+
+
+def cmd_backtest(s: Session) -> int:
+    run = _entry_point("bot.backtest.cli", "backtest")
+    if not s.config.strategy.path:
+        where = s.config_path or "the default config"
+        raise ConfigError(f"{where}: [strategy] path is not set (bot backtest --config FILE)")
     return _finish(run(s.config, s.args))
 
 

@@ -274,6 +274,16 @@ class Engine:
             tops[token_id] = top
         return intents_of(self.strategy.on_book(self.ctx, token_id))
 
+    def resync(self, token_ids: Iterable[str]) -> list[Action]:
+        """The feed of these tokens starts (again) here, after a gap in a recording or at the start
+        of a replay: their books are stale until their next snapshot, which counts at once."""
+        now = self.clock.now()
+        subs = [t for t in token_ids if t in self.books]
+        self.feed.on_stream_up(subs, now)
+        self.books.mark_stale(subs)
+        self._publish(now)
+        return self._poll()
+
     def on_rest_books(self, snapshots: Iterable[Any]) -> list[Action]:
         """REST book snapshots fetched for stale tokens (``Feed.due_polls``)."""
         now = self.clock.now()

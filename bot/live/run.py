@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import structlog
 
 log = structlog.get_logger("bot.run")
@@ -101,9 +103,100 @@ def engine_of(config: Any, strategy: Any, markets: list[Any], venue: Any, wallet
                        signature_type=v.signature_type, funder=v.funder, builder_code=v.builder_code)
 
 
+async def _paper(config: Any, args: Any) -> int:
+    """``bot run --paper``: the venue's live books, orders executed by the simulated venue
+    (``[sim]``), everything else as live (risk, router, throttles, metrics labelled ``paper``, a
+    journal of its own). No key and no API credentials are read; nothing is ever sent."""
+    from rich.console import Console
+
+    from bot.core.clock import LiveClock
+    from bot.engine.assembly import Signing, build_engine, simulated_throttles
+    from bot.execution.journal import Journal, JournalConfig
+    from bot.live.shell import LiveShell, Venue, load_markets
+    from bot.live.view import ending, plain_line
+    from bot.ops.metrics import Metrics
+    from bot.sim.venue import SimVenueConfig, SimVenue
+    from bot.strategy import load_strategy
+
+    v = config.venue
+    venue = Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=None, address="",
+                  chain_id=v.chain_id, limits=v.limits, timeouts=v.timeouts)
+    journal = None
+    try:
+        markets = await load_markets(venue.clob, tuple(config.strategy.markets), limit=1)
+        if not markets:
+            print("bot run --paper: none of the configured markets is listed by the venue", file=sys.stderr)
+            return 2
+        strategy = load_strategy(config.strategy.path, config.strategy.params)
+        metrics = Metrics(mode="paper")
+        if config.metrics.enabled:
+            metrics.serve(config.metrics.host, config.metrics.port)
+        journal = Journal.from_config(JournalConfig(paper_path(config.journal.path), config.journal.synchronous))
+        clock = LiveClock()
+        seed = time.time_ns()  # order ids unique across paper runs sharing a journal
+        engine = build_engine(
+            strategy, markets, clock=clock, signing=Signing(None, seed), throttles=simulated_throttles(v.limits, clock),
+            risk=config.risk, router=config.router, reconciler=config.reconciler, engine=config.engine,
+            owner="paper", journal=journal, day_start=journal.restore().day_start, metrics=metrics,
+        )
+        sim_config: SimVenueConfig = config.sim
+        sim = SimVenue(markets, msgspec.structs.replace(sim_config, mode="paper", owner="paper", seed=seed % 2**32))
+        await seed_paper(engine, venue, sim_config.holdings)
+        started = time.monotonic()
+        shell = LiveShell(engine, venue, config=config.shell, journal=journal, sim=sim,
+                          on_timer=_status(engine, started, plain_line))
+        await shell.run(duration=getattr(args, "duration", None))
+        Console(file=sys.stdout).print(await ending(engine, shell.stop_reason, None), highlight=False)
+        return 0
+    finally:
+        if journal is not None:
+            journal.close()
+        await venue.aclose()
+
+
+def paper_path(path: str) -> str:
+    """The paper journal beside the live one: ``state/journal.sqlite`` -> ``state/journal.paper.sqlite``."""
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}.paper{p.suffix}"))
+
+
+async def seed_paper(engine: Any, venue: Any, holdings: int) -> None:
+    """The paper account's starting shares in the portfolio, valued at the venue's mids (as a
+    live run values what it holds), and those mids as the day's opening marks."""
+    from bot.venue.errors import VenueError
+    from bot.venue.units import parse_units
+
+    tokens = [t for m in engine.markets for t in m.tokens]
+    mids: dict[str, int] = {}
+    try:
+        for b in await venue.clob.books(tokens):
+            bids = [parse_units(lv.price) for lv in b.bids or ()]
+            asks = [parse_units(lv.price) for lv in b.asks or ()]
+            if bids and asks:
+                mids[b.asset_id] = (max(bids) + min(asks)) // 2
+    except VenueError as exc:
+        log.warning("paper_marks_failed", error=str(exc)[:200])
+    if holdings:
+        for t in tokens:
+            engine.portfolio.seed(t, holdings, mids.get(t, 0))
+    engine.opening_marks = mids
+
+
+def _status(engine: Any, started: float, line: Any) -> Any:
+    last = [0.0]
+
+    def on_timer() -> None:
+        elapsed = time.monotonic() - started
+        if elapsed - last[0] >= 10.0:
+            last[0] = elapsed
+            log.info("status", line=line(engine, elapsed=elapsed))
+
+    return on_timer
+
+
 def run(config: Any, args: Any = None) -> int:
     """Entry point of ``bot run``: returns the exit code."""
     try:
-        return anyio.run(_run, config, args)
+        return anyio.run(_paper if getattr(args, "paper", False) else _run, config, args)
     except KeyboardInterrupt:
         return 130

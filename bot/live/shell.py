@@ -64,7 +64,7 @@ class Venue:
         # wall clock: the engine's router spends these throttles with its (wall) clock
         self.limiter = RouteLimiter(with_margin(limits or LimitsConfig(), window_margin_s), "clob", clock=time.time)
         self.account_limiter = RouteLimiter(limits or LimitsConfig(), "account", clock=time.time)
-        creds = as_credentials(creds)
+        creds = as_credentials(creds) if creds is not None else None  # None: public data only (paper)
         self._reads_t = Transport(clob_url, limiter=self.limiter, config=timeouts)
         self._writes_t = Transport(clob_url, limiter=None, config=timeouts)
         self._data_t = Transport(data_url, limiter=self.account_limiter, config=timeouts)
@@ -73,7 +73,7 @@ class Venue:
         self.writes = ClobClient(self._writes_t, creds=creds, address=address, chain_id=chain_id, auth=auth)
         self.account = AccountClient(self._data_t)
         self.ws_url = ws_url
-        self.creds = creds = as_credentials(creds)
+        self.creds = creds
         self.address = address
         self.holder = holder or address  # whose positions count (the funder when there is one)
 
@@ -192,9 +192,13 @@ class LiveShell:
     """Runs one engine against the venue until stopped; see the module invariants."""
 
     def __init__(self, engine: Engine, venue: Venue, *, config: ShellConfig | None = None,
-                 on_timer: Callable[[], None] | None = None, journal: Any = None) -> None:
+                 on_timer: Callable[[], None] | None = None, journal: Any = None, sim: Any = None) -> None:
+        """``sim`` (a ``bot.sim.venue.SimVenue``) makes it paper trading: the venue's live market
+        data, orders executed by the simulated venue on those books; nothing is ever sent to the
+        venue, no user channel, no key."""
         self.engine = engine
         self.venue = venue
+        self.sim = sim
         self.config = config or ShellConfig()
         self.on_timer = on_timer
         self.journal = journal
@@ -240,23 +244,26 @@ class LiveShell:
             await send.send(_user_result(ev))
 
         market = MarketStream(market_sink, tokens, scfg)
-        user = UserStream(user_sink, self.venue.creds, conds, scfg)
+        streams: tuple[Any, ...] = (market,)
         async with anyio.create_task_group() as sends:
             self._sends = sends
             try:
                 async with anyio.create_task_group() as tg:
                     self._tg = tg
                     tg.start_soon(market.run)
-                    tg.start_soon(user.run)
                     tg.start_soon(self._signals)
-                    if self.config.heartbeats:
-                        tg.start_soon(self._heartbeats)
-                    tg.start_soon(self._every, self.config.trades_poll_s, "trades")
-                    tg.start_soon(self._every, self.config.positions_poll_s, "positions")
                     tg.start_soon(self._every, self.config.book_poll_s, "books")
-                    tg.start_soon(self._every, self.config.orders_sync_s, "sync")
+                    if self.sim is None:  # the account's side of the venue: live only
+                        user = UserStream(user_sink, self.venue.creds, conds, scfg)
+                        streams = (market, user)
+                        tg.start_soon(user.run)
+                        if self.config.heartbeats:
+                            tg.start_soon(self._heartbeats)
+                        tg.start_soon(self._every, self.config.trades_poll_s, "trades")
+                        tg.start_soon(self._every, self.config.positions_poll_s, "positions")
+                        tg.start_soon(self._every, self.config.orders_sync_s, "sync")
                     if eng.metrics is not None:
-                        tg.start_soon(self._gauges, (market, user))
+                        tg.start_soon(self._gauges, streams)
                     if duration is not None:
                         tg.start_soon(self._deadline, duration)
                     await self._core()
@@ -340,12 +347,15 @@ class LiveShell:
         eng = self.engine
         self._dispatch(eng.start())
         next_timer = eng.clock.now() + self.config.timer_interval_s
+        sim = self.sim
         while not self._stop.is_set():
             now = eng.clock.now()
             wake = next_timer
             ready = eng.next_wakeup()
             if ready is not None:
                 wake = min(wake, ready)
+            if sim is not None and (due := sim.next_due()) is not None:
+                wake = min(wake, due)
             timeout = max(0.0, wake - now)
             msg = None
             with anyio.move_on_after(timeout):
@@ -368,6 +378,13 @@ class LiveShell:
             ready = eng.next_wakeup()
             if ready is not None and ready <= eng.clock.now():
                 self._dispatch(eng.poll())
+            if sim is not None:
+                self._sim_answers(eng.clock.now())
+
+    def _sim_answers(self, now: float) -> None:
+        """Paper trading: what the simulated venue has done by ``now``, into the engine."""
+        for result in self.sim.due(now):
+            self._dispatch(self._handle(result))
 
     def _handle(self, msg: Any) -> list[Any]:
         """Feed one inbox message (a typed result, or a ``_Msg``) to the engine; returns the
@@ -387,6 +404,8 @@ class LiveShell:
                 ev = msg.a
                 if isinstance(ev, ConnectionEvent):
                     return eng.on_connection(ev)
+                if self.sim is not None:  # paper: the simulated venue sees the book as the strategy does
+                    self.sim.on_market(ev, eng.clock.now())
                 return eng.on_market_event(ev, msg.b)
             elif k == "rest_books":
                 return eng.on_rest_books(msg.a)
@@ -440,6 +459,9 @@ class LiveShell:
         self._sends.start_soon(send)
 
     def _dispatch(self, actions: list[Any]) -> None:
+        if self.sim is not None:
+            self._simulate(actions)
+            return
         for a in actions:
             if isinstance(a, SendPlaces):
                 self._write(self._place, a)
@@ -455,6 +477,18 @@ class LiveShell:
                 self._spawn(self._resend, a)
             elif isinstance(a, FetchTrades):
                 self._spawn(self._fetch_trades)
+
+    def _simulate(self, actions: list[Any]) -> None:
+        """Paper trading: the engine's actions go to the simulated venue (listings, lookups and
+        trade pages are not needed: it tells every change of our orders and trades)."""
+        sim, now = self.sim, self.engine.clock.now()
+        for a in actions:
+            if isinstance(a, SendPlaces):
+                sim.place(a.batch, now)
+            elif isinstance(a, SendCancels):
+                sim.cancel(a.batch, now)
+            elif isinstance(a, VenueCancelAll):
+                sim.cancel_all(now)
 
     async def _place(self, action: SendPlaces) -> None:
         batch = action.batch
@@ -559,6 +593,11 @@ class LiveShell:
         the venue whatever the cancel throttle holds, then the router's cancels go for anything
         it left."""
         eng = self.engine
+        if self.sim is not None:  # paper: everything is cancelled in the simulated venue
+            self._dispatch(eng.stop())
+            self._sim_answers(float("inf"))
+            log.info("stopped", reason=self.stop_reason or "done")
+            return
         with anyio.move_on_after(self.config.stop_timeout_s) as scope:
             actions = eng.stop()
             while True:  # answers (and fills) of the writes on the wire, until none is left

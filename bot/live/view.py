@@ -183,4 +183,6 @@ async def open_orders_left(venue: Any) -> int | None:
 async def ending(engine: Engine, reason: str | None, venue: Any) -> Group:
     """What a run prints when it ends (``bot run`` and ``bot demo`` alike): the summary table,
     then why it stopped and what the exchange still lists, read back from the exchange."""
+    if venue is None:  # paper trading: the simulated venue executed everything
+        return Group(summary_table(engine), Text(f"stopped: {reason or 'done'}; paper trading: no order was sent"))
     return Group(summary_table(engine), Text(stop_line(reason, await open_orders_left(venue))))

@@ -17,12 +17,14 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
+from bot.backtest.config import BacktestConfig
 from bot.engine.engine import EngineConfig
 from bot.execution.journal import JournalConfig
 from bot.execution.reconciler import ReconcilerConfig
 from bot.execution.router import RouterConfig
 from bot.live.config import ShellConfig
 from bot.risk.limits import RiskLimits
+from bot.sim.venue import SimVenueConfig
 from bot.venue.limits import LimitsConfig
 from bot.venue.transport import TransportConfig
 
@@ -265,6 +267,8 @@ class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     reconciler: ReconcilerConfig = ReconcilerConfig()
     engine: EngineConfig = EngineConfig()
     shell: ShellConfig = ShellConfig()
+    sim: SimVenueConfig = SimVenueConfig()  # the simulated venue of paper trading and backtests
+    backtest: BacktestConfig = BacktestConfig()
     metrics: MetricsConfig = MetricsConfig()
     journal: JournalConfig = JournalConfig()
     log: LogConfig = LogConfig()

@@ -16,8 +16,12 @@ HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.
 class Metrics:
     """Every metric the engine exports, registered on its own registry."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None, mode: str = "live") -> None:
         r = self.registry = registry or CollectorRegistry()
+        self.mode = mode
+        # the run's mode as a label (join on it: ``... * on(instance) group_left(mode) bot_mode``)
+        Gauge("bot_mode", "1, labelled with the run's mode: live, paper or backtest", ["mode"],
+              registry=r).labels(mode).set(1)
         self.orders_submitted = Counter("bot_orders_submitted", "Orders sent to the venue", ["token"], registry=r)
         self.orders_accepted = Counter("bot_orders_accepted", "Orders accepted by the venue", ["token"], registry=r)
         self.orders_rejected = Counter("bot_orders_rejected", "Orders rejected (venue or risk)", ["reason"], registry=r)

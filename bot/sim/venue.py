@@ -104,6 +104,8 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pair_window: float = 1.0
     closed_memory: int = 100_000
     seed: int = 0
+    collateral: int = 0  # USDC units our account starts with
+    holdings: int = 0  # shares of every outcome token our account starts with
 
     def __post_init__(self) -> None:
         if self.mode not in ("backtest", "paper"):
@@ -116,6 +118,8 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError("pair_window must be >= 0")
         if self.closed_memory < 0:
             raise ValueError("closed_memory must be >= 0")
+        if self.collateral < 0 or self.holdings < 0:
+            raise ValueError("collateral and holdings must be >= 0")
 
 
 class _Token:
@@ -197,6 +201,11 @@ class SimVenue:
         self._seq = 0
         self._oseq = 0
         self.now = 0.0
+        if cfg.collateral:
+            self.fund(cfg.collateral)
+        if cfg.holdings:
+            for token in self._tokens:
+                self.grant(token, cfg.holdings)
 
     # --- funds -----------------------------------------------------------------------------
     def fund(self, collateral: int) -> None:
@@ -270,7 +279,7 @@ class SimVenue:
                     return
                 self._settle(ts)
                 continue
-            if tw > now:
+            if not work or tw > now:
                 return
             t, _, kind, payload = heapq.heappop(work)
             if t > self.now:

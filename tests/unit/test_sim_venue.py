@@ -466,3 +466,10 @@ def test_a_signed_market_order_spends_its_signed_amount():
     order = take("k", BUY, 55 * C, 100 * S)
     order.signed = SimpleNamespace(maker_amount=99 * S)
     assert market_amount(order) == 99 * S
+
+
+def test_draining_everything_ever_due_stops_when_nothing_is_left():
+    from bot.sim.venue import SimVenue, SimVenueConfig
+
+    venue = SimVenue([], SimVenueConfig(mode="paper"))
+    assert venue.due(float("inf")) == []

@@ -1,0 +1,64 @@
+"""``bot backtest --config FILE --data PATH...``: run a backtest, print its summary, keep its results.
+
+Invariants: bad input (a path that is not a recording, a config naming a market the recordings do
+not hold) is one line on stderr and exit code 2, never a traceback; the results folder holds the
+whole run (``bot.backtest.results``) and its summary, also printed as a table or JSON.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bot.venue.units import format_units
+
+
+def run(config: Any, args: Any) -> int:
+    """Entry point of ``bot backtest``: returns the exit code."""
+    from bot.backtest.recording import RecordingError
+    from bot.backtest.runner import BacktestError, run_backtest
+    from bot.ops.logging import configure
+
+    configure(level="warning", json=True)
+    out = Path(args.out) if args.out else Path("results") / time.strftime("backtest-%Y%m%d-%H%M%S")
+    try:
+        summary = run_backtest(config, list(args.data), out=out, progress=not args.no_progress, seed=args.seed)
+    except (BacktestError, RecordingError) as exc:
+        print(f"bot backtest: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(summary), indent=2).decode() + "\n")
+    else:
+        from rich.console import Console
+
+        Console(file=sys.stdout).print(summary_table(summary))
+        print(f"results: {out}")
+    return 0
+
+
+def summary_table(summary: Any) -> Any:
+    """The summary as a two-column rich table (USDC and shares in decimals)."""
+    from rich.table import Table
+
+    t = Table(title=f"{summary.mode}: {summary.events:,} events, {summary.seconds / 3600:.2f} h of market")
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    money = lambda v: format_units(v)  # noqa: E731
+    rows = [
+        ("PnL (USDC)", money(summary.pnl)), ("realized (USDC)", money(summary.realized)),
+        ("unrealized (USDC)", money(summary.unrealized)), ("fees (USDC)", money(summary.fees)),
+        ("max drawdown (USDC)", money(summary.max_drawdown)), ("orders sent", f"{summary.orders_sent:,}"),
+        ("orders rejected", f"{summary.orders_rejected:,}"), ("cancels sent", f"{summary.cancels_sent:,}"),
+        ("fills", f"{summary.fills:,}"), ("maker share of volume", f"{summary.maker_share:.1%}"),
+        ("fill rate (orders with a fill)", f"{summary.fill_rate:.1%}"), ("volume (shares)", money(summary.volume)),
+        ("events/s", f"{summary.events_per_s:,.0f}"),
+    ]
+    for token, (lo, hi) in summary.inventory.items():
+        rows.append((f"inventory …{token[-8:]}", f"{money(lo)} .. {money(hi)}"))
+    for name, value in rows:
+        t.add_row(name, value)
+    return t

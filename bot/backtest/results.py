@@ -1,0 +1,214 @@
+"""The results folder of a run (backtest or paper): every order change and fill, the PnL and
+inventory series, and the summary, as JSON lines and JSON a reader or a report can use.
+
+Layout (all JSON, micro-units as integers, times in unix seconds)::
+
+    orders.jsonl    one line per own-order change: order_id, token_id, side, price, size, state,
+                    filled, sent_at, updated_at, reason
+    fills.jsonl     one line per fill seen (trade_id, order_id, token_id, side, price, size, fee,
+                    is_maker, status, ts); a reversal repeats the fill with "reversed": true
+    series.jsonl    one line per sample: t, realized, unrealized, fees, total, and per token
+                    position, mark, best bid and ask, our best bid and ask
+    summary.json    the figures of ``Summary``
+
+Invariant: the sink is a journal sink (``bot.execution.reconciler.JournalSink``): it sees every
+order change and fill the reconciler makes, in order, so the files hold the run's whole story;
+lines are flushed in blocks, files closed by ``close``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+import msgspec
+
+from bot.core.events import Fill
+from bot.execution.orders import OwnOrder
+from bot.venue.enums import Side, TradeStatus
+
+_enc = msgspec.json.Encoder()
+
+
+class Summary(msgspec.Struct, frozen=True, kw_only=True):
+    """What a run came to (micro-units unless named otherwise)."""
+
+    mode: str
+    events: int
+    seconds: float  # simulated (or live) time covered
+    wall_seconds: float
+    events_per_s: float
+    orders_sent: int
+    orders_rejected: int
+    cancels_sent: int
+    fills: int
+    maker_fills: int
+    volume: int  # shares
+    notional: int  # USDC
+    fill_rate: float  # orders with any fill / orders accepted
+    maker_share: float  # maker volume / volume
+    realized: int
+    unrealized: int
+    fees: int
+    pnl: int
+    max_drawdown: int  # largest fall of total PnL from a previous high
+    inventory: dict[str, tuple[int, int]]  # token -> (lowest, highest) position
+    final_position: dict[str, int]
+    seed: int | None = None
+    assumptions: tuple[str, ...] = ()
+
+
+class ResultsSink:
+    """Journal sink writing the run's orders and fills, plus the series the runner samples."""
+
+    def __init__(self, folder: str | Path, block: int = 512) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._files = {name: (self.folder / f"{name}.jsonl").open("wb") for name in ("orders", "fills", "series")}
+        self._buf: dict[str, list[bytes]] = {name: [] for name in self._files}
+        self._block = block
+        self.filled_orders: set[str] = set()
+        self.accepted: set[str] = set()
+        self.maker_volume = 0
+        self.volume = 0
+        self.fill_count = 0
+        self.maker_fills = 0
+
+    # --- JournalSink ----------------------------------------------------------------------
+    def order(self, o: OwnOrder) -> None:
+        if o.answered_at:
+            self.accepted.add(o.order_id)
+        self._write("orders", {
+            "order_id": o.order_id, "token_id": o.token_id, "side": o.side.value, "price": o.price, "size": o.size,
+            "state": o.state.value, "filled": o.filled, "sent_at": o.sent_at, "updated_at": o.updated_at,
+            "reason": o.reason,
+        })
+
+    def fill(self, f: Fill) -> None:
+        self.fill_count += 1
+        self.volume += f.size
+        if f.is_maker:
+            self.maker_fills += 1
+            self.maker_volume += f.size
+        self.filled_orders.add(f.order_id)
+        self._write("fills", _fill_row(f))
+
+    def reversal(self, f: Fill) -> None:
+        self.fill_count -= 1
+        self.volume -= f.size
+        if f.is_maker:
+            self.maker_fills -= 1
+            self.maker_volume -= f.size
+        self._write("fills", {**_fill_row(f), "reversed": True})
+
+    def trade_status(self, trade_id: str, status: TradeStatus) -> None:
+        pass
+
+    def cursor(self, name: str, value: str) -> None:
+        pass
+
+    def day_start(self, start: Any) -> None:
+        pass
+
+    def commit(self) -> None:
+        pass
+
+    # --- series -------------------------------------------------------------------------
+    def sample(self, row: dict[str, Any]) -> None:
+        self._write("series", row)
+
+    def write_summary(self, summary: Summary) -> None:
+        (self.folder / "summary.json").write_bytes(msgspec.json.format(_enc.encode(summary), indent=2) + b"\n")
+
+    def close(self) -> None:
+        for name, f in self._files.items():
+            self._flush(name)
+            f.close()
+
+    def _write(self, name: str, row: dict[str, Any]) -> None:
+        buf = self._buf[name]
+        buf.append(_enc.encode(row))
+        if len(buf) >= self._block:
+            self._flush(name)
+
+    def _flush(self, name: str) -> None:
+        buf = self._buf[name]
+        if buf:
+            self._files[name].write(b"\n".join(buf) + b"\n")
+            buf.clear()
+
+
+def _fill_row(f: Fill) -> dict[str, Any]:
+    return {"trade_id": f.trade_id, "order_id": f.order_id, "token_id": f.token_id, "side": f.side.value,
+            "price": f.price, "size": f.size, "fee": f.fee, "is_maker": f.is_maker, "status": f.status.value,
+            "ts": f.ts}
+
+
+class Series:
+    """Samples of PnL and inventory on the run's clock, every ``every_s`` seconds, and what the
+    summary needs of them (drawdown, inventory range)."""
+
+    def __init__(self, sink: ResultsSink | None, every_s: float) -> None:
+        self.sink = sink
+        self.every_s = every_s
+        self.next_at: float | None = None
+        self.high: int | None = None
+        self.max_drawdown = 0
+        self.inventory: dict[str, tuple[int, int]] = {}
+
+    def due(self, now: float) -> bool:
+        return self.next_at is None or now >= self.next_at
+
+    def take(self, engine: Any, now: float) -> None:
+        """One sample of ``engine`` (its portfolio at the books' marks, the books, our quotes)."""
+        self.next_at = now + self.every_s
+        marks = engine.marks()
+        pf = engine.portfolio
+        realized, fees = pf.realized_pnl(), pf.fees()
+        unrealized = pf.unrealized_pnl(marks)
+        total = realized + unrealized - fees
+        if self.high is None or total > self.high:
+            self.high = total
+        self.max_drawdown = max(self.max_drawdown, self.high - total)
+        tokens: dict[str, Any] = {}
+        for m in engine.markets:
+            for t in m.tokens:
+                size = pf.size(t)
+                lo, hi = self.inventory.get(t, (size, size))
+                self.inventory[t] = (min(lo, size), max(hi, size))
+                if self.sink is None:
+                    continue
+                book = engine.books.get(t)
+                ours = engine.working_orders(t)
+                bids = [o.price for o in ours if o.side is Side.BUY]
+                asks = [o.price for o in ours if o.side is Side.SELL]
+                tokens[t] = {
+                    "position": size, "mark": marks.get(t),
+                    "bid": book.best_bid if book is not None else None,
+                    "ask": book.best_ask if book is not None else None,
+                    "our_bid": max(bids) if bids else None, "our_ask": min(asks) if asks else None,
+                }
+        if self.sink is not None:
+            self.sink.sample({"t": now, "realized": realized, "unrealized": unrealized, "fees": fees,
+                              "total": total, "tokens": tokens})
+
+
+def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, events: int, seconds: float,
+              wall_seconds: float, seed: int | None, assumptions: Iterable[str] = ()) -> Summary:
+    """The run's summary from the engine's final state and what the sink and series saw."""
+    marks = engine.marks()
+    pf = engine.portfolio
+    realized, fees, unrealized = pf.realized_pnl(), pf.fees(), pf.unrealized_pnl(marks)
+    st = engine.stats
+    tokens = [t for m in engine.markets for t in m.tokens]
+    return Summary(
+        mode=mode, events=events, seconds=seconds, wall_seconds=wall_seconds,
+        events_per_s=events / wall_seconds if wall_seconds > 0 else 0.0,
+        orders_sent=st.orders_sent, orders_rejected=st.orders_rejected, cancels_sent=st.cancels_sent,
+        fills=sink.fill_count, maker_fills=sink.maker_fills, volume=sink.volume, notional=st.notional,
+        fill_rate=len(sink.filled_orders) / len(sink.accepted) if sink.accepted else 0.0,
+        maker_share=sink.maker_volume / sink.volume if sink.volume else 0.0,
+        realized=realized, unrealized=unrealized, fees=fees, pnl=realized + unrealized - fees,
+        max_drawdown=series.max_drawdown, inventory={t: series.inventory.get(t, (0, 0)) for t in tokens},
+        final_position={t: pf.size(t) for t in tokens}, seed=seed, assumptions=tuple(assumptions),
+    )

@@ -1,0 +1,271 @@
+"""Backtests: the live engine, strategy and config over recorded books, in a plain loop.
+
+There is no event loop. One timeline, in time order, drives everything:
+
+- each recorded market event reaches the simulated venue at the venue's own time (its exchange
+  timestamp, never after the receive time) and the engine at the recorded receive time, so the
+  strategy sees the market with the recorded feed delay while its orders meet the book as it is
+  at the venue when they arrive (``bot.sim.venue``: entry and response latency from the model);
+- the venue's answers (acks, cancels, fills) reach the engine when the venue says they are due;
+- the engine's timer runs every ``shell.timer_interval_s`` of simulated time and throttled work
+  is emitted when the router says it can be.
+
+Invariants: deterministic for a seed (the same recordings, config and seed give the same orders,
+fills and results); memory does not grow with the recording's length (the replay streams, the
+timeline holds only events whose receive time has not come, closed orders leave memory as live);
+the simulated clock never runs backwards. Orders are not signed (a backtest needs no key): their
+ids are numbered from the seed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import msgspec
+
+from bot.core.clock import SimClock
+from bot.core.markets import MarketInfo
+from bot.engine.assembly import Signing, build_engine, simulated_throttles
+from bot.engine.engine import Engine, SendCancels, SendPlaces, VenueCancelAll
+from bot.backtest.config import BacktestConfig
+from bot.sim.venue import SimVenue
+
+ASSUMPTIONS = (
+    "orders join the back of their price level and advance only as the queue model allows: a touch is not a fill",
+    "each order reaches the book after the latency model's entry delay and is answered after its response delay",
+    "market data reaches the strategy at its recorded receive time; the venue sees it at its exchange time",
+    "what our takes remove from the book stays removed until the feed next updates that level",
+    "trades settle (CONFIRMED) at once; fees per the venue's taker rule",
+)
+
+
+class BacktestError(Exception):
+    """A backtest cannot run (no recording, no market, a market the config names is missing)."""
+
+
+def exchange_time(ev: Any, received: float) -> float:
+    """When the venue produced ``ev`` (its millisecond timestamp), never after it was received."""
+    ms = getattr(ev, "timestamp_ms", None)
+    if ms is None:
+        raw = getattr(ev, "timestamp", None)
+        try:
+            ms = int(raw) if raw else 0
+        except (TypeError, ValueError):
+            ms = 0
+    t = ms / 1000.0 if ms else received
+    return t if t < received else received
+
+
+class Backtest:
+    """One run: an engine and a simulated venue on one simulated clock."""
+
+    def __init__(self, engine: Engine, venue: SimVenue, clock: SimClock, *, timer_s: float, feed_delay: bool,
+                 on_sample: Callable[[float], None] | None = None) -> None:
+        self.engine = engine
+        self.venue = venue
+        self.clock = clock
+        self.timer_s = timer_s
+        self.feed_delay = feed_delay
+        self.on_sample = on_sample
+        self.events = 0
+        self._pending: deque[tuple[float, Any]] = deque()  # (receive time, event) the engine has not seen
+        self._next_timer: float | None = None
+
+    # --- the loop ------------------------------------------------------------------------
+    def run(self, events: Iterable[tuple[int, Any]], progress: Callable[[int, float], None] | None = None) -> None:
+        """Feed every ``(receive ns, event)`` and drain what follows the last one."""
+        venue = self.venue
+        started = False
+        for i, (ns, ev) in enumerate(events):
+            t = ns / 1e9
+            if not started:
+                self._start(t)
+                started = True
+            self.events += 1
+            if type(ev).__name__ in ("Gap", "MarketMeta"):
+                self._advance(t)
+                self._special(ev)
+                continue
+            at = exchange_time(ev, t) if self.feed_delay else t
+            self._advance(at)
+            venue.on_market(ev, at)
+            self._pending.append((t, ev))
+            if progress is not None and i & 4095 == 0:
+                progress(self.events, t)
+        if started:
+            self._advance(float("inf"), drain=True)
+
+    def _start(self, t: float) -> None:
+        self.clock.set(t)
+        self._next_timer = t + self.timer_s
+        eng = self.engine
+        self._dispatch(eng.resync([tok for m in eng.markets for tok in m.tokens]))
+        self._dispatch(eng.start())
+
+    def _advance(self, until: float, drain: bool = False) -> None:
+        """Run everything due before ``until``, in time order: venue answers, the engine's view of
+        market events, timers and throttled sends. ``drain``: until nothing is left but timers."""
+        eng, venue, clock, pending = self.engine, self.venue, self.clock, self._pending
+        while True:
+            t_venue = venue.next_due()
+            t_event = pending[0][0] if pending else None
+            t_wake = eng.next_wakeup()
+            t = until
+            kind = 0
+            if t_venue is not None and t_venue < t:
+                t, kind = t_venue, 1
+            if t_event is not None and t_event <= t:
+                t, kind = t_event, 2
+            if t_wake is not None and t_wake < t:
+                t, kind = t_wake, 3
+            if not drain and self._next_timer is not None and self._next_timer < t:
+                t, kind = self._next_timer, 4
+            if kind == 0:
+                return
+            if t > clock.now():
+                clock.set(t)
+            if kind == 1:
+                for r in venue.due(t):
+                    self._dispatch(eng.on_result(r))
+            elif kind == 2:
+                _, ev = pending.popleft()
+                self._dispatch(eng.on_market_event(ev))
+            elif kind == 3:
+                self._dispatch(eng.poll())
+            else:
+                self._next_timer += self.timer_s
+                self._dispatch(eng.on_timer())
+                if self.on_sample is not None:
+                    self.on_sample(t)
+
+    def _special(self, ev: Any) -> None:
+        name = type(ev).__name__
+        if name == "Gap":  # the books were not continuous: stale until their next snapshot
+            self._dispatch(self.engine.resync(ev.tokens))
+
+    def _dispatch(self, actions: list[Any]) -> None:
+        venue, now = self.venue, self.clock.now()
+        for a in actions:
+            ta = type(a)
+            if ta is SendPlaces:
+                venue.place(a.batch, now)
+            elif ta is SendCancels:
+                venue.cancel(a.batch, now)
+            elif ta is VenueCancelAll:
+                venue.cancel_all(now)
+            # order listings, lookups and trade pages are not needed: the simulated venue tells
+            # every change of our orders and trades as it happens
+
+
+def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,
+                 seed: int | None = None, log: Any = None) -> Any:
+    """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
+    writes the results folder ``out`` when given). Raises ``BacktestError`` for a run that cannot
+    start, ``RecordingError`` for a path that is not a recording."""
+    from bot.backtest import replay as rp
+    from bot.backtest.results import ResultsSink, Series, summarize
+    from bot.strategy import load_strategy
+
+    bt: BacktestConfig = config.backtest
+    seed = bt.seed if seed is None else seed
+    metas = rp.markets(paths)
+    wanted = set(config.strategy.markets)
+    markets: list[MarketInfo] = [m.info() for m in metas if not wanted or m.condition_id in wanted]
+    if not markets:
+        raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
+    if wanted - {m.condition_id for m in markets}:
+        missing = ", ".join(sorted(wanted - {m.condition_id for m in markets}))
+        raise BacktestError(f"configured markets not in the recordings: {missing}")
+    strategy = load_strategy(config.strategy.path, config.strategy.params)
+    clock = SimClock(0.0)
+    sink = ResultsSink(out) if out is not None else None
+    engine = build_engine(
+        strategy, markets, clock=clock, signing=Signing(None, seed),
+        throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
+        reconciler=msgspec.structs.replace(config.reconciler, owner=config.reconciler.owner or "backtest"),
+        engine=config.engine, journal=sink, log=log,
+    )
+    sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
+    venue = SimVenue(markets, sim)
+    for m in markets:
+        for t in m.tokens:
+            if sim.holdings:
+                engine.portfolio.seed(t, sim.holdings, 0)
+    series = Series(sink, bt.sample_every_s)
+
+    def sample(now: float) -> None:
+        if series.due(now):
+            series.take(engine, now)
+
+    run = Backtest(engine, venue, clock, timer_s=config.shell.timer_interval_s, feed_delay=bt.feed_delay,
+                   on_sample=sample)
+    stats = rp.ReplayStats()
+    events = rp.replay(paths, cache=bt.cache, stats=stats)
+    wall = time.perf_counter()
+    bar = _progress(paths) if progress else None
+    first: list[float] = []
+
+    def tick(n: int, t: float) -> None:
+        if not first:
+            first.append(t)
+        if bar is not None:
+            bar(n, t - first[0])
+
+    try:
+        run.run(events, tick)
+    finally:
+        if bar is not None:
+            bar(None, 0.0)
+    wall = time.perf_counter() - wall
+    span = clock.now() - (first[0] if first else clock.now())
+    if engine.markets and series.next_at is None and run.events:
+        series.take(engine, clock.now())
+    summary = summarize(engine, sink if sink is not None else _NullSink(), series,
+                        mode="backtest", events=run.events, seconds=span, wall_seconds=wall, seed=seed,
+                        assumptions=ASSUMPTIONS)
+    if sink is not None:
+        sink.write_summary(summary)
+        sink.close()
+    return summary
+
+
+class _NullSink:
+    """What ``summarize`` reads of a sink, for a run without a results folder."""
+
+    fill_count = maker_fills = volume = maker_volume = 0
+    filled_orders: set[str] = set()
+    accepted: set[str] = set()
+
+
+def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
+    """A progress line on a terminal (events, events/s, simulated time); nothing otherwise."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return lambda n, t: None
+    from rich.console import Console
+
+    console = Console(file=sys.stderr)
+    start = time.perf_counter()
+    status = console.status("backtest starting")
+    status.start()
+
+    def show(n: int | None, sim_s: float) -> None:
+        if n is None:
+            status.stop()
+            return
+        dt = time.perf_counter() - start
+        status.update(f"backtest: {n:,} events, {n / dt if dt else 0:,.0f} events/s, {sim_s / 3600:.2f} h of market")
+
+    return show
+
+
+def iter_events(paths: list[str | Path], cache: bool = True) -> Iterator[tuple[int, Any]]:
+    """The replay of ``paths`` (for callers that drive a ``Backtest`` themselves)."""
+    from bot.backtest import replay as rp
+
+    return rp.replay(paths, cache=cache)

@@ -1,0 +1,75 @@
+"""``bot run --paper`` against the local exchange: live books over real sockets, every order
+filled by the simulated venue, none sent to the exchange, and no key or credential needed."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.exchange.config import FlowConfig
+from tests.integration.exchange_fixture import start_exchange
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def config_text(ex, cond: str, journal: Path) -> str:
+    u = ex.urls
+    return f"""
+[venue]
+clob_url = "{u.clob}"
+catalog_url = "{u.catalog}"
+data_url = "{u.data}"
+ws_url = "{u.ws}"
+
+[strategy]
+path = "strategies.market_maker:MarketMaker"
+markets = ["{cond}"]
+params = {{ half_spread_ticks = 1, order_size = 20000000 }}
+
+[sim]
+collateral = 1000000000
+holdings = 200000000
+
+[metrics]
+enabled = false
+
+[journal]
+path = "{journal}"
+"""
+
+
+def orders_not_from_the_flow(ex) -> set[str]:
+    def read():
+        return {oid for oid, o in ex.exchange.state.engine.orders.items() if not o.account.startswith("flow")}
+
+    return ex.call(read)
+
+
+def test_paper_trading_fills_on_live_books_and_sends_nothing(tmp_path: Path):
+    ex = start_exchange(flow=FlowConfig(enabled=True, speed=30.0))
+    try:
+        cond = ex.exchange.state.catalog.markets[0].condition_id
+        cfg = tmp_path / "bot.toml"
+        cfg.write_text(config_text(ex, cond, tmp_path / "journal.sqlite"))
+        before = orders_not_from_the_flow(ex)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}  # no key, no credentials
+        proc = subprocess.run([sys.executable, "-m", "bot.cli", "run", "--paper", "--config", str(cfg),
+                               "--duration", "12"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "paper trading: no order was sent" in proc.stdout
+        assert orders_not_from_the_flow(ex) == before  # the exchange never received an order of ours
+        paper = tmp_path / "journal.paper.sqlite"
+        with sqlite3.connect(paper) as db:
+            sent = db.execute("SELECT count(*) FROM orders").fetchone()[0]
+            fills = db.execute("SELECT count(*) FROM fills").fetchone()[0]
+        assert sent > 0 and fills > 0, (sent, fills)
+        assert not (tmp_path / "journal.sqlite").exists()  # the live journal is left alone
+    finally:
+        ex.stop()
