@@ -27,7 +27,7 @@ DEFAULT_METRICS_PORT = 9464
 class DemoOptions:
     """The demo's options, read from an argparse namespace (missing ones take defaults)."""
 
-    __slots__ = ("duration", "seed", "metrics_port", "no_view", "markets", "journal")
+    __slots__ = ("duration", "seed", "metrics_port", "no_view", "markets", "journal", "paper")
 
     def __init__(self, args: Any = None) -> None:
         def opt(name: str, default: Any) -> Any:
@@ -40,6 +40,7 @@ class DemoOptions:
         self.no_view = bool(opt("no_view", False))
         self.markets = int(opt("markets", 2))
         self.journal = str(opt("journal", ""))
+        self.paper = bool(opt("paper", False))
 
 
 def _port_free(port: int) -> bool:
@@ -89,7 +90,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
             if not markets:
                 console.print("demo: the exchange lists no binary market")
                 return 1
-            metrics = Metrics()
+            metrics = Metrics(mode="paper" if opts.paper else "live")
             port = _serve_metrics(metrics, opts.metrics_port)
             strategy = MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000, max_inventory=100_000_000))
             journal = None
@@ -97,13 +98,30 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
                 from bot.execution.journal import Journal
 
                 journal = Journal(opts.journal, synchronous="NORMAL")
-            engine = make_engine(strategy, markets, venue, private_key=acct.private_key,
-                                 chain_id=config.chain_id, metrics=metrics, journal=journal,
-                                 risk_limits=RiskLimits(max_orders_per_window=200))
-            await seed_positions(engine, venue)
+            risk = RiskLimits(max_orders_per_window=200)
+            sim = None
+            if opts.paper:  # the exchange's live books; orders filled by the simulated venue
+                from bot.core.clock import LiveClock
+                from bot.engine.assembly import Signing, build_engine, simulated_throttles
+                from bot.live.run import seed_paper
+                from bot.sim.venue import SimVenue, SimVenueConfig
+
+                clock = LiveClock()
+                engine = build_engine(strategy, markets, clock=clock, signing=Signing(None, opts.seed),
+                                      throttles=simulated_throttles(venue.limiter.config, clock), risk=risk,
+                                      owner="paper", journal=journal, metrics=metrics)
+                holdings = 1_000_000_000  # as the exchange's demo account: 1000 shares of every token
+                sim = SimVenue(markets, SimVenueConfig(mode="paper", owner="paper", seed=opts.seed,
+                                                       collateral=100_000_000_000, holdings=holdings))
+                await seed_paper(engine, venue, holdings)
+            else:
+                engine = make_engine(strategy, markets, venue, private_key=acct.private_key,
+                                     chain_id=config.chain_id, metrics=metrics, journal=journal, risk_limits=risk)
+                await seed_positions(engine, venue)
             urls = [("exchange", ex.urls.clob)] + ([("metrics", f"http://127.0.0.1:{port}/metrics")] if port else [])
+            against = "on the local exchange's books, paper trading" if opts.paper else "against the local exchange"
             for line in header_lines(f"demo: market making on {len(markets)} market(s) for {opts.duration:.0f}s "
-                                     "against the local exchange", urls):
+                                     f"{against}", urls):
                 console.print(line, soft_wrap=True)
             started = time.monotonic()
             last_line = [0.0]
@@ -116,7 +134,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
                     last_line[0] = elapsed
                     console.print(plain_line(engine, elapsed=elapsed), highlight=False, soft_wrap=True)
 
-            shell = LiveShell(engine, venue, config=ShellConfig(), on_timer=on_timer)
+            shell = LiveShell(engine, venue, config=ShellConfig(), on_timer=on_timer, sim=sim)
             if live_view:
                 with Live(render(engine, elapsed=0.0, duration=opts.duration), console=console,
                           refresh_per_second=4, transient=False) as live:
@@ -124,7 +142,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
             else:
                 live = None
                 await shell.run(duration=opts.duration)
-            console.print(await ending(engine, shell.stop_reason, venue), highlight=False)
+            console.print(await ending(engine, shell.stop_reason, None if opts.paper else venue), highlight=False)
             if journal is not None:
                 journal.close()
             return 0
@@ -172,6 +190,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-view", action="store_true", default=None, help="plain status lines instead of the live view")
     p.add_argument("--markets", type=markets, help=with_range("how many markets to quote (default 2)", markets))
     p.add_argument("--journal", help="SQLite journal path (default: none)")
+    p.add_argument("--paper", action="store_true", default=None,
+                   help="paper trading: the exchange's live books, orders filled by the simulated venue")
 
 
 def parser() -> argparse.ArgumentParser:

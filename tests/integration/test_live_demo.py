@@ -35,3 +35,15 @@ def test_demo_runs_for_its_duration_and_ends_clean():
     assert figure(out, "final state") == "ACTIVE"
     assert "open orders at the exchange: 0" in out
     assert "state=ACTIVE" in out  # periodic plain lines when stdout is not a terminal
+
+
+def test_demo_paper_trades_the_exchanges_books_without_sending():
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot.live.demo", "--paper", "--duration", "4", "--no-view", "--metrics-port", "0"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "paper trading" in out.splitlines()[0]
+    assert int(figure(out, "orders sent")) > 0 and figure(out, "final state") == "ACTIVE"
+    assert "paper trading: no order was sent" in out
