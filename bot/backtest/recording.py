@@ -61,6 +61,10 @@ class LineError(RecordingError):
     """One line that is not a valid record of the format."""
 
 
+class UnknownKind(LineError):
+    """A well-formed line of a kind this version does not know (a later minor addition)."""
+
+
 # --------------------------------------------------------------------------------------------
 # What a recording holds besides frames (also what replay yields for them)
 
@@ -236,7 +240,7 @@ def decode_line(line: bytes) -> Line:
     """One line (without its newline) as a typed record; a :class:`LineError` for anything else.
 
     Keys may come in any order and unknown keys are ignored; a line of a kind this version does
-    not know is a LineError naming the kind (the reader skips it)."""
+    not know is an :class:`UnknownKind` naming the kind (readers skip it)."""
     try:
         return _line_decoder.decode(line)
     except msgspec.ValidationError as exc:
@@ -248,10 +252,6 @@ def decode_line(line: bytes) -> Line:
         raise LineError(f"not a JSON line: {exc}") from None
     except ValueError as exc:  # __post_init__
         raise LineError(str(exc)) from None
-
-
-class UnknownKind(LineError):
-    """A well-formed line of a kind this version does not know (a later minor addition)."""
 
 
 def _kind_of(line: bytes) -> str | None:
@@ -297,7 +297,7 @@ def raw_json(frame: bytes) -> bool:
         return False
     try:
         raw = _raw_decoder.decode(frame)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, ValueError):
         return False
     if len(raw) != len(frame):
         return False
@@ -315,13 +315,6 @@ def ws_line(t: int, shard: int, frame: bytes) -> bytes:
     if raw_json(frame):
         return b'{"t":%d,"k":"ws","c":%d,"f":%s}\n' % (t, shard, frame)
     return b'{"t":%d,"k":"ws","c":%d,"b":"%s"}\n' % (t, shard, base64.b64encode(frame))
-
-
-def encode_line(record: Line) -> bytes:
-    """The line of any record (with its newline)."""
-    if isinstance(record, WsLine):
-        return ws_line(record.t, record.c, record.frame)
-    return _encoder.encode(record) + b"\n"
 
 
 # --------------------------------------------------------------------------------------------

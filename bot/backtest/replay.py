@@ -21,35 +21,36 @@ Invariants:
   stop (``end`` other than ``rotate``) are gaps of all the file's tokens; ``strict=True`` raises
   on an unreadable line instead;
 - with the cache on, a file with a valid cache is read from it, and any other file is read from
-  its lines and its cache built on the way (kept only when the whole file was read); both give
-  the same events in the same order.
+  its lines and its cache built on the way (kept only when the whole file was read); either way a
+  ``price_change`` comes out as ``PriceLevels`` and every other event as without the cache, in
+  the same order at the same times.
 """
 
 from __future__ import annotations
 
 import heapq
-import logging
 import os
-from itertools import chain
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import structlog
 
 from bot.backtest.cache import CACHED_TYPES, CacheWriter, Chunk, open_cache
-from bot.core.book import price_levels_of
 from bot.backtest.recording import (
     BookLine, Damage, EndLine, FileReader, Gap, GapLine, Header, LineError, MarketLine, MarketMeta,
-    RecordingError, RestBook, UnknownKind, WsLine, decode_line, fast_ws, recording_files,
+    RestBook, UnknownKind, WsLine, decode_line, fast_ws, recording_files,
 )
+from bot.core.book import price_levels_of
 from bot.core.levels import PriceLevels
 from bot.venue.models.ws import PriceChangeEvent, decode_market_frame
 
 __all__ = ["Events", "Gap", "MarketMeta", "RestBook", "ReplayStats", "replay", "file_events", "markets", "runs"]
 
-log = logging.getLogger("bot.backtest.replay")
+log = structlog.get_logger("bot.backtest.replay")
 
 
 class ReplayStats:
@@ -231,7 +232,7 @@ def _building_parts(reader: FileReader, st: _File, writer: CacheWriter) -> Itera
                 st.stats.built_caches += 1
             except OSError as exc:
                 writer.abort()
-                log.warning("replay cache not written beside %s: %s", st.path, exc)
+                log.warning("replay_cache_not_written", file=str(st.path), error=str(exc)[:200])
         else:
             writer.abort()
 
@@ -286,7 +287,7 @@ def file_events(path: str | os.PathLike[str], *, cache: bool = False, strict: bo
             try:
                 writer = CacheWriter(path, msgspec.json.encode(reader.header))
             except OSError as exc:
-                log.warning("replay cache not written beside %s: %s", path, exc)
+                log.warning("replay_cache_not_written", file=str(path), error=str(exc)[:200])
             else:
                 parts = _building_parts(reader, st, writer)
         if parts is None:
