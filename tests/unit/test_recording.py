@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import tracemalloc
 from pathlib import Path
 
 import msgspec
@@ -18,6 +19,7 @@ from bot.backtest.recording import (
     read_header,
 )
 from bot.backtest.replay import Gap, ReplayStats, markets, replay
+from bot.core.book import Books
 from bot.core.markets import MarketInfo
 from bot.venue.models.book import Level, OrderBook
 from bot.venue.models.markets import ClobMarket
@@ -394,3 +396,41 @@ def test_reading_holds_one_chunk_and_one_line(tmp_path: Path, monkeypatch) -> No
     items = list(FileReader(w.path))
     assert isinstance(items[0], WsLine) and isinstance(items[1], Damage) and "longer than 500" in items[1].reason
     assert len(items) == 3 and isinstance(items[2], Damage)  # nothing after it is read; no end line seen
+
+
+def _peak_while(fn) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_writing_and_replaying_hold_flat_memory_however_long_the_recording(tmp_path: Path, monkeypatch) -> None:
+    """Four times the frames: the writer's peak stays within its block, replay's within a read
+    chunk (small here, so that both recordings are many chunks long)."""
+    import bot.backtest.cache as cache_mod
+    import bot.backtest.recording as recording
+
+    monkeypatch.setattr(recording, "READ_CHUNK", 32 * 1024)
+    monkeypatch.setattr(cache_mod, "CHUNK_RECORDS", 128)
+    def write(n: int, where: Path) -> Path:
+        w = RecordingWriter(WriterConfig(directory=str(where), flush_bytes=64 * 1024), run=where.name)
+        for i in range(n):
+            w.ws(0, trade(i, token=str(i % 7)), T0 + i)
+        w.close()
+        return w.path
+
+    short, long = tmp_path / "short", tmp_path / "long"
+    writes = [_peak_while(lambda: write(n, d)) for n, d in ((2_000, short), (8_000, long))]
+    assert max(writes) < 1_000_000 and writes[1] < writes[0] * 1.5 + 100_000
+
+    def replay_all(path: Path, cache: bool) -> None:
+        books = Books(track_all=True)
+        for _, ev in replay([path], cache=cache):
+            books.apply_event(ev)
+
+    for cache in (False, True, True):  # without the cache, building it, reading it
+        peaks = [_peak_while(lambda: replay_all(next(d.iterdir()), cache)) for d in (short, long)]
+        assert peaks[1] < peaks[0] * 1.25 + 50_000, (cache, peaks)
