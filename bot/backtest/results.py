@@ -164,7 +164,7 @@ class Series:
         self.next_at = now + self.every_s
         marks = engine.marks()
         pf = engine.portfolio
-        realized, fees = pf.realized_pnl(), pf.fees()
+        realized, fees = pf.realized_pnl, pf.fees
         unrealized = pf.unrealized_pnl(marks)
         total = realized + unrealized - fees
         if self.high is None or total > self.high:
@@ -198,7 +198,7 @@ def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, even
     """The run's summary from the engine's final state and what the sink and series saw."""
     marks = engine.marks()
     pf = engine.portfolio
-    realized, fees, unrealized = pf.realized_pnl(), pf.fees(), pf.unrealized_pnl(marks)
+    realized, fees, unrealized = pf.realized_pnl, pf.fees, pf.unrealized_pnl(marks)
     st = engine.stats
     tokens = [t for m in engine.markets for t in m.tokens]
     return Summary(
