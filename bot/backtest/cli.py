@@ -44,7 +44,9 @@ def summary_table(summary: Any) -> Any:
     """The summary as a two-column rich table (USDC and shares in decimals)."""
     from rich.table import Table
 
-    t = Table(title=f"{summary.mode}: {summary.events:,} events, {summary.seconds / 3600:.2f} h of market")
+    span = summary.seconds
+    shown = f"{span / 3600:.2f} h" if span >= 3600 else f"{span / 60:.1f} min" if span >= 60 else f"{span:.1f} s"
+    t = Table(title=f"{summary.mode}: {summary.events:,} events, {shown} of market")
     t.add_column("figure")
     t.add_column("value", justify="right")
     money = lambda v: format_units(v)  # noqa: E731
