@@ -72,6 +72,8 @@ class Backtest:
         self.feed_delay = feed_delay
         self.on_sample = on_sample
         self.events = 0
+        self.first_t: float | None = None  # receive times of the first and last events
+        self.last_t: float | None = None
         self._pending: deque[tuple[float, Any]] = deque()  # (receive time, event) the engine has not seen
         self._next_timer: float | None = None
 
@@ -85,6 +87,8 @@ class Backtest:
             if not started:
                 self._start(t)
                 started = True
+                self.first_t = t
+            self.last_t = t
             self.events += 1
             if type(ev).__name__ in ("Gap", "MarketMeta"):
                 self._advance(t)
@@ -207,13 +211,9 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     events = rp.replay(paths, cache=bt.cache, stats=stats)
     wall = time.perf_counter()
     bar = _progress(paths) if progress else None
-    first: list[float] = []
-
     def tick(n: int, t: float) -> None:
-        if not first:
-            first.append(t)
         if bar is not None:
-            bar(n, t - first[0])
+            bar(n, t - (run.first_t or t))
 
     try:
         run.run(events, tick)
@@ -221,7 +221,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         if bar is not None:
             bar(None, 0.0)
     wall = time.perf_counter() - wall
-    span = clock.now() - (first[0] if first else clock.now())
+    span = (run.last_t - run.first_t) if run.first_t is not None and run.last_t is not None else 0.0
     if engine.markets and series.next_at is None and run.events:
         series.take(engine, clock.now())
     summary = summarize(engine, sink if sink is not None else _NullSink(), series,
