@@ -23,7 +23,7 @@ def run(config: Any, args: Any) -> int:
     from bot.backtest.runner import BacktestError, run_backtest
     from bot.ops.logging import configure
 
-    configure(level="warning", json=True)
+    configure(level="error", json=True)  # a backtest logs halts, not each rejected quote
     out = Path(args.out) if args.out else Path("results") / time.strftime("backtest-%Y%m%d-%H%M%S")
     try:
         summary = run_backtest(config, list(args.data), out=out, progress=not args.no_progress, seed=args.seed)

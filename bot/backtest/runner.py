@@ -170,14 +170,13 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
     writes the results folder ``out`` when given). Raises ``BacktestError`` for a run that cannot
     start, ``RecordingError`` for a path that is not a recording."""
-    from bot.backtest import replay as rp
     from bot.backtest.results import ResultsSink, Series, summarize
     from bot.strategy import load_strategy
 
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed
-    metas = rp.markets(paths)
     wanted = set(config.strategy.markets)
+    metas, events = _sources(paths, bt, wanted)
     markets: list[MarketInfo] = [m.info() for m in metas if not wanted or m.condition_id in wanted]
     if not markets:
         raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
@@ -191,7 +190,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         strategy, markets, clock=clock, signing=Signing(None, seed),
         throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
         reconciler=msgspec.structs.replace(config.reconciler, owner=config.reconciler.owner or "backtest"),
-        engine=config.engine, journal=sink, log=log,
+        engine=config.engine, feed=config.feed, journal=sink, log=log,
     )
     sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
     venue = SimVenue(markets, sim)
@@ -207,8 +206,6 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
 
     run = Backtest(engine, venue, clock, timer_s=config.shell.timer_interval_s, feed_delay=bt.feed_delay,
                    on_sample=sample)
-    stats = rp.ReplayStats()
-    events = rp.replay(paths, cache=bt.cache, stats=stats)
     wall = time.perf_counter()
     bar = _progress(paths) if progress else None
     def tick(n: int, t: float) -> None:
@@ -231,6 +228,35 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         sink.write_summary(summary)
         sink.close()
     return summary
+
+
+DATASET_SUFFIXES = (".parquet", ".csv")
+
+
+def _sources(paths: list[str | Path], bt: BacktestConfig, wanted: set[str]) -> tuple[list[Any], Iterator[tuple[int, Any]]]:
+    """The markets and the merged events of recordings and top-of-book files (``.parquet`` or
+    ``.csv``: ``bot.backtest.importer``; their markets are the configured ones, else the first
+    ``dataset_markets`` of each file)."""
+    from bot.backtest import replay as rp
+
+    files = [Path(p) for p in paths]
+    dataset = [p for p in files if p.suffix in DATASET_SUFFIXES]
+    recordings = [p for p in files if p.suffix not in DATASET_SUFFIXES]
+    metas: list[Any] = []
+    streams: list[Iterator[tuple[int, Any]]] = []
+    if recordings:
+        metas += rp.markets(recordings)
+        streams.append(rp.replay(recordings, cache=bt.cache))
+    if dataset:
+        from bot.backtest.importer import quote_events
+
+        choice = {"slugs": sorted(wanted)} if wanted else {"limit": bt.dataset_markets}
+        found, events = quote_events(dataset, **choice)
+        metas += found
+        streams.append(events)
+    if len(streams) == 1:
+        return metas, streams[0]
+    return metas, heapq.merge(*streams, key=lambda item: item[0])
 
 
 class _NullSink:

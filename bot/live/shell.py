@@ -671,6 +671,7 @@ def make_engine(
     router_config: Any = None,
     reconciler_config: Any = None,
     engine_config: Any = None,
+    feed_config: Any = None,
     metrics: Any = None,
     journal: Any = None,
     day_start: Any = None,
@@ -696,7 +697,7 @@ def make_engine(
         venue.observe(metrics)
     return build_engine(
         strategy, markets, clock=clock or LiveClock(), signing=Signing(builder), throttles=venue.throttles(),
-        risk=risk_limits, router=router_config, reconciler=reconciler_config, engine=engine_config,
+        risk=risk_limits, router=router_config, reconciler=reconciler_config, engine=engine_config, feed=feed_config,
         owner=venue.creds.api_key,
         journal=journal, day_start=day_start, metrics=metrics, log=log_,
     )

@@ -18,6 +18,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from bot.backtest.config import BacktestConfig
+from bot.core.feed import FeedConfig
 from bot.engine.engine import EngineConfig
 from bot.execution.journal import JournalConfig
 from bot.execution.reconciler import ReconcilerConfig
@@ -266,6 +267,7 @@ class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     router: RouterConfig = RouterConfig()
     reconciler: ReconcilerConfig = ReconcilerConfig()
     engine: EngineConfig = EngineConfig()
+    feed: FeedConfig = FeedConfig()
     shell: ShellConfig = ShellConfig()
     sim: SimVenueConfig = SimVenueConfig()  # the simulated venue of paper trading and backtests
     backtest: BacktestConfig = BacktestConfig()

@@ -47,3 +47,16 @@ def test_what_cannot_run_is_one_line_and_exit_2(tmp_path: Path):
     cfg.write_text('[strategy]\npath = "strategies.market_maker:MarketMaker"\nmarkets = ["0x' + "ab" * 32 + '"]\n')
     proc = backtest(tmp_path, "--data", str(SAMPLE), "--out", str(tmp_path / "r"), config=str(cfg))
     assert proc.returncode == 2 and "none of those configured" in proc.stderr, proc.stderr
+
+
+def test_the_real_top_of_book_dataset_backtests_as_l1_books(tmp_path: Path, data_dir: Path):
+    quotes = data_dir / "realworld" / "DineshKumar8399__polymarket-orderbook-dataset" / "quotes"
+    day = next(iter(sorted(quotes.glob("dt=*/*.parquet"))))
+    cfg = tmp_path / "bot.toml"
+    cfg.write_text('[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
+                   "[feed]\nstale_after_s = 600.0\n[risk]\nstale_halt_s = 600.0\n[backtest]\ndataset_markets = 2\n")
+    proc = backtest(tmp_path, "--data", str(day), "--out", str(tmp_path / "r"), "--json", config=str(cfg))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["events"] > 100 and summary["orders_sent"] > 0
+    assert len(summary["final_position"]) == 4  # two markets, two tokens each
