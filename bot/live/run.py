@@ -38,7 +38,7 @@ async def _run(config: Any, args: Any) -> int:
     venue = venue_of(config, creds, wallet.address)
     journal = None
     try:
-        markets = await load_markets(venue.clob, tuple(config.strategy.markets), limit=1)
+        markets = await load_markets(venue.clob, tuple(config.strategy.markets))
         if not markets:
             print("bot run: none of the configured markets is listed by the venue", file=sys.stderr)
             return 2
@@ -124,7 +124,7 @@ async def _paper(config: Any, args: Any) -> int:
                   chain_id=v.chain_id, limits=v.limits, timeouts=v.timeouts)
     journal = None
     try:
-        markets = await load_markets(venue.clob, tuple(config.strategy.markets), limit=1)
+        markets = await load_markets(venue.clob, tuple(config.strategy.markets))
         if not markets:
             print("bot run --paper: none of the configured markets is listed by the venue", file=sys.stderr)
             return 2
