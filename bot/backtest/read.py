@@ -396,7 +396,8 @@ def rebuild_series(orders: Sequence[OrderRecord], fills: Sequence[FillRecord], b
     backtest samples them: position, realized PnL and fees from the fills up to ``t``, our best
     bid and ask among the orders working at ``t``, the books' best bid and ask and mid (the mark,
     hence unrealized PnL and total) from the last book sample at or before ``t``. Without
-    ``books``, unrealized and total are ``None``. At most ``MAX_SAMPLES`` samples."""
+    ``books``, unrealized and total are ``None``. A reversed fill counts at no time (a journal
+    does not say when it was reversed). At most ``MAX_SAMPLES`` samples."""
     times = [o.sent_at for o in orders] + [f.ts for f in fills]
     ends = [c.at for o in orders for c in o.changes] + times
     if books:
