@@ -28,7 +28,7 @@ import anyio
 import httpx
 import msgspec
 
-from bot.ops.arguments import OneLineParser, decimal, integer, run_seconds, with_range
+from bot.ops.arguments import OneLineParser, decimal, integer, number, run_seconds, with_range
 from bot.venue.orders import MAX_SALT
 from bot.ops.config import DEFAULT_CONFIG_PATH, BotConfig, ConfigError, load_bot_config, resolve_bot_config, summarize
 from bot.ops.logging import configure as configure_logging
@@ -209,7 +209,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="results folder (default results/backtest-<time>)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--report", action="store_true", help="also write the HTML report into the results folder")
     p.set_defaults(handler=cmd_backtest)
+
+    p = sub.add_parser("report", help="write the HTML report of a run (results folder, or live/paper journal)")
+    p.add_argument("results", metavar="RESULTS", help="a backtest's results folder, or a live or paper journal (SQLite)")
+    p.add_argument("--out", metavar="FILE", help="HTML file (default RESULTS/report.html, or JOURNAL.report.html)")
+    p.add_argument("--recording", nargs="+", default=(), metavar="PATH",
+                   help="a journal's books: recordings of the run's time (marks, best bid and ask, markouts)")
+    p.add_argument("--every", type=(r := number(ge=0.001, le=86_400.0)), default=1.0, metavar="SECONDS",
+                   help=with_range("a journal's series: one sample every this many seconds (default 1)", r))
+    p.set_defaults(handler=cmd_report)
 
     p = sub.add_parser("demo", help="run the demo (local exchange + market maker)")
     _add_demo_arguments(p)
@@ -804,6 +814,17 @@ def cmd_backtest(s: Session) -> int:
         where = s.config_path or "the default config"
         raise ConfigError(f"{where}: [strategy] path is not set (bot backtest --config FILE)")
     return _finish(run(s.config, s.args))
+
+
+def cmd_report(s: Session) -> int:
+    from bot.backtest.report import report_path, write_report
+    from bot.backtest.read import read_run
+
+    a = s.args
+    results = read_run(a.results, recording=a.recording, every_s=a.every)
+    out = write_report(results, a.out or report_path(a.results))
+    sys.stdout.write(f"report: {out}\n")
+    return EXIT_OK
 
 
 def cmd_demo(s: Session) -> int:

@@ -14,8 +14,6 @@ from typing import Any
 
 import msgspec
 
-from bot.venue.units import format_units
-
 
 def run(config: Any, args: Any) -> int:
     """Entry point of ``bot backtest``: returns the exit code."""
@@ -37,6 +35,12 @@ def run(config: Any, args: Any) -> int:
 
         Console(file=sys.stdout).print(summary_table(summary))
         print(f"results: {out}")
+    if getattr(args, "report", False):
+        from bot.backtest.read import read_results
+        from bot.backtest.report import report_path, write_report
+
+        path = write_report(read_results(out), report_path(out))
+        print(f"report: {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -49,18 +53,9 @@ def summary_table(summary: Any) -> Any:
     t = Table(title=f"{summary.mode}: {summary.events:,} events, {shown} of market")
     t.add_column("figure")
     t.add_column("value", justify="right")
-    money = lambda v: format_units(v)  # noqa: E731
-    rows = [
-        ("PnL (USDC)", money(summary.pnl)), ("realized (USDC)", money(summary.realized)),
-        ("unrealized (USDC)", money(summary.unrealized)), ("fees (USDC)", money(summary.fees)),
-        ("max drawdown (USDC)", money(summary.max_drawdown)), ("orders sent", f"{summary.orders_sent:,}"),
-        ("orders rejected", f"{summary.orders_rejected:,}"), ("cancels sent", f"{summary.cancels_sent:,}"),
-        ("fills", f"{summary.fills:,}"), ("maker share of volume", f"{summary.maker_share:.1%}"),
-        ("fill rate (orders with a fill)", f"{summary.fill_rate:.1%}"), ("volume (shares)", money(summary.volume)),
-        ("events/s", f"{summary.events_per_s:,.0f}"),
-    ]
-    for token, (lo, hi) in summary.inventory.items():
-        rows.append((f"inventory …{token[-8:]}", f"{money(lo)} .. {money(hi)}"))
+    from bot.backtest.report import summary_rows
+
+    rows = summary_rows(summary)
     for name, value in rows:
         t.add_row(name, value)
     return t
