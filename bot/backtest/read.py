@@ -274,7 +274,8 @@ def journal_results(path: Path, rows: tuple[tuple[OrderRecord, ...], tuple[FillR
     """A journal's ``rows`` (orders, fills, reversed fills) with their series rebuilt over ``books``."""
     orders, fills, rev = rows
     mode = "paper" if path.name.endswith(".paper.sqlite") else "live"
-    notes = []
+    notes = ["positions and PnL count from the journal's first fill: holdings from before it (a wallet's, "
+             "paper holdings) are not journaled"]
     if books is None:
         notes.append("no recording given (bot report JOURNAL --recording PATH): no books, so no marks, "
                      "unrealized PnL, best bid and ask, or markouts")
@@ -394,9 +395,10 @@ def rebuild_series(orders: Sequence[OrderRecord], fills: Sequence[FillRecord], b
                    *, every_s: float = 1.0) -> tuple[Sample, ...]:
     """Samples every ``every_s`` seconds over the run's span (orders, fills and books), as the
     backtest samples them: position, realized PnL and fees from the fills up to ``t``, our best
-    bid and ask among the orders working at ``t``, the books' best bid and ask and mid (the mark,
-    hence unrealized PnL and total) from the last book sample at or before ``t``. Without
-    ``books``, unrealized and total are ``None``. A reversed fill counts at no time (a journal
+    bid and ask among the orders working at ``t``, the books' best bid and ask and mid (the mark)
+    from the last book sample at or before ``t``; unrealized PnL values each token at its last mid
+    seen (a book gone stale or one-sided keeps it). Without ``books``, unrealized and total are
+    ``None``. A reversed fill counts at no time (a journal
     does not say when it was reversed). At most ``MAX_SAMPLES`` samples."""
     times = [o.sent_at for o in orders] + [f.ts for f in fills]
     ends = [c.at for o in orders for c in o.changes] + times
@@ -426,6 +428,7 @@ def rebuild_series(orders: Sequence[OrderRecord], fills: Sequence[FillRecord], b
     pf = Portfolio()
     working: dict[str, dict[str, OrderRecord]] = {t: {} for t in tokens}
     quotes: dict[str, tuple[int | None, int | None]] = {}
+    marks: dict[str, int] = {}  # the last mid seen of each token: a stale or one-sided book keeps it
     fi = ei = bi = 0
     out = []
     for k in range(count):
@@ -443,7 +446,6 @@ def rebuild_series(orders: Sequence[OrderRecord], fills: Sequence[FillRecord], b
         while books and bi < len(books) and books[bi].t <= t:
             quotes = books[bi].quotes
             bi += 1
-        marks = {}
         per_token = {}
         for tok in tokens:
             bid, ask = quotes.get(tok, (None, None))

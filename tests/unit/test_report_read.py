@@ -56,12 +56,13 @@ def test_a_journal_with_the_books_gives_the_series_the_run_sampled(files):
     assert [s.t for s in rebuilt.series] == [s.t for s in folder.series]
     differ = [s.t - T0 for s, r in zip(rebuilt.series, folder.series) if s != r]
     assert differ == [96, 97, 98, 99, 100]
-    assert rebuilt.notes == ()
+    assert rebuilt.notes == ("positions and PnL count from the journal's first fill: holdings from before it "
+                             "(a wallet's, paper holdings) are not journaled",)
 
 
 def test_a_journal_without_books_has_positions_and_realized_pnl_but_no_marks(files):
     j = read_journal(files[1])
-    assert "no recording given" in j.notes[0]
+    assert "no recording given" in j.notes[1]
     assert j.series[0].t == T0 + 1.5 and j.series[-1].t == T0 + 115.5  # its own span, every second
     last = j.series[-1]
     assert (last.realized, last.fees, last.unrealized, last.total) == (0, 50_000, None, None)
@@ -69,6 +70,16 @@ def test_a_journal_without_books_has_positions_and_realized_pnl_but_no_marks(fil
     assert all(s.bid is None and s.mark is None for x in j.series for s in x.tokens.values())
     working = [x for x in j.series if x.t == T0 + 110.5][0]
     assert working.tokens[NO].our_bid == 490_000 and working.tokens[YES].our_ask is None
+
+
+def test_a_stale_book_keeps_its_last_mid_for_unrealized_pnl_but_shows_no_quote(files):
+    orders, fills, _ = journal_rows(files[1])
+    books = book_samples()
+    books[50:] = [rd.BookSample(b.t, {YES: (None, None), NO: (None, 490_000)}) for b in books[50:]]
+    s = rd.rebuild_series(orders, fills, books)[60]  # at 60 s: long 6 YES bought at .50
+    assert s.tokens[YES].position == 6_000_000 and s.tokens[YES].bid is None and s.tokens[YES].mark is None
+    # YES valued at its last mid .49 (at 49 s): 6 * (.49 - .50) = -.06; NO not held yet
+    assert (s.unrealized, s.total) == (-60_000, -60_000)
 
 
 def test_a_paper_journal_is_named_so(tmp_path):
