@@ -259,14 +259,30 @@ def split_reversed(rows: Iterable[FillRecord]) -> tuple[tuple[FillRecord, ...], 
 
 
 def read_journal(path: str | Path, *, recording: Sequence[str | Path] = (), every_s: float = 1.0) -> RunResults:
-    """A live or paper journal (SQLite), its series rebuilt every ``every_s`` seconds of its span,
-    with the books of the recordings ``recording`` when given."""
+    """A live or paper journal (SQLite), its series rebuilt every ``every_s`` seconds of its span
+    (or more, to stay within ``MAX_SAMPLES``), with the books of the recordings ``recording`` over
+    that span when given."""
     if not (every_s > 0 and math.isfinite(every_s)):
         raise ResultsError(f"the sampling step must be a positive number of seconds, not {every_s}")
     path = Path(path)
     rows = journal_rows(path)  # a bad journal is said before any recording is read
-    books = list(sample_books(recording_events(recording), every_s)) if recording else None
+    books = None
+    if recording:
+        orders, fills, _ = rows
+        times = [o.sent_at for o in orders] + [f.ts for f in fills]
+        ends = [c.at for o in orders for c in o.changes] + times
+        if times:
+            start, end = min(times), max(ends)
+            every_s = series_step(start, end, every_s)
+            books = list(sample_books(recording_events(recording), every_s, start=start, end=end))
+        else:
+            books = []
     return journal_results(path, rows, books, every_s=every_s)
+
+
+def series_step(start: float, end: float, every_s: float) -> float:
+    """The sampling step over ``[start, end]``: ``every_s``, or more to stay within ``MAX_SAMPLES``."""
+    return max(every_s, (end - start) / (MAX_SAMPLES - 2))
 
 
 def journal_results(path: Path, rows: tuple[tuple[OrderRecord, ...], tuple[FillRecord, ...], tuple[FillRecord, ...]],
@@ -361,26 +377,37 @@ def recording_events(paths: Sequence[str | Path]) -> Iterator[tuple[int, Any]]:
         raise ResultsError(f"recording: {exc}") from None
 
 
-def sample_books(events: Iterable[tuple[int, Any]], every_s: float) -> Iterator[BookSample]:
+def sample_books(events: Iterable[tuple[int, Any]], every_s: float, *, start: float | None = None,
+                 end: float | None = None) -> Iterator[BookSample]:
     """The books the market ``events`` build, sampled at every multiple of ``every_s`` seconds of
-    receive time (a sample at ``g`` holds every event received at or before ``g``). A ``Gap``
-    leaves its tokens' books stale (no quote) until their next snapshot."""
+    receive time (a sample at ``g`` holds every event received at or before ``g``), from the last
+    multiple at or before ``start`` to the first at or after ``end`` when given (the events after
+    that are not read). A ``Gap`` leaves its tokens' books stale (no quote) until their next
+    snapshot, from the stream or from REST (``RestBook``)."""
     from bot.core.book import Books
 
     books = Books(track_all=True)
+    first = math.floor(start / every_s) * every_s if start is not None else None
+    last = math.ceil(end / every_s) * every_s if end is not None else None
     next_at: float | None = None
     for ns, ev in events:
         t = ns / 1e9
         if next_at is None:
             next_at = math.ceil(t / every_s) * every_s
         while t > next_at:
-            yield _book_sample(books, next_at)
+            if first is None or next_at >= first - 1e-9:
+                yield _book_sample(books, next_at)
+            if last is not None and next_at >= last - 1e-9:
+                return
             next_at += every_s
-        if type(ev).__name__ == "Gap":
+        kind = type(ev).__name__
+        if kind == "Gap":
             books.mark_stale(getattr(ev, "tokens", None) or None)
-        else:
+        elif kind == "RestBook":
+            books.apply_book(ev)
+        elif kind != "MarketMeta":
             books.apply_event(ev)
-    if next_at is not None:
+    if next_at is not None and (first is None or next_at >= first - 1e-9):
         yield _book_sample(books, next_at)
 
 
@@ -408,7 +435,7 @@ def rebuild_series(orders: Sequence[OrderRecord], fills: Sequence[FillRecord], b
     if not times:
         return ()
     start, end = min(times), max(ends)
-    step = max(every_s, (end - start) / (MAX_SAMPLES - 1))
+    step = series_step(start, end, every_s)
     count = int((end - start) / step + 1e-9) + 1
     if start + (count - 1) * step < end:
         count += 1

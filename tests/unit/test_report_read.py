@@ -16,6 +16,7 @@ from bot.backtest import read as rd
 from bot.backtest.read import ResultsError, journal_results, journal_rows, read_journal, read_results, read_run
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side
+from bot.venue.models.book import OrderBook
 from bot.venue.models.ws import decode_market_frame
 from tests.results_fixture import NO, T0, YES, book_samples, write_journal, write_results
 
@@ -121,6 +122,23 @@ def test_books_from_market_events_are_sampled_on_the_receive_clock():
     events.insert(3, (ns + 3_500_000_000, gap))
     assert [q for b in rd.sample_books(events, 1.0) for q in [b.quotes[YES]]][3] == (490_000, 510_000)
     assert [b.quotes[YES] for b in rd.sample_books(events[:3], 1.0)][-1] == (None, None)  # stale after a gap
+
+
+class RestBook(OrderBook, kw_only=True):
+    """A recorded REST snapshot, as the replay gives it (no ``event_type``)."""
+
+
+def test_a_rest_snapshot_ends_a_gap_and_a_window_bounds_the_samples():
+    ns = int(T0 * 1e9)
+    gap = type("Gap", (), {"tokens": (YES,)})()
+    rest = msgspec.json.decode(_frame(YES, "0.3", "0.4", 5), type=RestBook)
+    events = [(ns + 200_000_000, ev) for ev in decode_market_frame(_frame(YES, "0.5", "0.52", 1))]
+    events += [(ns + 1_500_000_000, gap), (ns + 2_500_000_000, rest)]
+    events += [(ns + k * 1_000_000_000 + 1, ev) for k in range(3, 100) for ev in decode_market_frame(_frame(NO, "0.1", "0.2", k))]
+    got = [(b.t - T0, b.quotes[YES]) for b in rd.sample_books(events, 1.0)][:3]
+    assert got == [(1, (500_000, 520_000)), (2, (None, None)), (3, (300_000, 400_000))]
+    window = [b.t - T0 for b in rd.sample_books(events, 2.0, start=T0 + 4.5, end=T0 + 9.5)]
+    assert window == [4, 6, 8, 10]
 
 
 @pytest.mark.parametrize("content, says", [
