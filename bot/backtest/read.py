@@ -261,7 +261,7 @@ def split_reversed(rows: Iterable[FillRecord]) -> tuple[tuple[FillRecord, ...], 
 def read_journal(path: str | Path, *, recording: Sequence[str | Path] = (), every_s: float = 1.0) -> RunResults:
     """A live or paper journal (SQLite), its series rebuilt every ``every_s`` seconds of its span
     (or more, to stay within ``MAX_SAMPLES``), with the books of the recordings ``recording`` over
-    that span when given."""
+    that span and the longest markout horizon after it, when given."""
     if not (every_s > 0 and math.isfinite(every_s)):
         raise ResultsError(f"the sampling step must be a positive number of seconds, not {every_s}")
     path = Path(path)
@@ -272,7 +272,9 @@ def read_journal(path: str | Path, *, recording: Sequence[str | Path] = (), ever
         times = [o.sent_at for o in orders] + [f.ts for f in fills]
         ends = [c.at for o in orders for c in o.changes] + times
         if times:
-            start, end = min(times), max(ends)
+            from bot.backtest.stats import HORIZONS
+
+            start, end = min(times), max(ends) + max(HORIZONS)  # the books after the last fill: its markouts
             every_s = series_step(start, end, every_s)
             books = list(sample_books(recording_events(recording), every_s, start=start, end=end))
         else:

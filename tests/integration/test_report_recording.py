@@ -39,5 +39,6 @@ def test_a_journal_gets_its_books_from_a_recording(tmp_path):
     assert at_fill.bid is not None and at_fill.ask is not None and at_fill.bid < at_fill.ask
     assert at_fill.mark == (at_fill.bid + at_fill.ask) // 2
     assert results.series[-1].total is not None
+    assert results.series[-1].t >= start + 90.0  # the books a minute past the fill, for its markouts
     report = build_report(results)
     assert "fig-markouts" in report.figure_ids and "fig-drawdown" in report.figure_ids
