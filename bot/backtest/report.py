@@ -27,6 +27,7 @@ import msgspec
 from bot.backtest import stats
 from bot.backtest.read import FillRecord, RunResults, Sample
 from bot.backtest.results import Summary
+from bot.execution.orders import OrderState
 from bot.venue.enums import Side
 from bot.venue.units import UNIT, format_units
 
@@ -80,7 +81,8 @@ class Report(msgspec.Struct, frozen=True):
 
 def summary_from_files(results: RunResults) -> Summary:
     """The run's summary figures computed from its orders, fills and series (for runs that wrote
-    none, as journals): what the files cannot say (events, wall time) is 0."""
+    none, as journals): what the files cannot say (events, wall time) is 0; a cancel counts once
+    per order that was asked to cancel."""
     orders, fills, series = results.orders, results.fills, results.series
     volume = sum(f.size for f in fills)
     maker_volume = sum(f.size for f in fills if f.is_maker)
@@ -95,8 +97,8 @@ def summary_from_files(results: RunResults) -> Summary:
     return Summary(
         mode=results.mode, events=0, seconds=max(times) - min(times) if times else 0.0, wall_seconds=0.0,
         events_per_s=0.0, orders_sent=len(orders),
-        orders_rejected=sum(1 for o in orders if any(c.state.value == "REJECTED" for c in o.changes)),
-        cancels_sent=sum(1 for o in orders if any(c.state.value == "PENDING_CANCEL" for c in o.changes)),
+        orders_rejected=sum(1 for o in orders if any(c.state is OrderState.REJECTED for c in o.changes)),
+        cancels_sent=sum(1 for o in orders if any(c.state is OrderState.PENDING_CANCEL for c in o.changes)),
         fills=len(fills), maker_fills=sum(1 for f in fills if f.is_maker), volume=volume,
         notional=sum(f.price * f.size // UNIT for f in fills), fill_rate=stats.fill_rate(orders),
         maker_share=maker_volume / volume if volume else 0.0,
