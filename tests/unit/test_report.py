@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-import types
-from pathlib import Path
 
 import msgspec
 import pytest
@@ -213,27 +210,3 @@ def test_bot_report_bad_input_is_one_line_and_exit_2(files, capsys, args, says):
     assert cli.main(args) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
-
-
-def test_bot_backtest_report_writes_the_page_into_the_results_folder(tmp_path, capsys, monkeypatch):
-    from bot.backtest import runner
-
-    def fake_run(config, paths, *, out, progress, seed):  # the run's results, as the runner writes them
-        write_results(Path(out))
-        return rp.summary_from_files(read_run(out))
-
-    monkeypatch.setattr(runner, "run_backtest", fake_run)
-    if "bot.backtest.recording" not in sys.modules:
-        try:
-            import bot.backtest.recording  # noqa: F401
-        except ImportError:
-            monkeypatch.setitem(sys.modules, "bot.backtest.recording",
-                                types.SimpleNamespace(RecordingError=type("RecordingError", (Exception,), {})))
-    cfg = tmp_path / "bot.toml"
-    cfg.write_text('[strategy]\npath = "strategies.market_maker:MarketMaker"\n')
-    out = tmp_path / "results"
-    assert cli.main(["backtest", "--config", str(cfg), "--data", "x", "--out", str(out), "--report"]) == 0
-    assert f"report: {out / 'report.html'}" in capsys.readouterr().out
-    assert "fig-markouts" in (out / "report.html").read_text()
-    assert cli.main(["backtest", "--config", str(cfg), "--data", "x", "--out", str(tmp_path / "r2")]) == 0
-    assert not (tmp_path / "r2" / "report.html").exists()

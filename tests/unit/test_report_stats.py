@@ -3,7 +3,6 @@ drawdown (on the scripted run of ``tests.results_fixture`` and on tiny cases).""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -13,7 +12,7 @@ from bot.backtest import stats
 from bot.backtest.read import FillRecord, OrderChange, OrderRecord, Sample, TokenSample, read_results
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side, TradeStatus
-from tests.results_fixture import T0, YES, write_results
+from tests.results_fixture import write_results
 
 
 @pytest.fixture(scope="module")

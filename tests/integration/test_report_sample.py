@@ -1,26 +1,49 @@
-"""A journal's report with the books of a recording: the sample recording (``data/sample``) read
-through the replay gives the rebuilt series its best bid and ask, marks and markouts."""
+"""Reports of the sample recording (``data/sample``): ``bot backtest --report`` writes the page of
+the run into its results folder, ``bot report`` rebuilds the same page from the files alone, and a
+journal's report takes its books (best bid and ask, marks, markouts) from the recording."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
 
-from bot.backtest.read import read_journal
+pytestmark = pytest.mark.integration
+
+from bot import cli
+from bot.backtest.read import read_journal, read_run
 from bot.backtest.report import build_report
 from bot.core.events import Fill
 from bot.execution.journal import Journal
 from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import Side
 
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "data" / "sample"
+
+
+def test_a_backtest_report_is_rebuilt_from_the_results_files_alone(tmp_path, capsys):
+    out = tmp_path / "results"
+    args = ["backtest", "--config", str(REPO / "config" / "bot.example.toml"), "--data", str(SAMPLE), "--out", str(out),
+            "--no-progress", "--seed", "3"]
+    assert cli.main(args + ["--report"]) == 0
+    assert f"report: {out / 'report.html'}" in capsys.readouterr().out
+    page = (out / "report.html").read_text()
+    results = read_run(out)
+    ids = build_report(results).figure_ids
+    assert {"fig-pnl", "fig-drawdown", "fig-inventory", "fig-markouts", "fig-fill-rate", "fig-queue-wait"} <= set(ids)
+    assert json.loads(re.search(r'id="report-figures">(.*?)</script>', page).group(1)) == ids
+    assert cli.main(["report", str(out), "--out", str(tmp_path / "again.html")]) == 0
+    assert (tmp_path / "again.html").read_text() == page  # nothing but the files went into it
+    assert cli.main(args[:5] + ["--out", str(tmp_path / "plain"), "--no-progress"]) == 0
+    assert not (tmp_path / "plain" / "report.html").exists()  # only when asked
 
 
 def test_a_journal_gets_its_books_from_a_recording(tmp_path):
-    replay = pytest.importorskip("bot.backtest.replay", reason="recordings cannot be replayed in this checkout")
-    if not SAMPLE.is_dir():
-        pytest.skip(f"no sample recording at {SAMPLE}")
+    from bot.backtest import replay
+
     token = replay.markets([SAMPLE])[0].tokens[0]
     start = next(iter(replay.replay([SAMPLE], cache=False)))[0] / 1e9
     journal = Journal(tmp_path / "journal.paper.sqlite", signed_type=None)
