@@ -48,14 +48,11 @@ def summary_table(summary: Any) -> Any:
     """The summary as a two-column rich table (USDC and shares in decimals)."""
     from rich.table import Table
 
-    span = summary.seconds
-    shown = f"{span / 3600:.2f} h" if span >= 3600 else f"{span / 60:.1f} min" if span >= 60 else f"{span:.1f} s"
-    t = Table(title=f"{summary.mode}: {summary.events:,} events, {shown} of market")
+    from bot.backtest.report import market_time, summary_rows
+
+    t = Table(title=f"{summary.mode}: {summary.events:,} events, {market_time(summary.seconds)} of market")
     t.add_column("figure")
     t.add_column("value", justify="right")
-    from bot.backtest.report import summary_rows
-
-    rows = summary_rows(summary)
-    for name, value in rows:
+    for name, value in summary_rows(summary):
         t.add_row(name, value)
     return t

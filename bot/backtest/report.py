@@ -110,6 +110,13 @@ def summary_from_files(results: RunResults) -> Summary:
     )
 
 
+def market_time(seconds: float) -> str:
+    """A span of market time in the unit that reads best: ``42.0 s``, ``2.5 min``, ``3.10 h``."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.2f} h"
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.1f} s"
+
+
 def summary_rows(summary: Summary) -> list[tuple[str, str]]:
     """The summary as (figure, value) rows: USDC and shares as exact decimals."""
     m = format_units
@@ -126,7 +133,7 @@ def summary_rows(summary: Summary) -> list[tuple[str, str]]:
         rows.append(("events", f"{summary.events:,}"))
     if summary.wall_seconds:
         rows.append(("events/s", f"{summary.events_per_s:,.0f}"))
-    rows.append(("hours of market", f"{summary.seconds / 3600:.2f}"))
+    rows.append(("market time", market_time(summary.seconds)))
     for token, (lo, hi) in summary.inventory.items():
         rows.append((f"inventory …{token[-8:]} (shares)", f"{m(lo)} .. {m(hi)}"))
     if summary.seed is not None:

@@ -101,7 +101,8 @@ def test_a_run_with_a_summary_shows_it_and_its_assumptions(tmp_path):
     (folder / "summary.json").write_bytes(msgspec.json.encode(summary))
     report = rp.build_report(read_run(folder))
     rows = dict(parts(report, rp.Table)["summary-table"].rows)
-    assert (rows["events"], rows["events/s"], rows["seed"], rows["hours of market"]) == ("1,234", "617", "7", "2.00")
+    assert (rows["events"], rows["events/s"], rows["seed"], rows["market time"]) == ("1,234", "617", "7", "2.00 h")
+    assert [rp.market_time(s) for s in (42.0, 150.0, 11_160.0)] == ["42.0 s", "2.5 min", "3.10 h"]
     assert "assumption: a touch is not a fill" in notes(report)
 
 
