@@ -12,9 +12,10 @@ Definitions (pure functions; floats only for statistics, never for money that is
 - queue wait of an order: from the time it rested (its first LIVE state, when seen no later than
   its first maker fill; else its send) to its first maker fill. Taker fills did not wait in a
   queue and have none.
-- an order was accepted when it reached LIVE, PARTIALLY_FILLED or FILLED; its fill fraction is
-  the largest ``filled`` it reached over its size; the fill rate is the share of accepted orders
-  with any fill.
+- an order was accepted unless the venue rejected it or had not answered by its last change (it
+  ended PENDING_SUBMIT or UNKNOWN): an order cancelled before its ack counts, as the venue took it;
+  its fill fraction is the largest ``filled`` it reached over its size; the fill rate is the share
+  of accepted orders with any fill.
 - max drawdown: the largest fall of total PnL from an earlier high (0 for a run that never fell).
 """
 
@@ -30,7 +31,7 @@ from bot.execution.orders import OrderState
 from bot.venue.enums import Side
 
 HORIZONS: tuple[float, ...] = (1.0, 10.0, 60.0)
-_ACCEPTED = frozenset({OrderState.LIVE, OrderState.PARTIALLY_FILLED, OrderState.FILLED})
+_UNANSWERED = frozenset({OrderState.PENDING_SUBMIT, OrderState.UNKNOWN})
 
 
 class Markout(msgspec.Struct, frozen=True):
@@ -148,8 +149,11 @@ def queue_waits(orders: Iterable[OrderRecord], fills: Iterable[FillRecord]) -> l
 
 
 def accepted(order: OrderRecord) -> bool:
-    """The venue took the order (it rested or traded)."""
-    return any(c.state in _ACCEPTED or c.filled > 0 for c in order.changes)
+    """The venue took the order (see the module's definition)."""
+    if any(c.state is OrderState.REJECTED for c in order.changes):
+        return False
+    final = order.final
+    return final is not None and (final.state not in _UNANSWERED or final.filled > 0)
 
 
 def fill_fraction(order: OrderRecord) -> float:

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 from bot import cli
 from bot.backtest.read import read_journal, read_run
-from bot.backtest.report import build_report
+from bot.backtest.report import build_report, summary_from_files
 from bot.core.events import Fill
 from bot.execution.journal import Journal
 from bot.execution.orders import OrderState, OwnOrder
@@ -35,6 +35,11 @@ def test_a_backtest_report_is_rebuilt_from_the_results_files_alone(tmp_path, cap
     ids = build_report(results).figure_ids
     assert {"fig-pnl", "fig-drawdown", "fig-inventory", "fig-markouts", "fig-fill-rate", "fig-queue-wait"} <= set(ids)
     assert json.loads(re.search(r'id="report-figures">(.*?)</script>', page).group(1)) == ids
+    computed, written = summary_from_files(results), results.summary
+    same = ("orders_sent", "fills", "maker_fills", "volume", "notional", "maker_share", "realized", "fees",
+            "max_drawdown", "inventory")
+    assert {k: getattr(computed, k) for k in same} == {k: getattr(written, k) for k in same}
+    assert computed.fill_rate == pytest.approx(written.fill_rate, abs=0.02)  # the files do not hold the acks
     assert cli.main(["report", str(out), "--out", str(tmp_path / "again.html")]) == 0
     assert (tmp_path / "again.html").read_text() == page  # nothing but the files went into it
     assert cli.main(args[:5] + ["--out", str(tmp_path / "plain"), "--no-progress"]) == 0

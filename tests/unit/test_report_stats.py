@@ -87,6 +87,19 @@ def test_fill_rate_and_fractions_of_the_scripted_run_by_hand(run):
     assert stats.fill_rate([]) == 0.0
 
 
+def test_an_order_is_accepted_unless_rejected_or_unanswered():
+    def order(*states: S, filled: int = 0) -> OrderRecord:
+        return OrderRecord("o", "tok", Side.BUY, 1, 1_000_000, 0.0,
+                           tuple(OrderChange(st, filled if st is states[-1] else 0, float(i)) for i, st in enumerate(states)))
+
+    assert stats.accepted(order(S.PENDING_SUBMIT, S.PENDING_CANCEL, S.CANCELED))  # cancelled before its ack
+    assert stats.accepted(order(S.PENDING_SUBMIT, S.LIVE))
+    assert not stats.accepted(order(S.PENDING_SUBMIT))  # no answer yet
+    assert not stats.accepted(order(S.PENDING_SUBMIT, S.UNKNOWN))
+    assert stats.accepted(order(S.PENDING_SUBMIT, S.UNKNOWN, filled=1))  # it traded: the venue had it
+    assert not stats.accepted(order(S.PENDING_SUBMIT, S.REJECTED))
+
+
 def test_drawdown_of_the_scripted_run_by_hand(run):
     # total PnL: 0, +0.10 (bought 10 @ .50, mid .51), then -0.10, -0.06, -0.16 (NO bought at .52,
     # mid .51, fee .05), -0.10, -0.15, -0.05 (o5, later reversed), -0.15: max drawdown .10 - (-.16)
