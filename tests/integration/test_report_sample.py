@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.integration
 
-from bot import cli
 from bot.backtest.read import read_journal, read_run
 from bot.backtest.report import build_report, summary_from_files
 from bot.core.events import Fill
@@ -24,12 +25,18 @@ REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample"
 
 
-def test_a_backtest_report_is_rebuilt_from_the_results_files_alone(tmp_path, capsys):
+def bot(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_a_backtest_report_is_rebuilt_from_the_results_files_alone(tmp_path):
     out = tmp_path / "results"
-    args = ["backtest", "--config", str(REPO / "config" / "bot.example.toml"), "--data", str(SAMPLE), "--out", str(out),
-            "--no-progress", "--seed", "3"]
-    assert cli.main(args + ["--report"]) == 0
-    assert f"report: {out / 'report.html'}" in capsys.readouterr().out
+    args = ["backtest", "--config", str(REPO / "config" / "bot.example.toml"), "--data", str(SAMPLE), "--no-progress",
+            "--seed", "3"]
+    proc = bot(*args, "--out", str(out), "--report")
+    assert proc.returncode == 0, proc.stderr
+    assert f"report: {out / 'report.html'}" in proc.stdout
     page = (out / "report.html").read_text()
     results = read_run(out)
     ids = build_report(results).figure_ids
@@ -40,9 +47,10 @@ def test_a_backtest_report_is_rebuilt_from_the_results_files_alone(tmp_path, cap
             "max_drawdown", "inventory")
     assert {k: getattr(computed, k) for k in same} == {k: getattr(written, k) for k in same}
     assert computed.fill_rate == pytest.approx(written.fill_rate, abs=0.02)  # the files do not hold the acks
-    assert cli.main(["report", str(out), "--out", str(tmp_path / "again.html")]) == 0
+    proc = bot("report", str(out), "--out", str(tmp_path / "again.html"))
+    assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "again.html").read_text() == page  # nothing but the files went into it
-    assert cli.main(args[:5] + ["--out", str(tmp_path / "plain"), "--no-progress"]) == 0
+    assert bot(*args, "--out", str(tmp_path / "plain")).returncode == 0
     assert not (tmp_path / "plain" / "report.html").exists()  # only when asked
 
 
