@@ -29,6 +29,8 @@ from bot.backtest.results import Summary
 from bot.core.events import Fill
 from bot.execution.orders import OrderState
 from bot.portfolio.positions import Portfolio
+
+HORIZONS: tuple[float, ...] = (1.0, 10.0, 60.0)  # markout horizons, s: books are read this far past a run
 from bot.venue.enums import Side, TradeStatus
 
 MAX_SAMPLES = 200_000  # a rebuilt series never holds more samples than this (its step grows)
@@ -272,8 +274,6 @@ def read_journal(path: str | Path, *, recording: Sequence[str | Path] = (), ever
         times = [o.sent_at for o in orders] + [f.ts for f in fills]
         ends = [c.at for o in orders for c in o.changes] + times
         if times:
-            from bot.backtest.stats import HORIZONS
-
             start, end = min(times), max(ends) + max(HORIZONS)  # the books after the last fill: its markouts
             every_s = series_step(start, end, every_s)
             books = list(sample_books(recording_events(recording), every_s, start=start, end=end))

@@ -26,11 +26,10 @@ from typing import Iterable, Sequence
 
 import msgspec
 
-from bot.backtest.read import FillRecord, OrderRecord, Sample
+from bot.backtest.read import HORIZONS, FillRecord, OrderRecord, Sample
 from bot.execution.orders import OrderState
 from bot.venue.enums import Side
 
-HORIZONS: tuple[float, ...] = (1.0, 10.0, 60.0)
 _UNANSWERED = frozenset({OrderState.PENDING_SUBMIT, OrderState.UNKNOWN})
 
 
