@@ -31,7 +31,7 @@ from bot.core.clock import SimClock
 from bot.core.markets import MarketInfo
 from bot.engine.assembly import Signing, build_engine, simulated_throttles
 from bot.engine.engine import Engine, SendCancels, SendPlaces, VenueCancelAll
-from bot.backtest.config import BacktestConfig
+from bot.ops.config import BacktestConfig
 from bot.sim.venue import SimVenue
 
 ASSUMPTIONS = (

@@ -39,7 +39,7 @@ from bot.engine.results import (
 from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder
 from bot.execution.records import cancel_result, order_record, order_result, trade_record
 from bot.execution.router import CancelBatch
-from bot.live.config import ShellConfig
+from bot.ops.config import ShellConfig
 from bot.venue.account import AccountClient
 from bot.venue.auth import AuthConfig, Credentials
 from bot.venue.clob import ClobClient

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from bot.live.config import ShellConfig
+from bot.ops.config import ShellConfig
 from bot.live.shell import LiveShell, Venue, load_markets, make_engine, seed_positions
 from bot.venue.auth import Credentials, auth_timestamp, l2_headers
 from bot.venue.eip712 import Wallet
