@@ -212,6 +212,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", action="store_true", help="also write the HTML report into the results folder")
     p.set_defaults(handler=cmd_backtest)
 
+    p = sub.add_parser("compare", help="backtest a live or paper session's recording and compare it with the session")
+    p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
+                   help="bot config of the session (same as the global --config)")
+    p.add_argument("--journal", required=True, metavar="FILE", help="the session's journal (SQLite)")
+    p.add_argument("--recording", required=True, nargs="+", metavar="PATH", help="recordings made during the session")
+    p.add_argument("--out", metavar="DIR", help="folder of the backtest's results and the report (default results/compare-<time>)")
+    p.add_argument("--suggest", action="store_true",
+                   help="also try latency and queue models and say which matched the session best")
+    p.add_argument("--seed", type=(r := integer(0, 2**63 - 1)), help=with_range("backtest seed", r))
+    p.set_defaults(handler=cmd_compare)
+
     p = sub.add_parser("report", help="write the HTML report of a run (results folder, or live/paper journal)")
     p.add_argument("results", metavar="RESULTS", help="a backtest's results folder, or a live or paper journal (SQLite)")
     p.add_argument("--out", metavar="FILE", help="HTML file (default RESULTS/report.html, or JOURNAL.report.html)")
@@ -814,6 +825,14 @@ def cmd_backtest(s: Session) -> int:
         where = s.config_path or "the default config"
         raise ConfigError(f"{where}: [strategy] path is not set (bot backtest --config FILE)")
     return _finish(run(s.config, s.args))
+
+
+def cmd_compare(s: Session) -> int:
+    from bot.backtest.cli import compare
+
+    if not s.config.strategy.path:
+        raise ConfigError(f"{s.config_path or 'the default config'}: [strategy] path is not set")
+    return compare(s.config, s.args)
 
 
 def cmd_report(s: Session) -> int:

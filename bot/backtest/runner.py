@@ -64,13 +64,18 @@ class Backtest:
     """One run: an engine and a simulated venue on one simulated clock."""
 
     def __init__(self, engine: Engine, venue: SimVenue, clock: SimClock, *, timer_s: float, feed_delay: bool,
-                 on_sample: Callable[[float], None] | None = None) -> None:
+                 on_sample: Callable[[float], None] | None = None,
+                 venue_view: Callable[[int, Any], Any] | None = None) -> None:
+        """``venue_view(recv_ns, event)``: the event as the simulated venue should meet it, when
+        that differs from what the strategy sees (a recording of our own live session: its books
+        without our live orders, so the queue there is ours)."""
         self.engine = engine
         self.venue = venue
         self.clock = clock
         self.timer_s = timer_s
         self.feed_delay = feed_delay
         self.on_sample = on_sample
+        self.venue_view = venue_view
         self.events = 0
         self.first_t: float | None = None  # receive times of the first and last events
         self.last_t: float | None = None
@@ -96,7 +101,7 @@ class Backtest:
                 continue
             at = exchange_time(ev, t) if self.feed_delay else t
             self._advance(at)
-            venue.on_market(ev, at)
+            venue.on_market(ev if self.venue_view is None else self.venue_view(ns, ev), at)
             self._pending.append((t, ev))
             if progress is not None and i & 4095 == 0:
                 progress(self.events, t)
@@ -166,17 +171,20 @@ class Backtest:
 
 
 def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,
-                 seed: int | None = None, log: Any = None) -> Any:
+                 seed: int | None = None, log: Any = None,
+                 events: tuple[list[Any], Iterator[tuple[int, Any]]] | None = None,
+                 venue_view: Callable[[int, Any], Any] | None = None) -> Any:
     """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
-    writes the results folder ``out`` when given). Raises ``BacktestError`` for a run that cannot
-    start, ``RecordingError`` for a path that is not a recording."""
+    writes the results folder ``out`` when given). ``events``: the markets and events to replay
+    instead of reading ``paths`` (a transformed replay); ``venue_view``: see ``Backtest``. Raises ``BacktestError`` for a run that
+    cannot start, ``RecordingError`` for a path that is not a recording."""
     from bot.backtest.results import ResultsSink, Series, summarize
     from bot.strategy import load_strategy
 
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed
     wanted = set(config.strategy.markets)
-    metas, events = _sources(paths, bt, wanted)
+    metas, stream = events if events is not None else _sources(paths, bt, wanted)
     markets: list[MarketInfo] = [m.info() for m in metas if not wanted or m.condition_id in wanted]
     if not markets:
         raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
@@ -205,7 +213,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
             series.take(engine, now)
 
     run = Backtest(engine, venue, clock, timer_s=config.shell.timer_interval_s, feed_delay=bt.feed_delay,
-                   on_sample=sample)
+                   on_sample=sample, venue_view=venue_view)
     wall = time.perf_counter()
     bar = _progress(paths) if progress else None
     def tick(n: int, t: float) -> None:
@@ -213,7 +221,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
             bar(n, t - (run.first_t or t))
 
     try:
-        run.run(events, tick)
+        run.run(stream, tick)
     finally:
         if bar is not None:
             bar(None, 0.0)
@@ -288,10 +296,3 @@ def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
         status.update(f"backtest: {n:,} events, {n / dt if dt else 0:,.0f} events/s, {sim_s / 3600:.2f} h of market")
 
     return show
-
-
-def iter_events(paths: list[str | Path], cache: bool = True) -> Iterator[tuple[int, Any]]:
-    """The replay of ``paths`` (for callers that drive a ``Backtest`` themselves)."""
-    from bot.backtest import replay as rp
-
-    return rp.replay(paths, cache=cache)
