@@ -22,6 +22,7 @@ import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import msgspec
@@ -159,6 +160,8 @@ class ProcessPool(Executor):
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 yield from (f.result() for f in done)
+        except BrokenProcessPool as exc:  # a worker killed (out of memory, a signal): no outcome to give
+            raise ExecutorError(f"a worker process of the pool died: {exc}") from None
         finally:
             for f in pending:
                 f.cancel()
@@ -215,7 +218,10 @@ class RayExecutor(Executor):
         pending.clear()
         pending.extend(rest)
         for ref in done:
-            yield self._ray.get(ref)
+            try:
+                yield self._ray.get(ref)
+            except self._ray.exceptions.RayError as exc:  # a worker or node lost: no outcome to give
+                raise ExecutorError(f"a Ray task failed: {_one_line(str(exc))[:300]}") from None
 
     def close(self) -> None:
         if self._owned and self._ray.is_initialized():

@@ -566,7 +566,7 @@ def changed(table: msgspec.Struct) -> dict[str, Any]:
 
 def run(config: Any, args: Any) -> int:
     """Entry point of ``bot sweep``: returns the exit code."""
-    from bot.backtest.executors import ExecutorError, open_executor
+    from bot.backtest.executors import LOCAL_RAY, ExecutorError, open_executor
     from bot.backtest.recording import RecordingError
     from bot.ops.config import ConfigError
 
@@ -575,7 +575,9 @@ def run(config: Any, args: Any) -> int:
         check_data(args.data)
         runs = grid.size * len(grid.seeds)
         in_parallel = runs if grid.study is None else min(grid.study.batch, grid.size) * len(grid.seeds)
-        workers = min(args.workers or os.cpu_count() or 1, in_parallel)
+        cluster = bool(args.ray) and args.ray != LOCAL_RAY  # a cluster's CPUs, unless told
+        workers = args.workers or (None if cluster else os.cpu_count() or 1)
+        workers = min(workers, in_parallel) if workers else None
         out = Path(args.out) if args.out else Path("results") / time.strftime("sweep-%Y%m%d-%H%M%S")
         with open_executor(workers, args.ray) as executor:
             show = _progress(runs, f"sweep on {executor.name}, {executor.workers} worker(s)",

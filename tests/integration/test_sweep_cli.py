@@ -6,6 +6,7 @@ Optuna study that repeats for its seed whatever the number of workers."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +14,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from bot.backtest.executors import ProcessPool
+from bot.backtest.executors import ExecutorError, ProcessPool
 from bot.backtest.runner import run_backtest
 from bot.backtest.sweep import apply_params, parse_grid, run_sweep
 from bot.ops.config import decode_bot_config, load_bot_config
+from bot.strategy import Strategy
 
 pytestmark = pytest.mark.integration
 
@@ -136,3 +138,18 @@ def test_a_study_asks_and_tells_in_fixed_batches_so_it_repeats_for_its_seed_on_a
     assert [measured(msgspec.to_builtins(o.summary)) for o in one.outcomes] == \
         [measured(msgspec.to_builtins(o.summary)) for o in two.outcomes]
     assert [r.set for r in one.ranking] == [r.set for r in two.ranking]
+
+
+class Dies(Strategy):
+    """A strategy whose process ends as it starts: a worker lost mid-sweep."""
+
+    def on_start(self, ctx):
+        os._exit(3)
+
+
+def test_a_worker_that_dies_ends_the_sweep_with_one_line_not_a_hang():
+    base = apply_params(load_bot_config(CONFIG), {"strategy.path": f"{__name__}:Dies", "strategy.params": {}})
+    grid = parse_grid("[sweep]\nseeds = [1, 2, 3]\n", base)
+    with pytest.raises(ExecutorError, match="a worker process of the pool died"):
+        with ProcessPool(1) as pool:
+            run_sweep(base, grid, [SAMPLE], pool)
