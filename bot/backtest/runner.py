@@ -193,7 +193,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         raise BacktestError(f"configured markets not in the recordings: {missing}")
     strategy = load_strategy(config.strategy.path, config.strategy.params)
     clock = SimClock(0.0)
-    sink = ResultsSink(out) if out is not None else None
+    sink = ResultsSink(out)  # with no folder, it only counts
     engine = build_engine(
         strategy, markets, clock=clock, signing=Signing(None, seed),
         throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
@@ -229,12 +229,11 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     span = (run.last_t - run.first_t) if run.first_t is not None and run.last_t is not None else 0.0
     if engine.markets and series.next_at is None and run.events:
         series.take(engine, clock.now())
-    summary = summarize(engine, sink if sink is not None else _NullSink(), series,
+    summary = summarize(engine, sink, series,
                         mode="backtest", events=run.events, seconds=span, wall_seconds=wall, seed=seed,
                         assumptions=ASSUMPTIONS)
-    if sink is not None:
-        sink.write_summary(summary)
-        sink.close()
+    sink.write_summary(summary)
+    sink.close()
     return summary
 
 
@@ -265,14 +264,6 @@ def _sources(paths: list[str | Path], bt: BacktestConfig, wanted: set[str]) -> t
     if len(streams) == 1:
         return metas, streams[0]
     return metas, heapq.merge(*streams, key=lambda item: item[0])
-
-
-class _NullSink:
-    """What ``summarize`` reads of a sink, for a run without a results folder."""
-
-    fill_count = maker_fills = volume = maker_volume = 0
-    filled_orders: set[str] = set()
-    accepted: set[str] = set()
 
 
 def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
