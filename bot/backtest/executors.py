@@ -18,7 +18,6 @@ import multiprocessing
 import os
 import re
 import signal
-import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -40,7 +39,7 @@ class ExecutorError(ValueError):
 class Job(msgspec.Struct, frozen=True, kw_only=True):
     """One backtest of a sweep: run ``run`` is ``config`` (the base config with ``params``
     applied) on ``paths`` with ``seed``; ``out`` is its results folder to keep, or None for the
-    summary only (the run writes a scratch folder, removed once the summary is taken)."""
+    summary only."""
 
     run: int
     config: Any
@@ -70,11 +69,7 @@ def run_job(job: Job) -> Outcome:
 
     _quiet()
     try:
-        if job.out is not None:
-            summary = run_backtest(job.config, list(job.paths), out=job.out, seed=job.seed)
-        else:  # the summary counts fills from a results folder: a scratch one, removed after the run
-            with tempfile.TemporaryDirectory(prefix="sweep-run-") as scratch:
-                summary = run_backtest(job.config, list(job.paths), out=scratch, seed=job.seed)
+        summary = run_backtest(job.config, list(job.paths), out=job.out, seed=job.seed)
     except (BacktestError, RecordingError, StrategyError, OSError) as exc:
         return Outcome(run=job.run, params=job.params, seed=job.seed, error=_one_line(str(exc) or type(exc).__name__),
                        peak_rss=peak_rss())
