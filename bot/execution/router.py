@@ -369,6 +369,8 @@ class Router:
     def next_ready(self, now: float) -> float | None:
         """When the next batch could be sent (``now`` if at once), or ``None`` with no work."""
         cancels, places, cancel_tokens = self._plan(now)
+        if not cancels and not places:
+            return None  # nothing to send: the throttles are not asked
         times: list[float] = []
         t_cancel = now + self._wait(self._cancel, now)
         if cancels:
