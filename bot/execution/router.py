@@ -178,7 +178,8 @@ class Router:
         self._settled: dict[str, tuple[_Target, int, int]] = {}  # token -> (target, orders version, tick): nothing to do
         # the whole plan was empty for these (targets revision, orders revision), until this time
         self._targets_rev = 0
-        self._quiet: tuple[int, int] | None = None
+        self._quiet_targets = -1  # -1: no plan is known to be empty
+        self._quiet_orders = -1
         self._quiet_until = 0.0
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
@@ -234,7 +235,14 @@ class Router:
 
     def invalidate(self) -> None:
         """Something the plan depends on beyond targets and orders changed (a token's tick)."""
-        self._quiet = None
+        self._quiet_targets = -1
+
+    def settled(self) -> bool:
+        """True when a plan would find nothing to do, now and later, until targets, orders or a
+        tick change (no paced cancel comes due): ``poll`` would return no batch, ``next_ready``
+        ``None``. One look at counters, so a caller may ask on every event."""
+        return (self._quiet_until == _NEVER and self._quiet_targets == self._targets_rev
+                and self._quiet_orders == self._orders.revision and not self._cancels and not self._takes)
 
     # --- planning --------------------------------------------------------------------------
     def _plan(self, now: float) -> tuple[list[str], list[tuple[OrderRequest, bool]], dict[str, str]]:
@@ -242,8 +250,8 @@ class Router:
         and the token of each diff cancel still to send. Nothing is looked at when nothing changed
         since a plan found nothing to do (and no paced cancel has come due)."""
         orders = self._orders
-        if self._quiet is not None and not self._cancels and not self._takes and now < self._quiet_until \
-                and self._quiet == (self._targets_rev, orders.revision):
+        if now < self._quiet_until and self._quiet_targets == self._targets_rev \
+                and self._quiet_orders == orders.revision and not self._cancels and not self._takes:
             return _NOTHING
         if self._takes:
             self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
@@ -308,9 +316,9 @@ class Router:
                 (places_reducing if reducing else places_other).append((_quote_request(q, reducing), False))
         places = places_reducing + places_other
         if cancels or places:
-            self._quiet = None
+            self._quiet_targets = -1
         else:
-            self._quiet, self._quiet_until = (self._targets_rev, orders.revision), wake
+            self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
         return list(cancels), places, cancel_tokens
 
     def _recently_cancelled(self, oid: str, now: float) -> bool:
