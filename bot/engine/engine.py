@@ -158,6 +158,8 @@ class Engine:
         self._watched: frozenset[str] | None = frozenset(watched) if watched is not None else None
         # whether the strategy has a trade-print hook of its own (the base one returns nothing)
         self._prints = _overrides(strategy, "on_trade_print")
+        # order updates are made only for a strategy that reads them
+        reconciler.updates = _overrides(strategy, "on_order_update")
         self._handlers: dict[type, Callable[[Any], list[Action]]] = {
             PlacesAnswered: self._places_answered, PlacesFailed: self._places_failed,
             CancelsAnswered: self._cancels_answered, CancelsFailed: self._cancels_failed,

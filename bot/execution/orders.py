@@ -30,6 +30,7 @@ class OrderState(str, enum.Enum):
 
     terminal: bool  # FILLED, CANCELED, REJECTED: the order never comes back
     working: bool  # not terminal: it may rest on (or be about to reach) the book and reserves funds
+    quoting: bool  # working and no cancel in flight: it can stand for a desired quote (the router's diff)
 
 
 S = OrderState
@@ -38,6 +39,7 @@ _FILLED, _CANCELED, _REJECTED = S.FILLED, S.CANCELED, S.REJECTED
 for _s in OrderState:
     _s.terminal = _s is _FILLED or _s is _CANCELED or _s is _REJECTED
     _s.working = not _s.terminal
+    _s.quoting = _s.working and _s is not S.PENDING_CANCEL
 _PENDING_CANCEL = S.PENDING_CANCEL
 _EMPTY: dict[str, "OwnOrder"] = {}
 
@@ -163,7 +165,7 @@ class OrderStore:
     """
 
     __slots__ = ("_orders", "_by_token", "_working", "_working_by_token", "versions", "revision", "_closings",
-                 "_closing_seq")
+                 "_closing_seq", "quoting_versions")
 
     def __init__(self) -> None:
         self._orders: dict[str, OwnOrder] = {}
@@ -174,6 +176,10 @@ class OrderStore:
         # ours on this token changed since I last looked" (the router skips unchanged tokens)
         self.versions: dict[str, int] = {}
         self.revision = 0  # the same, for all tokens at once
+        # token -> a counter bumped when the orders that can stand for a quote (``quoting``) change:
+        # one joins or leaves them, or the size left of one moves (``touch``); a state change
+        # among them (an ack) leaves it alone. What the router's diff reads changed iff it moved.
+        self.quoting_versions: dict[str, int] = {}
         # (updated_at when it closed, sequence, order): an order terminal now with ``updated_at < t``
         # has an entry stamped with that ``updated_at`` (older entries of it may remain: skipped)
         self._closings: list[tuple[float, int, OwnOrder]] = []
@@ -227,6 +233,7 @@ class OrderStore:
             return existing
         oid, token = order.order_id, order.token_id
         self.versions[token] = self.versions.get(token, 0) + 1
+        self.quoting_versions[token] = self.quoting_versions.get(token, 0) + 1
         self.revision += 1
         self._orders[oid] = order
         self._by_token.setdefault(token, {})[oid] = order
@@ -251,6 +258,8 @@ class OrderStore:
         order.updated_at = now
         token = order.token_id
         self.versions[token] = self.versions.get(token, 0) + 1
+        if new.quoting is not old.quoting:
+            self.quoting_versions[token] = self.quoting_versions.get(token, 0) + 1
         self.revision += 1
         if new.terminal:
             self._closed_at(now, order)
@@ -260,9 +269,12 @@ class OrderStore:
             self._reindex(order.token_id)
         return True
 
-    def touch(self, token_id: str) -> None:
-        """An order of ``token_id`` changed in place (a fill moved its remaining size)."""
+    def touch(self, token_id: str, resized: bool = True) -> None:
+        """An order of ``token_id`` changed in place: a fill moved its remaining size, or
+        (``resized`` False) only what the diff does not read (a reason, its trades)."""
         self.versions[token_id] = self.versions.get(token_id, 0) + 1
+        if resized:
+            self.quoting_versions[token_id] = self.quoting_versions.get(token_id, 0) + 1
         self.revision += 1
 
     def reopen(self, order: OwnOrder, state: OrderState, now: float) -> bool:
@@ -275,6 +287,7 @@ class OrderStore:
         order.before_cancel = None
         order.cancel_blind = False
         self.versions[order.token_id] = self.versions.get(order.token_id, 0) + 1
+        self.quoting_versions[order.token_id] = self.quoting_versions.get(order.token_id, 0) + 1
         self.revision += 1
         if self._orders.get(order.order_id) is order:
             self._reindex(order.token_id)

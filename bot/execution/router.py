@@ -57,6 +57,7 @@ class OrderView(Protocol):
     """Read-only own order state (``OrderStore`` satisfies it)."""
 
     versions: dict[str, int]  # token -> bumped on any change of its orders
+    quoting_versions: dict[str, int]  # token -> bumped when the orders its diff reads change
     revision: int  # bumped on any change of any order
 
     def working(self, token_id: str | None = None) -> list[OwnOrder]: ...
@@ -174,8 +175,9 @@ class Router:
         self._routes = tuple(route_throttles)
         self._tick_of = tick_of or (lambda _t: self.config.default_tick)
         self._targets: dict[str, _Target] = {}
-        self._versions = orders.versions
-        self._settled: dict[str, tuple[_Target, int, int]] = {}  # token -> (target, orders version, tick): nothing to do
+        self._versions = orders.quoting_versions
+        # token -> (target, version of the orders its diff reads, tick): the diff found nothing to do
+        self._settled: dict[str, tuple[_Target, int, int]] = {}
         # the whole plan was empty for these (targets revision, orders revision), until this time
         self._targets_rev = 0
         self._quiet_targets = -1  # -1: no plan is known to be empty

@@ -220,3 +220,30 @@ def test_risk_reducing_quotes_are_marked_for_the_router():
     flags = {(t.token_id, q.side): r for t, rs in ((x.target, x.reducing) for x in eng.router._targets.values())
              for q, r in zip(t.quotes, rs)}
     assert flags == {(YES, Side.BUY): False, (YES, Side.SELL): True, (NO, Side.BUY): True}
+
+
+def test_order_updates_reach_a_strategy_with_the_hook_and_are_not_made_without_one():
+    class Watching(MarketMaker):
+        def __init__(self, params):
+            super().__init__(params)
+            self.updates = []
+
+        def on_order_update(self, ctx, update):
+            self.updates.append(update.state)
+
+    clock = SimClock(1_000.0)
+    eng, out = start(clock)
+    assert eng.reconciler.updates is False  # the market maker reads no order update
+    markets = MarketIndex([MARKET])
+    rec = Reconciler(ReconcilerConfig(owner=OWNER))
+    big = [RateWindow(1000, 10.0)]
+    router = Router(rec.orders, Signer(), place_throttle=Throttle(big, clock.now), cancel_throttle=Throttle(big, clock.now))
+    strategy = Watching(Params(half_spread_ticks=1))
+    eng = Engine(strategy=strategy, markets=markets, clock=clock, router=router, reconciler=rec,
+                 risk=RiskGate(RiskLimits(), markets), perf=lambda: clock.now())
+    assert rec.updates is True
+    eng.on_connection(up(clock))
+    out = eng.on_market_event(book(YES, [("0.48", "100")], [("0.52", "100")]))
+    batch = next(a.batch for a in out if isinstance(a, SendPlaces))
+    eng.on_result(all_live(batch))
+    assert strategy.updates == [OrderState.PENDING_SUBMIT, OrderState.LIVE]
