@@ -1,0 +1,20 @@
+# Types for compiling engine.py with Cython (pure-Python mode: engine.py stays the one source).
+# Names declared here must keep the meaning they have in engine.py.
+cimport cython
+
+from bot.execution.router cimport Router
+
+
+@cython.final
+cdef class Engine:
+    cdef public object config, strategy, markets, clock, reconciler, risk, books, feed, portfolio, metrics
+    cdef public object perf, daily, opening_marks, stats, latencies, recent_fills, ctx, _orphans_seen
+    cdef public object _tick_at, _watched
+    cdef public Router router
+    cdef public dict settlement, _tops, _handlers
+    cdef public bint stopped, _prints
+
+    cpdef list _poll(self)
+    cpdef list _run(self, object intents, bint checked=*)
+    cpdef object _on_book(self, object token_id)
+    cpdef list _outputs(self, object outputs, bint poll=*)
