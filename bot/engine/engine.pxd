@@ -8,7 +8,8 @@ from bot.execution.router cimport Router
 @cython.final
 cdef class Engine:
     cdef public object config, strategy, markets, clock, reconciler, risk, books, feed, portfolio, metrics
-    cdef public object perf, daily, opening_marks, stats, latencies, recent_fills, ctx, _orphans_seen
+    cdef public object perf, daily, opening_marks, latencies, recent_fills, ctx, _orphans_seen
+    cdef public EngineStats stats
     cdef public object _tick_at, _watched
     cdef public Router router
     cdef public dict settlement, _tops, _handlers
@@ -18,3 +19,10 @@ cdef class Engine:
     cpdef list _run(self, object intents, bint checked=*)
     cpdef object _on_book(self, object token_id)
     cpdef list _outputs(self, object outputs, bint poll=*)
+
+
+@cython.final
+cdef class EngineStats:
+    cdef public long long orders_sent, orders_accepted, orders_rejected, cancels_sent, canceled, fills
+    cdef public long long reversals, volume, notional, rate_limited, send_errors, risk_rejections
+    cdef public long long book_events, halts, reconnects, orphans
