@@ -406,8 +406,11 @@ class Router:
 
     def _grant(self, throttle: Throttle, want: int, now: float) -> int:
         """Spend tokens for one request of up to ``want`` items; returns how many were granted."""
-        if want <= 0 or (self._routes and any(r.available(now) < 1 for r in self._routes)):
+        if want <= 0:
             return 0
+        for r in self._routes:
+            if r.available(now) < 1:
+                return 0
         if self.config.count_per_order:  # ``_cost(k)`` tokens: one per order
             k = throttle.take_up_to(want, now)  # min(want, available), taken in one pass
             if k <= 0:
