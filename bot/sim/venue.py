@@ -395,7 +395,7 @@ class SimVenue:
             for (token, is_bid, price), (old_visible, old_feed, new) in captured.items():
                 self._level_moved(self._tokens[token], is_bid, price, old_visible, old_feed, new,
                                   now)
-            for token in dict.fromkeys(k[0] for k in captured):
+            for token in dict.fromkeys([k[0] for k in captured]):
                 self._recheck(token)
 
     def _level_moved(self, tok: _Token, is_bid: bool, price: int, old_visible: int, old_feed: int,
