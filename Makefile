@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # The compiled hot path (setup.py, bot/compiled.py): rebuilt, incrementally, when a source changes.
 BUILT   := $(VENV)/.built
-SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py)
+SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py strategies/*.pxd)
 
 .PHONY: run test bench lock clean
 
