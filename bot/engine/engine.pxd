@@ -2,12 +2,14 @@
 # Names declared here must keep the meaning they have in engine.py.
 cimport cython
 
+from bot.core.feed cimport Feed
 from bot.execution.router cimport Router
 
 
 @cython.final
 cdef class Engine:
-    cdef public object config, strategy, markets, clock, reconciler, risk, books, feed, portfolio, metrics
+    cdef public object config, strategy, markets, clock, reconciler, risk, books, portfolio, metrics
+    cdef public Feed feed
     cdef public object perf, daily, opening_marks, latencies, recent_fills, ctx, _orphans_seen
     cdef public EngineStats stats
     cdef public object _tick_at, _watched

@@ -165,7 +165,7 @@ class OrderStore:
     """
 
     __slots__ = ("_orders", "_by_token", "_working", "_working_by_token", "versions", "revision", "_closings",
-                 "_closing_seq", "quoting_versions")
+                 "_closing_seq", "quoting_versions", "quoting_revision")
 
     def __init__(self) -> None:
         self._orders: dict[str, OwnOrder] = {}
@@ -180,6 +180,7 @@ class OrderStore:
         # one joins or leaves them, or the size left of one moves (``touch``); a state change
         # among them (an ack) leaves it alone. What the router's diff reads changed iff it moved.
         self.quoting_versions: dict[str, int] = {}
+        self.quoting_revision = 0  # the same, for all tokens at once
         # (updated_at when it closed, sequence, order): an order terminal now with ``updated_at < t``
         # has an entry stamped with that ``updated_at`` (older entries of it may remain: skipped)
         self._closings: list[tuple[float, int, OwnOrder]] = []
@@ -234,6 +235,7 @@ class OrderStore:
         oid, token = order.order_id, order.token_id
         self.versions[token] = self.versions.get(token, 0) + 1
         self.quoting_versions[token] = self.quoting_versions.get(token, 0) + 1
+        self.quoting_revision += 1
         self.revision += 1
         self._orders[oid] = order
         self._by_token.setdefault(token, {})[oid] = order
@@ -260,6 +262,7 @@ class OrderStore:
         self.versions[token] = self.versions.get(token, 0) + 1
         if new.quoting is not old.quoting:
             self.quoting_versions[token] = self.quoting_versions.get(token, 0) + 1
+            self.quoting_revision += 1
         self.revision += 1
         if new.terminal:
             self._closed_at(now, order)
@@ -275,6 +278,7 @@ class OrderStore:
         self.versions[token_id] = self.versions.get(token_id, 0) + 1
         if resized:
             self.quoting_versions[token_id] = self.quoting_versions.get(token_id, 0) + 1
+            self.quoting_revision += 1
         self.revision += 1
 
     def reopen(self, order: OwnOrder, state: OrderState, now: float) -> bool:
@@ -288,6 +292,7 @@ class OrderStore:
         order.cancel_blind = False
         self.versions[order.token_id] = self.versions.get(order.token_id, 0) + 1
         self.quoting_versions[order.token_id] = self.quoting_versions.get(order.token_id, 0) + 1
+        self.quoting_revision += 1
         self.revision += 1
         if self._orders.get(order.order_id) is order:
             self._reindex(order.token_id)

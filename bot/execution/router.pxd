@@ -2,6 +2,8 @@
 # Names declared here must keep the meaning they have in router.py.
 cimport cython
 
+cdef double _NEVER
+
 
 @cython.final
 cdef class _Target:
@@ -19,7 +21,7 @@ cdef class Router:
     cdef public tuple _routes
     cdef public dict _targets, _versions, _settled, _cancels, _emitted_cancels
     cdef public list _takes
-    cdef public long long _targets_rev, _quiet_targets, _quiet_orders, _prune_at, _rr
+    cdef public long long _targets_rev, _quiet_targets, _quiet_orders, _quiet_quoting, _prune_at, _rr
     cdef public double _quiet_until
 
     cpdef bint settled(self)

@@ -58,6 +58,7 @@ class OrderView(Protocol):
 
     versions: dict[str, int]  # token -> bumped on any change of its orders
     quoting_versions: dict[str, int]  # token -> bumped when the orders its diff reads change
+    quoting_revision: int  # the same, for all tokens at once
     revision: int  # bumped on any change of any order
 
     def working(self, token_id: str | None = None) -> list[OwnOrder]: ...
@@ -178,10 +179,13 @@ class Router:
         self._versions = orders.quoting_versions
         # token -> (target, version of the orders its diff reads, tick): the diff found nothing to do
         self._settled: dict[str, tuple[_Target, int, int]] = {}
-        # the whole plan was empty for these (targets revision, orders revision), until this time
+        # the whole plan was empty for these (targets revision, orders revision, orders' quoting
+        # revision), until this time; a plan that waits for no paced cancel (``_quiet_until`` never)
+        # read the orders only through the quoting versions, so it stays empty while they do
         self._targets_rev = 0
         self._quiet_targets = -1  # -1: no plan is known to be empty
         self._quiet_orders = -1
+        self._quiet_quoting = -1
         self._quiet_until = 0.0
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
@@ -240,11 +244,12 @@ class Router:
         self._quiet_targets = -1
 
     def settled(self) -> bool:
-        """True when a plan would find nothing to do, now and later, until targets, orders or a
-        tick change (no paced cancel comes due): ``poll`` would return no batch, ``next_ready``
-        ``None``. One look at counters, so a caller may ask on every event."""
+        """True when a plan would find nothing to do, now and later, until targets, the orders
+        that can stand for quotes (``quoting_revision``) or a tick change (no paced cancel comes
+        due): ``poll`` would return no batch, ``next_ready`` ``None``. One look at counters, so a
+        caller may ask on every event."""
         return (self._quiet_until == _NEVER and self._quiet_targets == self._targets_rev
-                and self._quiet_orders == self._orders.revision and not self._cancels and not self._takes)
+                and self._quiet_quoting == self._orders.quoting_revision and not self._cancels and not self._takes)
 
     # --- planning --------------------------------------------------------------------------
     def _plan(self, now: float) -> tuple[list[str], list[tuple[OrderRequest, bool]], dict[str, str]]:
@@ -252,8 +257,9 @@ class Router:
         and the token of each diff cancel still to send. Nothing is looked at when nothing changed
         since a plan found nothing to do (and no paced cancel has come due)."""
         orders = self._orders
-        if now < self._quiet_until and self._quiet_targets == self._targets_rev \
-                and self._quiet_orders == orders.revision and not self._cancels and not self._takes:
+        if now < self._quiet_until and self._quiet_targets == self._targets_rev and not self._cancels \
+                and not self._takes and (self._quiet_orders == orders.revision or (
+                    self._quiet_until == _NEVER and self._quiet_quoting == orders.quoting_revision)):
             return _NOTHING
         if self._takes:
             self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
@@ -321,6 +327,7 @@ class Router:
             self._quiet_targets = -1
         else:
             self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
+            self._quiet_quoting = orders.quoting_revision
         return list(cancels), places, cancel_tokens
 
     def _recently_cancelled(self, oid: str, now: float) -> bool:
