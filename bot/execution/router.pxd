@@ -2,6 +2,8 @@
 # Names declared here must keep the meaning they have in router.py.
 cimport cython
 
+from bot.execution.orders cimport OrderStore
+
 cdef double _NEVER
 
 
@@ -17,7 +19,8 @@ cdef class RouterStats:
 
 
 cdef class Router:
-    cdef public object config, _orders, _sign, _place, _cancel, _tick_of, stats
+    cdef public OrderStore _orders
+    cdef public object config, _sign, _place, _cancel, _tick_of, stats
     cdef public tuple _routes
     cdef public dict _targets, _versions, _settled, _cancels, _emitted_cancels
     cdef public list _takes
