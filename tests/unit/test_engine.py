@@ -247,3 +247,40 @@ def test_order_updates_reach_a_strategy_with_the_hook_and_are_not_made_without_o
     batch = next(a.batch for a in out if isinstance(a, SendPlaces))
     eng.on_result(all_live(batch))
     assert strategy.updates == [OrderState.PENDING_SUBMIT, OrderState.LIVE]
+
+
+def test_a_strategy_is_called_only_for_the_books_it_reads():
+    from bot.strategy import Strategy
+
+    class Spy(Strategy):
+        def __init__(self, tokens):
+            super().__init__()
+            self.tokens, self.seen = tokens, []
+
+        def book_tokens(self):
+            return self.tokens
+
+        def on_book(self, ctx, token_id):
+            self.seen.append(token_id)
+
+    def seen(tokens) -> list:
+        clock = SimClock(1_000.0)
+        markets = MarketIndex([MARKET])
+        rec = Reconciler(ReconcilerConfig(owner=OWNER))
+        big = [RateWindow(1000, 10.0)]
+        router = Router(rec.orders, Signer(), place_throttle=Throttle(big, clock.now),
+                        cancel_throttle=Throttle(big, clock.now))
+        spy = Spy(tokens)
+        eng = Engine(strategy=spy, markets=markets, clock=clock, router=router, reconciler=rec,
+                     risk=RiskGate(RiskLimits(), markets), perf=lambda: clock.now())
+        eng.on_connection(up(clock))
+        for token in (YES, NO):
+            eng.on_market_event(book(token, [("0.48", "100")], [("0.52", "100")]))
+        frame = {"event_type": "price_change", "market": COND, "timestamp": "5", "price_changes": [
+            {"asset_id": YES, "price": "0.47", "size": "10", "side": "BUY", "hash": "a"},
+            {"asset_id": NO, "price": "0.53", "size": "10", "side": "SELL", "hash": "b"}]}
+        eng.on_market_event(decode_market_frame(json.dumps(frame).encode())[0])
+        return spy.seen
+
+    assert seen(None) == [YES, NO, YES, NO]  # every book, by default
+    assert seen((YES,)) == [YES, YES]  # the NO book is never shown to a strategy that reads YES only
