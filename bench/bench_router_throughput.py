@@ -26,7 +26,7 @@ from bot.core.intents import Quote, QuoteTarget
 from bot.exchange.config import ExchangeConfig, FlowConfig
 from bot.exchange.server import LocalExchange
 from bot.live.demo import quiet_server_logs
-from bot.live.config import ShellConfig
+from bot.ops.config import ShellConfig
 from bot.live.shell import LiveShell, Venue, load_markets, make_engine
 from bot.risk import RiskLimits
 from bot.strategy import Strategy

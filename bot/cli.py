@@ -1,5 +1,6 @@
 """The ``bot`` command: market lookup, books, offline order signing, keys, operator commands,
-config checks, and the entry points of the local exchange, live trading and the demo.
+config checks, recording the market stream, and the entry points of the local exchange, live
+trading and the demo.
 
 Invariant: every failure ends as one line on stderr: ``error: ...`` with exit code 2 for bad
 input from the user or the venue (config, flags, venue errors, unreachable hosts), exit code 1
@@ -27,7 +28,7 @@ import anyio
 import httpx
 import msgspec
 
-from bot.ops.arguments import OneLineParser, decimal, integer, run_seconds, with_range
+from bot.ops.arguments import OneLineParser, decimal, integer, number, run_seconds, with_range
 from bot.venue.orders import MAX_SALT
 from bot.ops.config import DEFAULT_CONFIG_PATH, BotConfig, ConfigError, load_bot_config, resolve_bot_config, summarize
 from bot.ops.logging import configure as configure_logging
@@ -208,12 +209,63 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="results folder (default results/backtest-<time>)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--report", action="store_true", help="also write the HTML report into the results folder")
     p.set_defaults(handler=cmd_backtest)
+
+    p = sub.add_parser("compare", help="backtest a live or paper session's recording and compare it with the session")
+    p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
+                   help="bot config of the session (same as the global --config)")
+    p.add_argument("--journal", required=True, metavar="FILE", help="the session's journal (SQLite)")
+    p.add_argument("--recording", required=True, nargs="+", metavar="PATH", help="recordings made during the session")
+    p.add_argument("--out", metavar="DIR", help="folder of the backtest's results and the report (default results/compare-<time>)")
+    p.add_argument("--suggest", action="store_true",
+                   help="also try latency and queue models and say which matched the session best")
+    p.add_argument("--seed", type=(r := integer(0, 2**63 - 1)), help=with_range("backtest seed", r))
+    p.set_defaults(handler=cmd_compare)
+
+    p = sub.add_parser("report", help="write the HTML report of a run (results folder, or live/paper journal)")
+    p.add_argument("results", metavar="RESULTS", help="a backtest's results folder, or a live or paper journal (SQLite)")
+    p.add_argument("--out", metavar="FILE", help="HTML file (default RESULTS/report.html, or JOURNAL.report.html)")
+    p.add_argument("--recording", nargs="+", default=(), metavar="PATH",
+                   help="a journal's books: recordings of the run's time (marks, best bid and ask, markouts)")
+    p.add_argument("--every", type=(r := number(ge=0.001, le=86_400.0)), default=1.0, metavar="SECONDS",
+                   help=with_range("a journal's series: one sample every this many seconds (default 1)", r))
+    p.set_defaults(handler=cmd_report)
 
     p = sub.add_parser("demo", help="run the demo (local exchange + market maker)")
     _add_demo_arguments(p)
     p.set_defaults(handler=cmd_demo)
+
+    p = sub.add_parser("record", help="record the market stream of chosen markets to files (docs/recording-format.md)")
+    _add_record_arguments(p)
+    p.set_defaults(handler=cmd_record)
     return parser
+
+
+def _add_record_arguments(p: argparse.ArgumentParser) -> None:
+    from bot.backtest.recording import WriterConfig
+    from bot.ops.arguments import field_range
+
+    p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
+                   help="bot config: where the venue is (same as the global --config)")
+    p.add_argument("--out", default="recordings", metavar="DIR", help="directory of the files (default recordings)")
+    p.add_argument("--token", action="append", default=[], metavar="TOKEN_ID",
+                   help="record this token's market (repeat)")
+    p.add_argument("--market", action="append", default=[], metavar="CONDITION_ID", help="record this market (repeat)")
+    p.add_argument("--event", action="append", default=[], metavar="SLUG", help="record this event's markets (repeat)")
+    p.add_argument("--tag", help="record the catalog's active open markets of this tag")
+    p.add_argument("--limit", type=(r := integer(1, 100)), default=0,
+                   help=with_range("record the catalog's first N active open markets (of --tag, if given)", r))
+    p.add_argument("--duration", type=DURATION,
+                   help=with_range("stop after this many seconds (default: until SIGTERM or Ctrl-C)", DURATION))
+    p.add_argument("--prefix", default="book", help="file name prefix (default book)")
+    p.add_argument("--rotate-mb", type=(r := integer(1, 2**20)), default=256,
+                   help=with_range("start a new file after this many compressed MiB (default 256)", r))
+    p.add_argument("--rotate-s", type=(r := field_range(WriterConfig, "rotate_s")), default=3600.0,
+                   help=with_range("start a new file after this many seconds (default 3600)", r))
+    p.add_argument("--flush-s", type=(r := field_range(WriterConfig, "flush_s")), default=1.0,
+                   help=with_range("end a compressed block at least this often; a killed recorder loses at "
+                                   "most one block (default 1)", r))
 
 
 def _add_demo_arguments(p: argparse.ArgumentParser) -> None:
@@ -775,9 +827,66 @@ def cmd_backtest(s: Session) -> int:
     return _finish(run(s.config, s.args))
 
 
+def cmd_compare(s: Session) -> int:
+    from bot.backtest.cli import compare
+
+    if not s.config.strategy.path:
+        raise ConfigError(f"{s.config_path or 'the default config'}: [strategy] path is not set")
+    return compare(s.config, s.args)
+
+
+def cmd_report(s: Session) -> int:
+    from bot.backtest.report import report_path, write_report
+    from bot.backtest.read import read_run
+
+    a = s.args
+    results = read_run(a.results, recording=a.recording, every_s=a.every)
+    out = write_report(results, a.out or report_path(a.results))
+    sys.stdout.write(f"report: {out}\n")
+    return EXIT_OK
+
+
 def cmd_demo(s: Session) -> int:
     run = _entry_point("bot.live.demo", "demo")
     return _finish(run(s.args))
+
+
+def cmd_record(s: Session) -> int:
+    from bot.backtest.recorder import Recorder, RecorderConfig, resolve_markets
+    from bot.backtest.recording import WriterConfig
+    from bot.venue.catalog import CatalogClient
+    from bot.venue.stream import StreamConfig
+
+    a = s.args
+    if not (a.token or a.market or a.event or a.tag or a.limit):
+        raise CommandError("bot record: choose what to record with --token, --market, --event, --tag or --limit")
+    writer = msgspec.convert(dict(directory=a.out, prefix=a.prefix, rotate_bytes=a.rotate_mb * 2**20,
+                                  rotate_s=a.rotate_s, flush_s=a.flush_s), WriterConfig)
+    venue = s.config.venue
+    _configure_run_logging(s)
+
+    async def record():
+        async with s.transport("clob") as t:
+            clob = s.clob(t)
+            if a.event or a.tag or a.limit:
+                async with s.transport("catalog") as c:
+                    markets = await resolve_markets(clob, CatalogClient(c), tokens=a.token, markets=a.market,
+                                                    events=a.event, tag=a.tag, limit=a.limit)
+            else:
+                markets = await resolve_markets(clob, tokens=a.token, markets=a.market)
+            if not markets:
+                raise CommandError("bot record: the venue lists none of the chosen markets")
+            s.last_url = venue.ws_url
+            config = RecorderConfig(writer=writer, stream=StreamConfig(url=venue.ws_url))
+            return await Recorder(clob, markets, config).run(duration=a.duration)
+
+    done = anyio.run(record)
+    sys.stdout.write(f"recorded {done.frames} frame(s) of {len(done.files)} file(s) in {a.out} "
+                     f"({done.bytes} bytes, {done.gaps} gap(s), {done.snapshots} REST snapshot(s)); "
+                     f"stopped by {done.stop_reason}\n")
+    for path in done.files:
+        sys.stdout.write(f"  {path}\n")
+    return EXIT_OK
 
 
 # --------------------------------------------------------------------------------------------

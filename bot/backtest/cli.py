@@ -14,8 +14,6 @@ from typing import Any
 
 import msgspec
 
-from bot.venue.units import format_units
-
 
 def run(config: Any, args: Any) -> int:
     """Entry point of ``bot backtest``: returns the exit code."""
@@ -23,7 +21,7 @@ def run(config: Any, args: Any) -> int:
     from bot.backtest.runner import BacktestError, run_backtest
     from bot.ops.logging import configure
 
-    configure(level="warning", json=True)
+    configure(level="error", json=True)  # a backtest logs halts, not each rejected quote
     out = Path(args.out) if args.out else Path("results") / time.strftime("backtest-%Y%m%d-%H%M%S")
     try:
         summary = run_backtest(config, list(args.data), out=out, progress=not args.no_progress, seed=args.seed)
@@ -37,6 +35,12 @@ def run(config: Any, args: Any) -> int:
 
         Console(file=sys.stdout).print(summary_table(summary))
         print(f"results: {out}")
+    if getattr(args, "report", False):
+        from bot.backtest.read import read_results
+        from bot.backtest.report import report_path, write_report
+
+        path = write_report(read_results(out), report_path(out))
+        print(f"report: {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -44,21 +48,52 @@ def summary_table(summary: Any) -> Any:
     """The summary as a two-column rich table (USDC and shares in decimals)."""
     from rich.table import Table
 
-    t = Table(title=f"{summary.mode}: {summary.events:,} events, {summary.seconds / 3600:.2f} h of market")
+    from bot.backtest.report import market_time, summary_rows
+
+    t = Table(title=f"{summary.mode}: {summary.events:,} events, {market_time(summary.seconds)} of market")
     t.add_column("figure")
     t.add_column("value", justify="right")
-    money = lambda v: format_units(v)  # noqa: E731
-    rows = [
-        ("PnL (USDC)", money(summary.pnl)), ("realized (USDC)", money(summary.realized)),
-        ("unrealized (USDC)", money(summary.unrealized)), ("fees (USDC)", money(summary.fees)),
-        ("max drawdown (USDC)", money(summary.max_drawdown)), ("orders sent", f"{summary.orders_sent:,}"),
-        ("orders rejected", f"{summary.orders_rejected:,}"), ("cancels sent", f"{summary.cancels_sent:,}"),
-        ("fills", f"{summary.fills:,}"), ("maker share of volume", f"{summary.maker_share:.1%}"),
-        ("fill rate (orders with a fill)", f"{summary.fill_rate:.1%}"), ("volume (shares)", money(summary.volume)),
-        ("events/s", f"{summary.events_per_s:,.0f}"),
-    ]
-    for token, (lo, hi) in summary.inventory.items():
-        rows.append((f"inventory …{token[-8:]}", f"{money(lo)} .. {money(hi)}"))
-    for name, value in rows:
+    for name, value in summary_rows(summary):
         t.add_row(name, value)
     return t
+
+
+def compare(config: Any, args: Any) -> int:
+    """``bot compare``: backtest the session's recording with its config (our live orders taken
+    out of the recorded books), align the two runs, print the table and write the report (the
+    backtest's, with the comparison section)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from bot.backtest.compare import backtest_session, compare_runs, comparison_section, rows, suggest
+    from bot.backtest.read import read_journal
+    from bot.backtest.recording import RecordingError
+    from bot.backtest.report import build_report, render_html
+    from bot.backtest.runner import BacktestError
+    from bot.ops.logging import configure
+
+    configure(level="error", json=True)
+    out = Path(args.out) if args.out else Path("results") / time.strftime("compare-%Y%m%d-%H%M%S")
+    try:
+        live = read_journal(args.journal, recording=args.recording)
+        backtest = backtest_session(config, args.recording, live, out, seed=args.seed)
+        settings = suggest(config, args.recording, live, seed=args.seed) if args.suggest else []
+    except (BacktestError, RecordingError) as exc:
+        print(f"bot compare: {exc}", file=sys.stderr)
+        return 2
+    comparison = compare_runs(live, backtest)
+    table = Table(title="backtest against live")
+    for name in ("figure", "live", "backtest"):
+        table.add_column(name, justify="left" if name == "figure" else "right")
+    for row in rows(comparison):
+        table.add_row(*row)
+    console = Console(file=sys.stdout)
+    console.print(table)
+    for s in settings[:5]:
+        console.print(f"  latency {s.latency_s * 1000:g} ms, {s.queue} queue: {s.agreement:.1%} of fills in common")
+    report = build_report(backtest)
+    report = msgspec.structs.replace(report, sections=report.sections + (comparison_section(comparison, settings),))
+    page = out / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    print(f"report: {page}")
+    return 0

@@ -155,6 +155,7 @@ class Series:
         self.high: int | None = None
         self.max_drawdown = 0
         self.inventory: dict[str, tuple[int, int]] = {}
+        self.last_marks: dict[str, int] = {}  # the last mark seen of each token (books may end stale)
 
     def due(self, now: float) -> bool:
         return self.next_at is None or now >= self.next_at
@@ -163,8 +164,9 @@ class Series:
         """One sample of ``engine`` (its portfolio at the books' marks, the books, our quotes)."""
         self.next_at = now + self.every_s
         marks = engine.marks()
+        self.last_marks.update(marks)
         pf = engine.portfolio
-        realized, fees = pf.realized_pnl(), pf.fees()
+        realized, fees = pf.realized_pnl, pf.fees
         unrealized = pf.unrealized_pnl(marks)
         total = realized + unrealized - fees
         if self.high is None or total > self.high:
@@ -195,10 +197,11 @@ class Series:
 
 def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, events: int, seconds: float,
               wall_seconds: float, seed: int | None, assumptions: Iterable[str] = ()) -> Summary:
-    """The run's summary from the engine's final state and what the sink and series saw."""
-    marks = engine.marks()
+    """The run's summary from the engine's final state and what the sink and series saw; open
+    positions are valued at their books' marks, or the last marks seen where a book ended stale."""
+    marks = {**series.last_marks, **engine.marks()}
     pf = engine.portfolio
-    realized, fees, unrealized = pf.realized_pnl(), pf.fees(), pf.unrealized_pnl(marks)
+    realized, fees, unrealized = pf.realized_pnl, pf.fees, pf.unrealized_pnl(marks)
     st = engine.stats
     tokens = [t for m in engine.markets for t in m.tokens]
     return Summary(

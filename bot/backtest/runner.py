@@ -31,7 +31,7 @@ from bot.core.clock import SimClock
 from bot.core.markets import MarketInfo
 from bot.engine.assembly import Signing, build_engine, simulated_throttles
 from bot.engine.engine import Engine, SendCancels, SendPlaces, VenueCancelAll
-from bot.backtest.config import BacktestConfig
+from bot.ops.config import BacktestConfig
 from bot.sim.venue import SimVenue
 
 ASSUMPTIONS = (
@@ -64,14 +64,21 @@ class Backtest:
     """One run: an engine and a simulated venue on one simulated clock."""
 
     def __init__(self, engine: Engine, venue: SimVenue, clock: SimClock, *, timer_s: float, feed_delay: bool,
-                 on_sample: Callable[[float], None] | None = None) -> None:
+                 on_sample: Callable[[float], None] | None = None,
+                 venue_view: Callable[[int, Any], Any] | None = None) -> None:
+        """``venue_view(recv_ns, event)``: the event as the simulated venue should meet it, when
+        that differs from what the strategy sees (a recording of our own live session: its books
+        without our live orders, so the queue there is ours)."""
         self.engine = engine
         self.venue = venue
         self.clock = clock
         self.timer_s = timer_s
         self.feed_delay = feed_delay
         self.on_sample = on_sample
+        self.venue_view = venue_view
         self.events = 0
+        self.first_t: float | None = None  # receive times of the first and last events
+        self.last_t: float | None = None
         self._pending: deque[tuple[float, Any]] = deque()  # (receive time, event) the engine has not seen
         self._next_timer: float | None = None
 
@@ -85,6 +92,8 @@ class Backtest:
             if not started:
                 self._start(t)
                 started = True
+                self.first_t = t
+            self.last_t = t
             self.events += 1
             if type(ev).__name__ in ("Gap", "MarketMeta"):
                 self._advance(t)
@@ -92,7 +101,7 @@ class Backtest:
                 continue
             at = exchange_time(ev, t) if self.feed_delay else t
             self._advance(at)
-            venue.on_market(ev, at)
+            venue.on_market(ev if self.venue_view is None else self.venue_view(ns, ev), at)
             self._pending.append((t, ev))
             if progress is not None and i & 4095 == 0:
                 progress(self.events, t)
@@ -162,18 +171,20 @@ class Backtest:
 
 
 def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,
-                 seed: int | None = None, log: Any = None) -> Any:
+                 seed: int | None = None, log: Any = None,
+                 events: tuple[list[Any], Iterator[tuple[int, Any]]] | None = None,
+                 venue_view: Callable[[int, Any], Any] | None = None) -> Any:
     """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
-    writes the results folder ``out`` when given). Raises ``BacktestError`` for a run that cannot
-    start, ``RecordingError`` for a path that is not a recording."""
-    from bot.backtest import replay as rp
+    writes the results folder ``out`` when given). ``events``: the markets and events to replay
+    instead of reading ``paths`` (a transformed replay); ``venue_view``: see ``Backtest``. Raises ``BacktestError`` for a run that
+    cannot start, ``RecordingError`` for a path that is not a recording."""
     from bot.backtest.results import ResultsSink, Series, summarize
     from bot.strategy import load_strategy
 
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed
-    metas = rp.markets(paths)
     wanted = set(config.strategy.markets)
+    metas, stream = events if events is not None else _sources(paths, bt, wanted)
     markets: list[MarketInfo] = [m.info() for m in metas if not wanted or m.condition_id in wanted]
     if not markets:
         raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
@@ -187,7 +198,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         strategy, markets, clock=clock, signing=Signing(None, seed),
         throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
         reconciler=msgspec.structs.replace(config.reconciler, owner=config.reconciler.owner or "backtest"),
-        engine=config.engine, journal=sink, log=log,
+        engine=config.engine, feed=config.feed, journal=sink, log=log,
     )
     sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
     venue = SimVenue(markets, sim)
@@ -202,26 +213,20 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
             series.take(engine, now)
 
     run = Backtest(engine, venue, clock, timer_s=config.shell.timer_interval_s, feed_delay=bt.feed_delay,
-                   on_sample=sample)
-    stats = rp.ReplayStats()
-    events = rp.replay(paths, cache=bt.cache, stats=stats)
+                   on_sample=sample, venue_view=venue_view)
     wall = time.perf_counter()
     bar = _progress(paths) if progress else None
-    first: list[float] = []
-
     def tick(n: int, t: float) -> None:
-        if not first:
-            first.append(t)
         if bar is not None:
-            bar(n, t - first[0])
+            bar(n, t - (run.first_t or t))
 
     try:
-        run.run(events, tick)
+        run.run(stream, tick)
     finally:
         if bar is not None:
             bar(None, 0.0)
     wall = time.perf_counter() - wall
-    span = clock.now() - (first[0] if first else clock.now())
+    span = (run.last_t - run.first_t) if run.first_t is not None and run.last_t is not None else 0.0
     if engine.markets and series.next_at is None and run.events:
         series.take(engine, clock.now())
     summary = summarize(engine, sink if sink is not None else _NullSink(), series,
@@ -231,6 +236,35 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         sink.write_summary(summary)
         sink.close()
     return summary
+
+
+DATASET_SUFFIXES = (".parquet", ".csv")
+
+
+def _sources(paths: list[str | Path], bt: BacktestConfig, wanted: set[str]) -> tuple[list[Any], Iterator[tuple[int, Any]]]:
+    """The markets and the merged events of recordings and top-of-book files (``.parquet`` or
+    ``.csv``: ``bot.backtest.importer``; their markets are the configured ones, else the first
+    ``dataset_markets`` of each file)."""
+    from bot.backtest import replay as rp
+
+    files = [Path(p) for p in paths]
+    dataset = [p for p in files if p.suffix in DATASET_SUFFIXES]
+    recordings = [p for p in files if p.suffix not in DATASET_SUFFIXES]
+    metas: list[Any] = []
+    streams: list[Iterator[tuple[int, Any]]] = []
+    if recordings:
+        metas += rp.markets(recordings)
+        streams.append(rp.replay(recordings, cache=bt.cache))
+    if dataset:
+        from bot.backtest.importer import quote_events
+
+        choice = {"slugs": sorted(wanted)} if wanted else {"limit": bt.dataset_markets}
+        found, events = quote_events(dataset, **choice)
+        metas += found
+        streams.append(events)
+    if len(streams) == 1:
+        return metas, streams[0]
+    return metas, heapq.merge(*streams, key=lambda item: item[0])
 
 
 class _NullSink:
@@ -262,10 +296,3 @@ def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
         status.update(f"backtest: {n:,} events, {n / dt if dt else 0:,.0f} events/s, {sim_s / 3600:.2f} h of market")
 
     return show
-
-
-def iter_events(paths: list[str | Path], cache: bool = True) -> Iterator[tuple[int, Any]]:
-    """The replay of ``paths`` (for callers that drive a ``Backtest`` themselves)."""
-    from bot.backtest import replay as rp
-
-    return rp.replay(paths, cache=cache)

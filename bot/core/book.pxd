@@ -26,6 +26,13 @@ cdef class Books:
                    compiled=cython.bint, scache_room=cython.bint, books=dict, pcache=dict, scache=dict)
     cpdef Py_ssize_t apply_changes(self, object changes, long long timestamp_ms=*) except -1
 
+    @cython.locals(book=Book, applied=cython.Py_ssize_t, i=cython.Py_ssize_t, n=cython.Py_ssize_t,
+                   n_tokens=cython.Py_ssize_t, unit=cython.longlong,
+                   slot=cython.longlong, price=cython.longlong,
+                   size=cython.longlong, timestamp_ms=cython.longlong, tokens=tuple, hashes=tuple,
+                   packed=bytes, by_slot=list, books=dict, cols="const long long *")
+    cpdef Py_ssize_t apply_levels(self, object ev) except -1
+
 @cython.locals(value=cython.longlong, digits=cython.int, frac=cython.int, d=cython.int, ch=cython.Py_UCS4)
 cpdef long long plain_units(str text)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from bot.core.levels import PriceLevels, pack_levels
 from bot.venue.units import MAX_WHOLE_DIGITS, UNIT, UnitsError, parse_units
 
 try:
@@ -29,6 +30,13 @@ try:
 
     COMPILED: bool = cython.compiled
 except ImportError:  # interpreted, without Cython installed
+    import sys as _sys
+    import types as _types
+
+    # what this interpreted source reads of the real module (``cython.compiled`` branches)
+    _sys.modules.setdefault("cython", _types.SimpleNamespace(compiled=False))  # type: ignore[arg-type]
+    import cython
+
     COMPILED = False
 
 # Cached best prices are ints that make the per-level update one comparison: a new bid becomes the
@@ -501,6 +509,66 @@ class Books:
             self._last = book
         return applied
 
+    def apply_levels(self, ev: Any) -> int:
+        """Apply a :class:`~bot.core.levels.PriceLevels` (level changes already in micro-units);
+        returns how many were applied. The books end as ``apply_changes`` leaves them for the
+        ``price_change`` the event was made from: each level through its book's ``set_level``, a
+        book's timestamp raised to the event's, its hash set to the last one the frame carried.
+        An event with a level out of range raises BookError and changes nothing."""
+        given_tokens = ev.tokens
+        given_levels = ev.levels
+        given_hashes = ev.hashes
+        if type(given_tokens) is not tuple or type(given_levels) is not bytes or type(given_hashes) is not tuple \
+                or len(given_levels) % 32:  # LEVEL_BYTES
+            raise BookError("price levels: not tuples of tokens and hashes and whole packed levels")
+        tokens = given_tokens
+        packed = given_levels
+        hashes = given_hashes
+        timestamp_ms = ev.timestamp_ms
+        n = len(packed) // 8
+        if cython.compiled:  # the integers read in place
+            cols = cython.cast(cython.p_longlong, cython.cast(cython.p_char, packed))
+        else:
+            cols = memoryview(packed).cast("q")
+        n_tokens = len(tokens)
+        unit = UNIT
+        i = 0
+        while i < n:  # every level checked before any is applied
+            slot = cols[i]
+            price = cols[i + 2]
+            size = cols[i + 3]
+            if not 0 <= slot < n_tokens or not 0 <= price <= unit or size < 0:
+                raise BookError(f"price levels: token index {slot} of {n_tokens}, price {price}, size {size}")
+            i += 4  # FIELDS_PER_LEVEL
+        books = self._books
+        by_slot = []
+        for t in tokens:
+            book = books.get(t)
+            if book is None and self.track_all:
+                book = self.add(t)
+            if book is not None and timestamp_ms > book.timestamp_ms:
+                book.timestamp_ms = timestamp_ms
+            by_slot.append(book)
+        applied = 0
+        book = None
+        i = 0
+        while i < n:
+            book = by_slot[cols[i]]
+            if book is None:
+                self.ignored += 1
+            else:
+                book.set_level(cols[i + 1] != 0, cols[i + 2], cols[i + 3])
+                applied += 1
+            i += 4  # FIELDS_PER_LEVEL
+        self._last = book
+        for slot in range(min(n_tokens, len(hashes))):
+            h = hashes[slot]
+            if h:
+                book = by_slot[slot]
+                if book is not None:
+                    book.hash = h
+        return applied
+
     def apply_tick_size_change(self, ev: Any) -> Book | None:
         book = self._book_for(ev.asset_id)
         if book is None:
@@ -529,7 +597,10 @@ class Books:
             et = event_type(ev)
         try:
             if et == "price_change":
-                self.apply_changes(ev.price_changes, _ms(getattr(ev, "timestamp", 0)))
+                if type(ev) is PriceLevels:
+                    self.apply_levels(ev)
+                else:
+                    self.apply_changes(ev.price_changes, _ms(getattr(ev, "timestamp", 0)))
                 return self._last
             if et == "book":
                 return self.apply_book(ev)
@@ -540,11 +611,40 @@ class Books:
         except BookError:
             self.errors += 1
             if et == "price_change":
-                self.mark_stale({ch.asset_id for ch in ev.price_changes})
+                self.mark_stale(ev.tokens if type(ev) is PriceLevels else {ch.asset_id for ch in ev.price_changes})
             else:
                 self.mark_stale([ev.asset_id])
             return None
         return None
+
+
+def price_levels_of(ev: Any) -> PriceLevels | None:
+    """A ``price_change`` event with its levels parsed once, as :class:`~bot.core.levels.PriceLevels`
+    (``Books.apply_event`` builds the same books from either); None when a level does not parse or
+    names no side: such an event is kept as it is, so its consumer meets the bad level."""
+    slots: dict[str, int] = {}
+    hashes: list[str] = []
+    levels: list[tuple[int, int, int, int]] = []
+    try:
+        for ch in ev.price_changes:
+            aid = ch.asset_id
+            slot = slots.get(aid)
+            if slot is None:
+                slot = slots[aid] = len(hashes)
+                hashes.append("")
+            side = ch.side
+            if side == "BUY":
+                is_bid = 1
+            elif side == "SELL":
+                is_bid = 0
+            else:
+                return None
+            levels.append((slot, is_bid, price_units(ch.price), size_units(ch.size)))
+            if ch.hash:
+                hashes[slot] = ch.hash
+    except BookError:
+        return None
+    return PriceLevels(ev.market, _ms(ev.timestamp), tuple(slots), pack_levels(levels), tuple(hashes))
 
 
 _TAGS: dict[type, Any] = {}

@@ -15,6 +15,7 @@ import msgspec
 
 from bot.core.book import Books
 from bot.core.clock import Clock
+from bot.core.feed import Feed, FeedConfig
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.engine.engine import Engine, EngineConfig
 from bot.engine.signing import order_signer, seeded_salts, unsigned_ids
@@ -74,6 +75,7 @@ def build_engine(
     router: RouterConfig | None = None,
     reconciler: ReconcilerConfig | None = None,
     engine: EngineConfig | None = None,
+    feed: FeedConfig | None = None,
     owner: str = "",
     journal: Any = None,
     day_start: Any = None,
@@ -100,8 +102,9 @@ def build_engine(
     rec = Reconciler(rec_config, journal=journal)
     route = Router(rec.orders, sign, config=router or RouterConfig(), tick_of=tick_of, **throttles)
     gate = RiskGate(risk or RiskLimits(), index)
+    tokens = [t for m in markets for t in m.tokens]
     eng = Engine(strategy=strategy, markets=index, clock=clock, router=route, reconciler=rec, risk=gate,
-                 books=books, metrics=metrics, config=engine, log=log)
+                 books=books, feed=Feed(feed, tokens, clock.now()), metrics=metrics, config=engine, log=log)
     if journal is not None:
         eng.daily = DailyPnl.resume(day_start, clock.now(), on_new_day=journal.day_start)
     return eng

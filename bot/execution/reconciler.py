@@ -259,6 +259,8 @@ class Reconciler:
             if o.state is S.PENDING_CANCEL:
                 if o.before_cancel in (S.PENDING_SUBMIT, S.UNKNOWN):
                     o.before_cancel = S.PARTIALLY_FILLED if o.matched > 0 else S.LIVE
+                if o.order_type.is_market:  # it never rests: a cancel can only find it gone
+                    o.cancel_blind = False
                 return
             market = o.order_type.is_market
             if market and r.status == "matched":

@@ -70,7 +70,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
 
     from bot.exchange.config import ExchangeConfig, FlowConfig
     from bot.exchange.server import LocalExchange
-    from bot.live.config import ShellConfig
+    from bot.ops.config import ShellConfig
     from bot.live.shell import LiveShell, Venue, load_markets, make_engine, seed_positions
     from bot.live.view import ending, header_lines, plain_line, render
     from bot.ops.metrics import Metrics

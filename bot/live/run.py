@@ -38,7 +38,7 @@ async def _run(config: Any, args: Any) -> int:
     venue = venue_of(config, creds, wallet.address)
     journal = None
     try:
-        markets = await load_markets(venue.clob, tuple(config.strategy.markets), limit=1)
+        markets = await load_markets(venue.clob, tuple(config.strategy.markets))
         if not markets:
             print("bot run: none of the configured markets is listed by the venue", file=sys.stderr)
             return 2
@@ -99,7 +99,8 @@ def engine_of(config: Any, strategy: Any, markets: list[Any], venue: Any, wallet
     v = config.venue
     return make_engine(strategy, markets, venue, private_key=wallet, chain_id=v.chain_id, risk_limits=config.risk,
                        router_config=config.router, reconciler_config=config.reconciler,
-                       engine_config=config.engine, metrics=metrics, journal=journal, day_start=day_start,
+                       engine_config=config.engine, feed_config=config.feed, metrics=metrics, journal=journal,
+                       day_start=day_start,
                        signature_type=v.signature_type, funder=v.funder, builder_code=v.builder_code)
 
 
@@ -123,7 +124,7 @@ async def _paper(config: Any, args: Any) -> int:
                   chain_id=v.chain_id, limits=v.limits, timeouts=v.timeouts)
     journal = None
     try:
-        markets = await load_markets(venue.clob, tuple(config.strategy.markets), limit=1)
+        markets = await load_markets(venue.clob, tuple(config.strategy.markets))
         if not markets:
             print("bot run --paper: none of the configured markets is listed by the venue", file=sys.stderr)
             return 2
@@ -137,7 +138,7 @@ async def _paper(config: Any, args: Any) -> int:
         engine = build_engine(
             strategy, markets, clock=clock, signing=Signing(None, seed), throttles=simulated_throttles(v.limits, clock),
             risk=config.risk, router=config.router, reconciler=config.reconciler, engine=config.engine,
-            owner="paper", journal=journal, day_start=journal.restore().day_start, metrics=metrics,
+            feed=config.feed, owner="paper", journal=journal, day_start=journal.restore().day_start, metrics=metrics,
         )
         sim_config: SimVenueConfig = config.sim
         sim = SimVenue(markets, msgspec.structs.replace(sim_config, mode="paper", owner="paper", seed=seed % 2**32))

@@ -39,7 +39,7 @@ from bot.engine.results import (
 from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder
 from bot.execution.records import cancel_result, order_record, order_result, trade_record
 from bot.execution.router import CancelBatch
-from bot.live.config import ShellConfig
+from bot.ops.config import ShellConfig
 from bot.venue.account import AccountClient
 from bot.venue.auth import AuthConfig, Credentials
 from bot.venue.clob import ClobClient
@@ -139,14 +139,16 @@ class _Msg(msgspec.Struct, frozen=True):
 _STOP = _Msg("stop")  # wakes the core loop; the stop event says the rest
 
 
-async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), limit: int = 2,
-                       neg_risk: bool = False) -> list[MarketInfo]:
-    """Markets to trade: the given condition ids, else the first ``limit`` open binary markets."""
+async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), limit: int | None = None,
+                       neg_risk: bool | None = None) -> list[MarketInfo]:
+    """Markets to trade: the given condition ids, else every open market taking orders (the first
+    ``limit`` of them when given; only neg-risk ones, or only others, when ``neg_risk`` says)."""
     out: list[MarketInfo] = []
     async for m in clob.iter_markets():
         if condition_ids and m.condition_id not in condition_ids:
             continue
-        if not condition_ids and (bool(m.neg_risk) != neg_risk or m.closed or m.accepting_orders is False):
+        if not condition_ids and (m.closed or m.accepting_orders is False or (
+                neg_risk is not None and bool(m.neg_risk) != neg_risk)):
             continue
         if len(m.tokens) != 2:
             continue
@@ -157,7 +159,7 @@ async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), li
             tick=tick, min_size=min_size, neg_risk=bool(m.neg_risk),
             event_id=m.neg_risk_market_id or "", outcomes=(m.tokens[0].outcome, m.tokens[1].outcome),
         ))
-        if not condition_ids and len(out) >= limit:
+        if not condition_ids and limit is not None and len(out) >= limit:
             break
     return out
 
@@ -571,7 +573,7 @@ class LiveShell:
 
     async def _fetch_positions(self) -> None:
         try:
-            items = await self.venue.account.positions(self.venue.holder)
+            items = await held_positions(self.venue)
         except VenueError as exc:
             log.warning("positions_poll_failed", error=str(exc)[:200])
             return
@@ -671,6 +673,7 @@ def make_engine(
     router_config: Any = None,
     reconciler_config: Any = None,
     engine_config: Any = None,
+    feed_config: Any = None,
     metrics: Any = None,
     journal: Any = None,
     day_start: Any = None,
@@ -696,10 +699,16 @@ def make_engine(
         venue.observe(metrics)
     return build_engine(
         strategy, markets, clock=clock or LiveClock(), signing=Signing(builder), throttles=venue.throttles(),
-        risk=risk_limits, router=router_config, reconciler=reconciler_config, engine=engine_config,
+        risk=risk_limits, router=router_config, reconciler=reconciler_config, engine=engine_config, feed=feed_config,
         owner=venue.creds.api_key,
         journal=journal, day_start=day_start, metrics=metrics, log=log_,
     )
+
+
+async def held_positions(venue: Venue) -> list[Any]:
+    """Every position of the account's holder, all pages, however small (the venue's listing
+    hides balances under one share unless asked)."""
+    return [p async for p in venue.account.iter_positions(venue.holder, size_threshold=0)]
 
 
 async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
@@ -710,7 +719,7 @@ async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
     PnL is valued at them (a fresh day starts, and is journaled, there; a day start restored from
     the journal goes on unchanged) and a day already past its loss limit halts."""
     try:
-        items = await venue.account.positions(venue.holder)
+        items = await held_positions(venue)
         books = await venue.clob.books([t for m in engine.markets for t in m.tokens])
     except VenueError as exc:
         log.warning("seed_positions_failed", error=str(exc)[:200])

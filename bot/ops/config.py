@@ -17,15 +17,15 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
-from bot.backtest.config import BacktestConfig
+from bot.core.feed import FeedConfig
 from bot.engine.engine import EngineConfig
 from bot.execution.journal import JournalConfig
 from bot.execution.reconciler import ReconcilerConfig
 from bot.execution.router import RouterConfig
-from bot.live.config import ShellConfig
 from bot.risk.limits import RiskLimits
 from bot.sim.venue import SimVenueConfig
 from bot.venue.limits import LimitsConfig
+from bot.venue.stream import StreamConfig
 from bot.venue.transport import TransportConfig
 
 T = TypeVar("T")
@@ -253,6 +253,54 @@ class LogConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     json: bool = True
 
 
+# --------------------------------------------------------------------------------------------
+# The live shell (``[shell]``) and backtests (``[backtest]``)
+
+# tighter than the venue's minimum keepalive: a dead connection is noticed within seconds
+LIVE_STREAM = StreamConfig(ping_interval_s=5.0, stale_after_s=15.0, check_interval_s=1.0,
+                           backoff_base_s=0.1, backoff_cap_s=2.0)
+_OPTIONAL = ("orders_sync_s", "trades_poll_s", "positions_poll_s", "book_poll_s")
+_MAX_S = 86_400.0
+
+
+class ShellConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Cadences of the shell's periodic tasks, in seconds, and the streams' settings."""
+
+    timer_interval_s: float = 0.5
+    heartbeat_interval_s: float = 5.0
+    heartbeats: bool = True
+    trades_poll_s: float = 3.0
+    orders_sync_s: float = 5.0  # the complete open-order listing, checked against ours (0 = never)
+    positions_poll_s: float = 10.0
+    book_poll_s: float = 1.0
+    stop_timeout_s: float = 5.0
+    stream: StreamConfig = LIVE_STREAM
+
+    def __post_init__(self) -> None:
+        for name in ("timer_interval_s", "heartbeat_interval_s", "stop_timeout_s") + _OPTIONAL:
+            value = getattr(self, name)
+            low_ok = value >= 0 if name in _OPTIONAL else value > 0
+            if not (low_ok and value <= _MAX_S):
+                bound = ">= 0" if name in _OPTIONAL else "> 0"
+                raise ValueError(f"shell.{name} must be {bound} and at most {_MAX_S:g} seconds, got {value}")
+
+
+class BacktestConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[backtest]``: how a backtest runs (the simulated venue itself is ``[sim]``)."""
+
+    seed: int = 1  # order ids, latency draws and trade ids
+    sample_every_s: float = 1.0  # PnL and inventory series cadence, simulated seconds
+    cache: bool = True  # build and read a recording's derived binary cache
+    feed_delay: bool = True  # the venue sees events at their exchange time (else at receive time)
+    dataset_markets: int = 1  # markets taken from a top-of-book file (.parquet, .csv) the config names none of
+
+    def __post_init__(self) -> None:
+        if not 0 < self.sample_every_s <= 86_400:
+            raise ValueError(f"backtest.sample_every_s must be within (0, 86400], got {self.sample_every_s}")
+        if not 1 <= self.dataset_markets <= 10_000:
+            raise ValueError(f"backtest.dataset_markets must be within 1..10000, got {self.dataset_markets}")
+
+
 class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The whole bot config file; every section and key is optional.
 
@@ -266,6 +314,7 @@ class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     router: RouterConfig = RouterConfig()
     reconciler: ReconcilerConfig = ReconcilerConfig()
     engine: EngineConfig = EngineConfig()
+    feed: FeedConfig = FeedConfig()
     shell: ShellConfig = ShellConfig()
     sim: SimVenueConfig = SimVenueConfig()  # the simulated venue of paper trading and backtests
     backtest: BacktestConfig = BacktestConfig()

@@ -104,7 +104,7 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pair_window: float = 1.0
     closed_memory: int = 100_000
     seed: int = 0
-    collateral: int = 0  # USDC units our account starts with
+    collateral: int = 10_000_000_000  # USDC units our account starts with (10,000 USDC)
     holdings: int = 0  # shares of every outcome token our account starts with
 
     def __post_init__(self) -> None:

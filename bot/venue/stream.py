@@ -15,6 +15,9 @@ Invariants:
 - Connection changes are delivered in-band as :class:`ConnectionEvent` so the consumer can mark
   books stale, start new epochs and reconcile orders after a user-channel reconnect.
 - Credentials are sent only inside the user channel's first frame; they are never logged.
+- A ``tap`` given to a stream sees every frame exactly as received (``PONG`` included), with its
+  shard and its receive time (``time.time_ns()``), before it is decoded; without a tap the frame
+  path does nothing more than a ``None`` check.
 """
 
 from __future__ import annotations
@@ -128,6 +131,7 @@ def shard_assets(asset_ids: Iterable[str], cap: int) -> list[list[str]]:
 
 
 Sink = Callable[[Any], "Awaitable[None] | None"] | ObjectSendStream
+Tap = Callable[[int, bytes, int], None]  # (shard, frame bytes as received, receive time in ns)
 
 
 def _make_deliver(sink: Sink) -> Callable[[Any], Awaitable[None]]:
@@ -261,10 +265,11 @@ class _Stream:
     path = "/ws/market"
 
     def __init__(self, sink: Sink, config: StreamConfig | None = None,
-                 *, rnd: Callable[[], float] = random.random) -> None:
+                 *, rnd: Callable[[], float] = random.random, tap: Tap | None = None) -> None:
         self.config = config or StreamConfig()
         self.counters = StreamCounters()
         self.rnd = rnd
+        self.tap = tap
         self._deliver = _make_deliver(sink)
         self._links: dict[int, _Link] = {}
         self._next_shard = 0
@@ -321,6 +326,9 @@ class _Stream:
         await self._deliver(ev)
 
     async def _on_frame(self, link: _Link, frame: bytes) -> None:
+        tap = self.tap
+        if tap is not None:
+            tap(link.shard, frame, time.time_ns())
         c = self.counters
         c.frames += 1
         c.last_message_at = now = time.time()
@@ -365,8 +373,8 @@ class MarketStream(_Stream):
     _decode = staticmethod(decode_market_frame)
 
     def __init__(self, sink: Sink, asset_ids: Iterable[str] = (), config: StreamConfig | None = None,
-                 *, rnd: Callable[[], float] = random.random) -> None:
-        super().__init__(sink, config, rnd=rnd)
+                 *, rnd: Callable[[], float] = random.random, tap: Tap | None = None) -> None:
+        super().__init__(sink, config, rnd=rnd, tap=tap)
         for group in shard_assets(asset_ids, self.config.max_assets_per_connection):
             self._new_link(group)
 

@@ -8,7 +8,7 @@ import urllib.request
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from bot.live.config import ShellConfig
+from bot.ops.config import ShellConfig
 from bot.live.shell import LiveShell, load_markets, make_engine, seed_positions
 from bot.ops.metrics import Metrics
 from strategies.market_maker import MarketMaker, Params

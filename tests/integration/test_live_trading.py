@@ -9,7 +9,7 @@ import httpx
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from bot.live.config import ShellConfig
+from bot.ops.config import ShellConfig
 from bot.live.shell import LiveShell, Venue, load_markets, make_engine, seed_positions
 from bot.venue.auth import Credentials, auth_timestamp, l2_headers
 from bot.venue.eip712 import Wallet
@@ -41,14 +41,14 @@ def open_orders(ex, acct) -> list[dict]:
 class Bot:
     """A LiveShell running the market maker in a background event loop."""
 
-    def __init__(self, ex, portal, markets: int = 1, **shell_kw) -> None:
+    def __init__(self, ex, portal, markets: int = 1, strategy=None, journal=None, **shell_kw) -> None:
         self.ex = ex
         self.portal = portal
         acct = ex.demo_account
         self.venue = portal.call(lambda: _venue(ex))
         self.markets = portal.call(load_markets, self.venue.clob, (), markets)
-        strategy = MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000))
-        self.engine = make_engine(strategy, self.markets, self.venue, private_key=acct.private_key)
+        strategy = strategy or MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000))
+        self.engine = make_engine(strategy, self.markets, self.venue, private_key=acct.private_key, journal=journal)
         portal.call(seed_positions, self.engine, self.venue)
         self.shell = LiveShell(self.engine, self.venue, config=ShellConfig(**shell_kw))
         self.future = portal.start_task_soon(self.shell.run, None)

@@ -304,6 +304,33 @@ async def test_malformed_frames_are_counted_and_the_stream_goes_on(data_dir: Pat
             tg.cancel_scope.cancel()
 
 
+async def test_a_tap_sees_every_frame_as_received_with_its_receive_time(data_dir: Path) -> None:
+    good = (data_dir / WS / "price_change_v2.json").read_bytes()
+    sent = [b"{not json", b"\xff\xfe binary junk", good, b'{"event_type":"something_new","x":1}']
+
+    async def script(venue: Venue, conn: Conn) -> None:
+        for frame in sent:
+            await conn.ws.send(frame)
+        await answer(venue, conn)
+
+    tapped: list[tuple[int, bytes, int]] = []
+    async with running_venue(Venue(script)) as venue:
+        send, recv = anyio.create_memory_object_stream[Any](1000)
+        before = time.time_ns()
+        stream = MarketStream(send, ["A"], fast_config(venue.url),
+                              tap=lambda shard, frame, t: tapped.append((shard, frame, t)))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stream.run)
+            await wait_for(lambda: len(tapped) >= len(sent) + 1)
+            tg.cancel_scope.cancel()
+    frames = [f for _, f, _ in tapped]
+    assert frames[:len(sent)] == sent  # bytes as received, binary and malformed included
+    assert json.loads(frames[len(sent)])[0]["event_type"] == "book"  # the snapshot after them
+    times = [t for _, _, t in tapped]
+    assert before <= times[0] and times == sorted(times) and times[-1] <= time.time_ns()
+    assert {shard for shard, _, _ in tapped} == {0}
+
+
 async def test_assets_are_sharded_at_500_per_connection() -> None:
     assets = [f"{10**70 + i}" for i in range(1001)]
     async with running_venue(Venue(answer, cap=500)) as venue:

@@ -7,6 +7,8 @@ venue returns is fed to the reconciler exactly as the engine feeds the live shel
 
 from __future__ import annotations
 
+import msgspec
+
 from typing import Any
 
 from bot.core.book import Books
@@ -85,6 +87,9 @@ class Shell:
         """``shared_books``: the feed books are the shell's, updated by it after the venue saw
         each event (as a paper-trading engine shares them)."""
         self.books = Books() if shared_books else None
+        config = config or SimVenueConfig()
+        # the shell funds the account itself: the config's starting funds are left out
+        config = msgspec.structs.replace(config, collateral=0, holdings=0)
         self.venue = SimVenue([M], config, books=self.books, **venue_args)
         self.venue.fund(collateral)
         self.portfolio = Portfolio()

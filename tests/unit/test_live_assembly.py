@@ -50,6 +50,10 @@ max_batch = 7
 orphan_policy = "adopt"
 [engine]
 recent_fills = 5
+[feed]
+stale_after_s = 90.0
+[sim]
+collateral = 7000000
 [shell]
 orders_sync_s = 2.0
 [shell.stream]
@@ -83,6 +87,10 @@ def test_every_section_of_the_bot_config_reaches_what_it_configures(tmp_path):
     assert engine.router.config.max_batch == 7
     assert engine.reconciler.config.orphan_policy == "adopt"
     assert engine.config.recent_fills == 5
+    assert engine.feed.config.stale_after_s == 90.0
+    from bot.sim.venue import SimVenue
+
+    assert SimVenue([market], config.sim).balance().collateral == 7_000_000
     signed = engine.router._sign(OrderRequest("1", Side.BUY, 400_000, 10_000_000))
     assert (signed.signature_type, signed.maker, signed.builder) == (1, FUNDER, BUILDER)
     shell = LiveShell(engine, venue, config=config.shell)

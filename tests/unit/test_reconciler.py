@@ -387,3 +387,12 @@ def test_order_updates_are_made_only_when_asked_for():
     quiet = run(False)
     assert of(quiet, OrderUpdate) == []
     assert quiet == [x for x in told if not isinstance(x, OrderUpdate)]  # the fill and its settlement
+
+
+def test_a_market_order_acked_during_its_cancel_is_closed_by_the_cancels_answer():
+    rec = Reconciler()
+    sent(rec, own("0xm", order_type=OrderType.FAK), now=0.0)
+    rec.on_cancels_sent(["0xm"], 0.01)  # blind: the take is not answered yet
+    rec.on_ack("0xm", ack("0xm", status="matched"), 0.05)  # it never rests
+    out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xm": "order not found"}}, 0.08, ["0xm"])
+    assert rec.orders.get("0xm").state.terminal and FetchTrades(("0xm",)) in out

@@ -1,0 +1,130 @@
+"""A live session of the market maker against the local exchange, recorded by ``bot record``,
+then backtested with the same strategy and config: the backtest quotes exactly what the live run
+quoted at every book state the live run saw, and each of its fills is one the recording allows
+under the conservative queue model (a trade print at or through our price, after our order was
+sent: a touch is never a fill)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.backtest.replay import replay
+from bot.backtest.runner import run_backtest
+from bot.exchange.config import FlowConfig
+from bot.ops.config import decode_bot_config
+from bot.venue.units import parse_units
+from strategies.market_maker import MarketMaker
+from tests.integration.exchange_fixture import start_exchange, wait_for
+from tests.integration.test_live_trading import running_bot
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+PARAMS = {"half_spread_ticks": 1, "skew_ticks": 0, "order_size": 10_000_000, "max_inventory": 10_000_000_000}
+SEEN: dict[str, list[tuple[str, tuple, tuple]]] = {"live": [], "backtest": []}
+
+
+class TracedMaker(MarketMaker):
+    """The market maker, noting at each book state it is shown the quotes it wants there."""
+
+    run = "live"
+
+    def on_book(self, ctx: Any, token_id: str) -> Any:
+        wanted = tuple((q.side.value, q.price, q.size) for q in self.target(ctx, token_id).quotes)
+        SEEN[self.run].append((token_id, ctx.books[token_id].top(), wanted))
+        return super().on_book(ctx, token_id)
+
+
+class BacktestMaker(TracedMaker):
+    run = "backtest"
+
+
+def config_text(ex, cond: str, strategy: str) -> str:
+    u = ex.urls
+    params = ", ".join(f"{k} = {v}" for k, v in PARAMS.items())
+    return f"""
+[venue]
+clob_url = "{u.clob}"
+catalog_url = "{u.catalog}"
+data_url = "{u.data}"
+ws_url = "{u.ws}"
+
+[strategy]
+path = "{strategy}"
+markets = ["{cond}"]
+params = {{ {params} }}
+
+[sim]
+holdings = 1000000000
+
+[risk]
+max_orders_per_window = 200
+"""
+
+
+def test_a_backtest_of_a_recorded_live_session_quotes_as_live_did(tmp_path: Path):
+    ex = start_exchange(flow=FlowConfig(enabled=True, speed=10.0))
+    try:
+        with running_bot(ex) as probe:  # the market the live bot trades: the first it loads
+            cond = probe.markets[0].condition_id
+        cfg = tmp_path / "record.toml"
+        cfg.write_text(config_text(ex, cond, "strategies.market_maker:MarketMaker"))
+        rec_dir = tmp_path / "rec"
+        recorder = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "record", "--config", str(cfg), "--market", cond, "--out", str(rec_dir),
+             "--duration", "30", "--flush-s", "0.2", "--prefix", "live"],
+            cwd=REPO, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=(tmp_path / "rec.log").open("w"))
+        try:
+            wait_for(lambda: list(rec_dir.glob("live-*.zst")), deadline_s=15, what="the recording's first file")
+            time.sleep(1.0)  # its REST snapshots are in before the live bot starts quoting
+            SEEN["live"].clear()
+            live = TracedMaker(PARAMS)
+            with running_bot(ex, strategy=live) as bot:
+                wait_for(lambda: bot.read(lambda: bot.engine.stats.fills) >= 3, deadline_s=30,
+                         what="a few live fills")
+        finally:
+            recorder.terminate()
+            assert recorder.wait(timeout=20) == 0
+        assert len(SEEN["live"]) >= 20
+
+        SEEN["backtest"].clear()
+        config = decode_bot_config(config_text(ex, cond, "tests.integration.test_backtest_vs_live:BacktestMaker"))
+        out = tmp_path / "results"
+        summary = run_backtest(config, [rec_dir], out=out, seed=3)
+        assert summary.fills > 0
+
+        # every book state the live run quoted from, the backtest saw and quoted the same
+        backtest = {(t, top): wanted for t, top, wanted in SEEN["backtest"]}
+        missing = [(t, top) for t, top, _ in SEEN["live"] if (t, top) not in backtest]
+        assert len(missing) <= 2, missing[:3]  # at most the first states, before the recording's snapshot
+        for t, top, wanted in SEEN["live"]:
+            if (t, top) in backtest:
+                assert backtest[(t, top)] == wanted, (t, top)
+
+        # every backtest fill is one the recording allows: a print at or through our price, after we sent
+        prints: dict[str, list[tuple[float, int]]] = {}
+        for ns, ev in replay([rec_dir]):
+            if getattr(ev, "event_type", None) == "last_trade_price" or type(ev).__name__ == "LastTradePriceEvent":
+                prints.setdefault(ev.asset_id, []).append((ns / 1e9, parse_units(ev.price)))
+        sent = {}
+        for line in (out / "orders.jsonl").read_text().splitlines():
+            o = json.loads(line)
+            sent.setdefault(o["order_id"], o["sent_at"])
+        fills = [json.loads(line) for line in (out / "fills.jsonl").read_text().splitlines()]
+        assert fills
+        for f in fills:
+            assert f["is_maker"], f
+            through = [(t, p) for t, p in prints.get(f["token_id"], ())
+                       if sent[f["order_id"]] <= t and (p <= f["price"] if f["side"] == "BUY" else p >= f["price"])]
+            assert through, f"fill without a print at or through its price after the order was sent: {f}"
+    finally:
+        ex.stop()
+
