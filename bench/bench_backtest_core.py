@@ -11,8 +11,9 @@ ten ticks behind the touch to a new size. Events are 5 ms apart.
 Ours: ``build_engine`` with ``MarketMaker(tokens=(YES,), half_spread_ticks=1)``, the default risk
 limits and the venue's rate limits on the simulated clock, a ``SimVenue`` with the default latency
 and queue models, 500 shares of each token held, the engine timer every 0.5 s. Its events are
-decoded before timing, as the replay's cache of parsed levels hands them over: **decoding is
-excluded on our side**. The baseline decodes each frame with msgspec into a typed Struct, sets the
+decoded before timing and handed over as a replay through the recording's cache hands them (a
+``price_change`` as ``PriceLevels``, its levels already in micro-units): **decoding is excluded on
+our side**. The baseline decodes each frame with msgspec into a typed Struct, sets the
 level in a dict book, quotes mid plus/minus one tick, cancels and replaces both sides when the
 quote changes, and fills when a print or the book crosses its price: decoding included.
 
@@ -38,13 +39,14 @@ if __package__ in (None, ""):
 import msgspec
 
 from bot.backtest.runner import Backtest
+from bot.core.book import price_levels_of
 from bot.core.clock import SimClock
 from bot.core.markets import MarketInfo
 from bot.engine.assembly import Signing, build_engine, simulated_throttles
 from bot.risk import RiskLimits
 from bot.sim.venue import SimVenue, SimVenueConfig
 from bot.venue.limits import LimitsConfig
-from bot.venue.models.ws import decode_market_frame
+from bot.venue.models.ws import PriceChangeEvent, decode_market_frame
 from strategies.market_maker import MarketMaker, Params
 
 YES, NO = "1111", "2222"
@@ -130,12 +132,15 @@ def run_core(events: list[tuple[int, object]]) -> tuple[float, int, int]:
 
 
 def decoded(frames: list[bytes]) -> list[tuple[int, object]]:
-    """``(receive ns, event)`` of every frame, decoded once (what a replay hands the runner)."""
+    """``(receive ns, event)`` of every frame, decoded once, a ``price_change`` as ``PriceLevels``
+    (what a replay through the cache hands the runner)."""
     ns = 1_700_000_000 * 10**9
     out = []
     for f in frames:
         for ev in decode_market_frame(f):
             ns += STEP_NS
+            if type(ev) is PriceChangeEvent:
+                ev = price_levels_of(ev) or ev
             out.append((ns, ev))
     return out
 

@@ -28,6 +28,7 @@ from bot.core.clock import Clock
 from bot.core.events import Fill, FillReversal, SettlementUpdate
 from bot.core.feed import Feed
 from bot.core.intents import CancelAll, CancelOrder, Intent
+from bot.core.levels import PriceLevels
 from bot.core.markets import MarketIndex
 from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
@@ -241,16 +242,21 @@ class Engine:
         if et == "price_change":
             books = self.books
             touched = []
-            seen: set[str] = set()
-            last = None
-            for ch in ev.price_changes:  # each tracked token once, in order of first appearance
-                t = ch.asset_id
-                if t != last:
-                    last = t
-                    if t not in seen:
-                        seen.add(t)
-                        if t in books:
-                            touched.append(t)
+            if type(ev) is PriceLevels:  # its tokens are listed: no level object is built
+                for t in ev.tokens:
+                    if t not in touched and t in books:
+                        touched.append(t)
+            else:
+                seen: set[str] = set()
+                last = None
+                for ch in ev.price_changes:  # each tracked token once, in order of first appearance
+                    t = ch.asset_id
+                    if t != last:
+                        last = t
+                        if t not in seen:
+                            seen.add(t)
+                            if t in books:
+                                touched.append(t)
             books.apply_event(ev)
             feed = self.feed
             for t in touched:

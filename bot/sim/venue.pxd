@@ -23,5 +23,11 @@ cdef class SimVenue:
     cdef public bint _apply, _paper, _cross
     cdef public double _window, now
 
-    @cython.locals(tok=_Token, own=OwnBook, depth=Depth, is_bid=cython.bint, cross=cython.bint)
+    @cython.locals(tok=_Token, is_bid=cython.bint)
     cpdef _price_change(self, object event, double now)
+    @cython.locals(own=OwnBook)
+    cpdef bint _wanted(self, _Token tok, bint is_bid, object price) except -1
+
+
+@cython.locals(depth=Depth)
+cpdef dict _capture(object captured, _Token tok, bint is_bid, object price, object size)

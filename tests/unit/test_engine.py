@@ -284,3 +284,36 @@ def test_a_strategy_is_called_only_for_the_books_it_reads():
 
     assert seen(None) == [YES, NO, YES, NO]  # every book, by default
     assert seen((YES,)) == [YES, YES]  # the NO book is never shown to a strategy that reads YES only
+
+
+def test_levels_in_micro_units_requote_as_their_price_change_does(monkeypatch):
+    from bot.core.book import price_levels_of
+    from bot.core.levels import PriceLevels
+
+    frames = [
+        {"asset_id": YES, "price": "0.50", "size": "100", "side": "BUY", "hash": "a"},  # the touch moves up
+        {"asset_id": NO, "price": "0.50", "size": "100", "side": "SELL", "hash": "b"},
+    ], [
+        {"asset_id": YES, "price": "0.44", "size": "100", "side": "BUY", "hash": "c"},  # a deeper level
+    ]
+
+    def run(levels: bool) -> list:
+        clock = SimClock(1_000.0)
+        eng, _ = start(clock, seed_yes=50_000_000)
+        out = []
+        for i, changes in enumerate(frames):
+            frame = {"event_type": "price_change", "market": COND, "timestamp": str(10 + i), "price_changes": changes}
+            ev = decode_market_frame(json.dumps(frame).encode())[0]
+            clock.advance(1.0)
+            out.append([(o.token_id, o.side, o.price) for o in places(eng.on_market_event(
+                price_levels_of(ev) if levels else ev))])
+        return out
+
+    plain = run(False)
+
+    def unread(self):
+        raise AssertionError("levels in micro-units were turned back into strings")
+
+    monkeypatch.setattr(PriceLevels, "price_changes", property(unread))
+    assert run(True) == plain
+    assert plain[0] and not plain[1]  # the touch moved: a requote; a deeper level: none
