@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 BUILT   := $(VENV)/.built
 # The optional dependencies the tests use (Ray and Optuna, for sweeps): requirements-extras.lock.
 EXTRAS  := $(VENV)/.extras
-SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py)
+SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py strategies/*.pxd)
 
 .PHONY: run test bench lock clean
 
