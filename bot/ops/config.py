@@ -25,6 +25,7 @@ from bot.execution.router import RouterConfig
 from bot.risk.limits import RiskLimits
 from bot.sim.venue import SimVenueConfig
 from bot.venue.limits import LimitsConfig
+from bot.venue.shared_throttle import SharedLimitsConfig
 from bot.venue.stream import StreamConfig
 from bot.venue.transport import TransportConfig
 
@@ -321,6 +322,7 @@ class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     metrics: MetricsConfig = MetricsConfig()
     journal: JournalConfig = JournalConfig()
     log: LogConfig = LogConfig()
+    throttle: SharedLimitsConfig = SharedLimitsConfig()  # rate windows in memory, or shared on Redis
 
 
 _SECRET_KEYS = ("private_key", "secret", "passphrase", "api_key", "password")
