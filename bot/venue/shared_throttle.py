@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import anyio
 import msgspec
@@ -35,14 +37,18 @@ import structlog
 from bot.venue.errors import ParameterError
 from bot.venue.throttle import RateWindow, Throttle
 
-__all__ = ["SharedLimitsConfig", "RedisThrottle", "SharedThrottles", "api_key_id"]
+__all__ = ["SharedLimitsConfig", "RedisThrottle", "SharedThrottles", "api_key_id", "ENV_REDIS_PASSWORD"]
+
+ENV_REDIS_PASSWORD = "BOT_REDIS_PASSWORD"
+"""The Redis password, when the server wants one (never in the config file)."""
 
 log = structlog.get_logger("bot.throttle")
 
 # KEYS: one sorted set per window (score = stamp in µs, member = "seq:n"), then the hash holding
 # each window's sum ("used") and the entry counter ("seq").
 # ARGV: op ("peek" | "take" | "upto"), n, then capacity and length in µs of each window.
-# Returns {granted, room (before a take), delay in µs until n fit (0 when granted)}.
+# Returns {granted, room (before a take), µs until n fit (0 when granted), µs until 1 fits (0 when
+# room > 0)}.
 _LUA = """
 local op = ARGV[1]
 local n = tonumber(ARGV[2])
@@ -86,27 +92,31 @@ if grant > 0 then
     redis.call('PEXPIRE', KEYS[i], math.floor(longest / 1000) + 1000)
   end
   redis.call('PEXPIRE', meta, math.floor(longest / 1000) + 1000)
-  return {grant, room, 0}
+  return {grant, room, 0, 0}
 end
-local want = n
-if op == 'upto' then want = 1 end
-local ready = now
-for i = 1, k do
-  local excess = used[i] + want - caps[i]
-  if excess > 0 then
-    local freed = 0
-    local entries = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
-    for j = 1, #entries, 2 do
-      freed = freed + tonumber(string.match(entries[j], ':(%d+)$'))
-      if freed >= excess then
-        local at = tonumber(entries[j + 1]) + lens[i]
-        if at > ready then ready = at end
-        break
+local function delay(want)
+  local ready = now
+  for i = 1, k do
+    local excess = used[i] + want - caps[i]
+    if excess > 0 then
+      local freed = 0
+      local entries = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
+      for j = 1, #entries, 2 do
+        freed = freed + tonumber(string.match(entries[j], ':(%d+)$'))
+        if freed >= excess then
+          local at = tonumber(entries[j + 1]) + lens[i]
+          if at > ready then ready = at end
+          break
+        end
       end
     end
   end
+  return ready - now
 end
-return {0, room, ready - now}
+local first = 0
+if room == 0 then first = delay(1) end
+if op == 'upto' or n == 1 then return {0, room, first, first} end
+return {0, room, delay(n), first}
 """
 
 
@@ -116,7 +126,9 @@ class SharedLimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True
 
     ``cancel_reserve`` is the share of the cancel windows (and of the per-request CLOB window)
     kept out of the shared budget and split between ``processes``: each process may spend its
-    part only while Redis cannot be reached, so cancels still go out then. ``timeout_s`` bounds
+    part only while Redis cannot be reached, so cancels still go out then (a reserve too small to
+    give every process a token in every window is not kept: cancels then wait for Redis too).
+    A password comes from ``BOT_REDIS_PASSWORD``, never from the URL. ``timeout_s`` bounds
     every Redis call; ``retry_s`` is how long an unreachable Redis is left alone before the next
     try.
     """
@@ -133,6 +145,13 @@ class SharedLimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True
         scheme = self.redis_url.partition("://")[0]
         if scheme not in ("redis", "rediss", "unix"):
             raise ValueError(f"throttle.redis_url must be a redis://, rediss:// or unix:// URL, got {self.redis_url!r}")
+        try:
+            password = urlsplit(self.redis_url).password
+        except ValueError:
+            password = None
+        if password:
+            raise ValueError(f"throttle.redis_url must not hold a password (secrets never come from the config "
+                             f"file): set {ENV_REDIS_PASSWORD} instead")
 
 
 def api_key_id(api_key: str) -> str:
@@ -179,7 +198,7 @@ class RedisThrottle:
         for w in self.windows:
             self._argv_tail += [w.capacity, _us(w.seconds)]
         self._script = client.register_script(_LUA)
-        self._blocked_until = -math.inf  # local clock: no room before this (Redis said so)
+        self._blocked_until = -math.inf  # local clock: not one token fits before this (Redis said so)
         self._down_until = -math.inf  # local clock: Redis is not asked again before this
         #: Why Redis cannot be used now (``None`` while it can).
         self.down: str | None = None
@@ -194,11 +213,12 @@ class RedisThrottle:
     # -- one round trip -------------------------------------------------------------------
     def _call(self, op: str, n: int, t: float) -> tuple[int, int, float] | None:
         """``(granted, room, delay_s)`` from Redis, or ``None`` when Redis cannot be used (the
-        throttle is then down until ``retry_s`` has passed)."""
+        throttle is then down until ``retry_s`` has passed). A throttle found empty (no room for
+        a single token) is not asked again before that token could fit."""
         if t < self._down_until:
             return None
         try:
-            granted, room, delay_us = self._script(keys=self._keys, args=[op, n, *self._argv_tail])
+            granted, room, delay_us, empty_us = self._script(keys=self._keys, args=[op, n, *self._argv_tail])
         except Exception as exc:  # noqa: BLE001 - any failure to reach or run: no shared room
             self._set_down(f"{type(exc).__name__}: {exc}"[:200], t)
             return None
@@ -207,6 +227,8 @@ class RedisThrottle:
             self.down = None
             if self.on_state is not None:
                 self.on_state(self.name, None)
+        if not granted and room == 0:
+            self._blocked_until = t + int(empty_us) / 1_000_000
         return int(granted), int(room), int(delay_us) / 1_000_000
 
     def _set_down(self, reason: str, t: float) -> None:
@@ -235,11 +257,9 @@ class RedisThrottle:
         got = self._call("take", n, t)
         if got is None:
             return self.reserve is not None and self.reserve.try_take(n, t)
-        granted, _room, delay = got
-        if granted:
-            self.taken += granted
+        if got[0]:
+            self.taken += got[0]
             return True
-        self._blocked_until = t + delay
         return False
 
     def take_up_to(self, n: int, now: float | None = None) -> int:
@@ -251,12 +271,8 @@ class RedisThrottle:
         got = self._call("upto", n, t)
         if got is None:
             return self.reserve.take_up_to(n, t) if self.reserve is not None else 0
-        granted, _room, delay = got
-        if granted:
-            self.taken += granted
-            return granted
-        self._blocked_until = t + delay
-        return 0
+        self.taken += got[0]
+        return got[0]
 
     def take(self, n: int = 1, now: float | None = None) -> None:
         if not self.try_take(n, now):
@@ -277,18 +293,15 @@ class RedisThrottle:
         reserve can serve."""
         self._n(n)
         t = self.clock() if now is None else now
-        if t < self._blocked_until:
+        if t < self._blocked_until and n == 1:
             return self._blocked_until - t
         got = self._call("peek", n, t)
         if got is None:
             if self.reserve is not None:
                 return self.reserve.delay(n, t)
             return max(self._down_until - t, 0.001)
-        granted, room, delay = got
-        if room >= n:
-            return 0.0
-        self._blocked_until = t + delay
-        return delay
+        _granted, room, delay = got
+        return 0.0 if room >= n else delay
 
     def ready_at(self, n: int = 1, now: float | None = None) -> float:
         t = self.clock() if now is None else now
@@ -320,7 +333,8 @@ class SharedThrottles:
             import redis
 
             client = redis.Redis.from_url(config.redis_url, socket_timeout=config.timeout_s,
-                                          socket_connect_timeout=config.timeout_s)
+                                          socket_connect_timeout=config.timeout_s,
+                                          password=os.environ.get(ENV_REDIS_PASSWORD) or None)
         self.config = config
         self.client = client
         self.clock = clock

@@ -18,8 +18,9 @@ from tests.services import RedisServer, free_port, redis_server  # noqa: F401  (
 
 pytestmark = pytest.mark.integration
 
-BURST = RateWindow(6, 0.4)
+BURST = RateWindow(6, 0.4)  # short: the refill test waits for it
 SUSTAINED = RateWindow(9, 30.0)
+WIDE_BURST = RateWindow(6, 10.0)  # no refill while one example runs, however loaded the machine
 _keys = iter(range(10**9))
 
 
@@ -38,8 +39,8 @@ def test_processes_sharing_windows_never_exceed_them_and_a_full_window_is_used(r
     """Three throttles on one key (three processes) spend one set of windows: whatever they ask,
     they are granted exactly what the in-memory throttle grants one process asking the same."""
     key = fresh_key()
-    shared = [RedisThrottle([BURST, SUSTAINED], client(redis_server), key) for _ in range(3)]
-    alone = Throttle([BURST, SUSTAINED])
+    shared = [RedisThrottle([WIDE_BURST, SUSTAINED], client(redis_server), key) for _ in range(3)]
+    alone = Throttle([WIDE_BURST, SUSTAINED])
     t0 = time.monotonic()
     granted = expected = 0
     for who, n, op in takes:
@@ -49,8 +50,8 @@ def test_processes_sharing_windows_never_exceed_them_and_a_full_window_is_used(r
         else:
             granted += shared[who].take_up_to(n)
             expected += alone.take_up_to(n, 0.0)
-    if time.monotonic() - t0 < BURST.seconds * 0.9:  # all within one burst window (a slow machine: skip the run)
-        assert granted == expected <= BURST.capacity
+    assert time.monotonic() - t0 < WIDE_BURST.seconds  # all takes fell within one window
+    assert granted == expected <= WIDE_BURST.capacity
 
 
 def test_burst_refills_after_its_window_and_sustained_window_still_binds(redis_server):
@@ -121,5 +122,7 @@ def test_config_chooses_the_backend_and_refuses_bad_urls():
     assert decode_bot_config("").throttle.backend == "memory"
     with pytest.raises(ConfigError, match="throttle"):
         decode_bot_config('[throttle]\nbackend = "redis"\nredis_url = "http://x"\n')
+    with pytest.raises(ConfigError, match="BOT_REDIS_PASSWORD"):
+        decode_bot_config('[throttle]\nredis_url = "redis://:hunter2@cache:6379/0"\n')
     with pytest.raises(ConfigError, match="backend"):
         decode_bot_config('[throttle]\nbackend = "memcached"\n')
