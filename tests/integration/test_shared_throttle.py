@@ -126,3 +126,56 @@ def test_config_chooses_the_backend_and_refuses_bad_urls():
         decode_bot_config('[throttle]\nredis_url = "redis://:hunter2@cache:6379/0"\n')
     with pytest.raises(ConfigError, match="backend"):
         decode_bot_config('[throttle]\nbackend = "memcached"\n')
+
+
+def test_a_live_bot_whose_redis_goes_away_stops_placing_says_why_and_still_cancels_everything(tmp_path):
+    """A running bot on the shared throttle: Redis stops, no order is placed from then on, the
+    gauge and the log say why, and the stop still cancels every order (from the reserve)."""
+    from anyio.from_thread import start_blocking_portal
+    from structlog.testing import capture_logs
+
+    from bot.live.shell import LiveShell, Venue, load_markets, make_engine, seed_positions
+    from bot.ops.config import ShellConfig
+    from bot.ops.metrics import Metrics
+    from strategies.market_maker import MarketMaker, Params
+    from tests.integration.exchange_fixture import start_exchange, wait_for
+    from tests.integration.test_live_trading import open_orders
+
+    from bot.exchange.config import FlowConfig
+
+    server = RedisServer()
+    ex = start_exchange(flow=FlowConfig(enabled=True, interval_s=0.05, speed=20.0))  # books move: requotes
+    try:
+        acct = ex.demo_account
+        config = SharedLimitsConfig(backend="redis", redis_url=server.url, retry_s=0.2, timeout_s=0.2)
+        metrics = Metrics()
+        with capture_logs() as logs, start_blocking_portal() as portal:
+            venue = portal.call(lambda: Venue(clob_url=ex.urls.clob, data_url=ex.urls.data, ws_url=ex.urls.ws,
+                                              creds=acct.creds, address=acct.address, shared=config))
+            markets = portal.call(load_markets, venue.clob, (), 1)
+            engine = make_engine(MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000)), markets, venue,
+                                 private_key=acct.private_key, metrics=metrics)
+            portal.call(seed_positions, engine, venue)
+            shell = LiveShell(engine, venue, config=ShellConfig())
+            future = portal.start_task_soon(shell.run, None)
+            try:
+                first = wait_for(lambda: engine.stats.orders_sent, 15, "the first quotes")
+                wait_for(lambda: engine.stats.orders_sent > first, 15, "a requote as the book moves")
+                assert metrics.shared_throttle_up._value.get() == 1
+                server.stop()
+                wait_for(lambda: not venue.shared.up, 10, "the bot noticing Redis is gone")
+                sent = engine.stats.orders_sent
+                time.sleep(1.5)  # several book polls and timer ticks: nothing may be placed meanwhile
+                assert engine.stats.orders_sent == sent
+                assert metrics.shared_throttle_up._value.get() == 0
+            finally:
+                portal.call(shell.request_stop, "test")
+                future.result(timeout=20)
+                portal.call(venue.aclose)
+        unreachable = [e for e in logs if e["event"] == "shared_throttle_unreachable"]
+        assert unreachable and "Connection" in unreachable[0]["reason"]
+        assert "sending stopped" in unreachable[0]["effect"]
+        assert open_orders(ex, acct) == []
+    finally:
+        ex.stop()
+        server.stop()
