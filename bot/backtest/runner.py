@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 
+from bot.backtest.timeline import Backtest
 from bot.core.clock import SimClock
 from bot.core.markets import MarketInfo
 from bot.engine.assembly import Signing, build_engine, simulated_throttles
-from bot.engine.engine import Engine, SendCancels, SendPlaces, VenueCancelAll
 from bot.ops.config import BacktestConfig
 from bot.sim.venue import SimVenue
 
@@ -45,129 +44,6 @@ ASSUMPTIONS = (
 
 class BacktestError(Exception):
     """A backtest cannot run (no recording, no market, a market the config names is missing)."""
-
-
-def exchange_time(ev: Any, received: float) -> float:
-    """When the venue produced ``ev`` (its millisecond timestamp), never after it was received."""
-    ms = getattr(ev, "timestamp_ms", None)
-    if ms is None:
-        raw = getattr(ev, "timestamp", None)
-        try:
-            ms = int(raw) if raw else 0
-        except (TypeError, ValueError):
-            ms = 0
-    t = ms / 1000.0 if ms else received
-    return t if t < received else received
-
-
-class Backtest:
-    """One run: an engine and a simulated venue on one simulated clock."""
-
-    def __init__(self, engine: Engine, venue: SimVenue, clock: SimClock, *, timer_s: float, feed_delay: bool,
-                 on_sample: Callable[[float], None] | None = None,
-                 venue_view: Callable[[int, Any], Any] | None = None) -> None:
-        """``venue_view(recv_ns, event)``: the event as the simulated venue should meet it, when
-        that differs from what the strategy sees (a recording of our own live session: its books
-        without our live orders, so the queue there is ours)."""
-        self.engine = engine
-        self.venue = venue
-        self.clock = clock
-        self.timer_s = timer_s
-        self.feed_delay = feed_delay
-        self.on_sample = on_sample
-        self.venue_view = venue_view
-        self.events = 0
-        self.first_t: float | None = None  # receive times of the first and last events
-        self.last_t: float | None = None
-        self._pending: deque[tuple[float, Any]] = deque()  # (receive time, event) the engine has not seen
-        self._next_timer: float | None = None
-
-    # --- the loop ------------------------------------------------------------------------
-    def run(self, events: Iterable[tuple[int, Any]], progress: Callable[[int, float], None] | None = None) -> None:
-        """Feed every ``(receive ns, event)`` and drain what follows the last one."""
-        venue = self.venue
-        started = False
-        for i, (ns, ev) in enumerate(events):
-            t = ns / 1e9
-            if not started:
-                self._start(t)
-                started = True
-                self.first_t = t
-            self.last_t = t
-            self.events += 1
-            if type(ev).__name__ in ("Gap", "MarketMeta"):
-                self._advance(t)
-                self._special(ev)
-                continue
-            at = exchange_time(ev, t) if self.feed_delay else t
-            self._advance(at)
-            venue.on_market(ev if self.venue_view is None else self.venue_view(ns, ev), at)
-            self._pending.append((t, ev))
-            if progress is not None and i & 4095 == 0:
-                progress(self.events, t)
-        if started:
-            self._advance(float("inf"), drain=True)
-
-    def _start(self, t: float) -> None:
-        self.clock.set(t)
-        self._next_timer = t + self.timer_s
-        eng = self.engine
-        self._dispatch(eng.resync([tok for m in eng.markets for tok in m.tokens]))
-        self._dispatch(eng.start())
-
-    def _advance(self, until: float, drain: bool = False) -> None:
-        """Run everything due before ``until``, in time order: venue answers, the engine's view of
-        market events, timers and throttled sends. ``drain``: until nothing is left but timers."""
-        eng, venue, clock, pending = self.engine, self.venue, self.clock, self._pending
-        while True:
-            t_venue = venue.next_due()
-            t_event = pending[0][0] if pending else None
-            t_wake = eng.next_wakeup()
-            t = until
-            kind = 0
-            if t_venue is not None and t_venue < t:
-                t, kind = t_venue, 1
-            if t_event is not None and t_event <= t:
-                t, kind = t_event, 2
-            if t_wake is not None and t_wake < t:
-                t, kind = t_wake, 3
-            if not drain and self._next_timer is not None and self._next_timer < t:
-                t, kind = self._next_timer, 4
-            if kind == 0:
-                return
-            if t > clock.now():
-                clock.set(t)
-            if kind == 1:
-                for r in venue.due(t):
-                    self._dispatch(eng.on_result(r))
-            elif kind == 2:
-                _, ev = pending.popleft()
-                self._dispatch(eng.on_market_event(ev))
-            elif kind == 3:
-                self._dispatch(eng.poll())
-            else:
-                self._next_timer += self.timer_s
-                self._dispatch(eng.on_timer())
-                if self.on_sample is not None:
-                    self.on_sample(t)
-
-    def _special(self, ev: Any) -> None:
-        name = type(ev).__name__
-        if name == "Gap":  # the books were not continuous: stale until their next snapshot
-            self._dispatch(self.engine.resync(ev.tokens))
-
-    def _dispatch(self, actions: list[Any]) -> None:
-        venue, now = self.venue, self.clock.now()
-        for a in actions:
-            ta = type(a)
-            if ta is SendPlaces:
-                venue.place(a.batch, now)
-            elif ta is SendCancels:
-                venue.cancel(a.batch, now)
-            elif ta is VenueCancelAll:
-                venue.cancel_all(now)
-            # order listings, lookups and trade pages are not needed: the simulated venue tells
-            # every change of our orders and trades as it happens
 
 
 def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,

@@ -23,6 +23,12 @@ cdef class SimVenue:
     cdef public bint _apply, _paper, _cross
     cdef public double _window, now
 
+    cpdef object next_due(self)
+    cpdef list due(self, double now)
+    cpdef on_market(self, object event, double now)
+    cpdef place(self, object batch, double now)
+    cpdef cancel(self, object batch, double now)
+    cpdef cancel_all(self, double now)
     @cython.locals(tok=_Token, is_bid=cython.bint)
     cpdef _price_change(self, object event, double now)
     @cython.locals(own=OwnBook)
