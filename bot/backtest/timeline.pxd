@@ -6,9 +6,10 @@ from bot.engine.engine cimport Engine
 from bot.sim.venue cimport SimVenue
 
 cdef double _INF
-cdef dict _SPECIAL
+cdef dict _SPECIAL, _IN_MS
 
 
+@cython.locals(in_ms=object)
 cpdef double exchange_time(object ev, double received) except? -1.0
 
 cpdef bint _is_record(object cls) except -1

@@ -30,14 +30,20 @@ _INF = float("inf")
 # events; False for the rest (looked up by name once per class: the replay's types sit above)
 _SPECIAL: dict[type, bool] = {}
 _SPECIAL_NAMES = ("Gap", "MarketMeta")
+# event class -> whether its instances may carry a ``timestamp_ms`` (see ``_may_have_ms``)
+_IN_MS: dict[type, bool] = {}
 
 
 def exchange_time(ev: Any, received: float) -> float:
     """When the venue produced ``ev`` (its millisecond timestamp), never after it was received."""
-    if type(ev) is PriceLevels:
+    cls = type(ev)
+    if cls is PriceLevels:
         ms = ev.timestamp_ms
     else:
-        ms = getattr(ev, "timestamp_ms", None)
+        in_ms = _IN_MS.get(cls)
+        if in_ms is None:
+            in_ms = _IN_MS[cls] = _may_have_ms(cls)
+        ms = getattr(ev, "timestamp_ms", None) if in_ms else None
         if ms is None:
             raw = getattr(ev, "timestamp", None)
             try:
@@ -46,6 +52,12 @@ def exchange_time(ev: Any, received: float) -> float:
                 ms = 0
     t = ms / 1000.0 if ms else received
     return t if t < received else received
+
+
+def _may_have_ms(cls: type) -> bool:
+    """False when no instance of ``cls`` can have a ``timestamp_ms`` (the class has none and its
+    instances no ``__dict__``, as the venue's event Structs): its lookup is skipped."""
+    return hasattr(cls, "timestamp_ms") or cls.__dictoffset__ != 0
 
 
 def _is_record(cls: type) -> bool:
