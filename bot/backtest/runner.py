@@ -92,15 +92,17 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
                    on_sample=sample, venue_view=venue_view)
     wall = time.perf_counter()
     bar = _progress(paths) if progress else None
+    meter = getattr(stream, "meter", None)  # how much of the recordings was read (a replay's)
+
     def tick(n: int, t: float) -> None:
         if bar is not None:
-            bar(n, t - (run.first_t or t))
+            bar(n, t - (run.first_t or t), meter.fraction() if meter is not None else None)
 
     try:
         run.run(stream, tick)
     finally:
         if bar is not None:
-            bar(None, 0.0)
+            bar(None, 0.0, None)
     wall = time.perf_counter() - wall
     span = (run.last_t - run.first_t) if run.first_t is not None and run.last_t is not None else 0.0
     if engine.markets and series.next_at is None and run.events:
@@ -142,12 +144,27 @@ def _sources(paths: list[str | Path], bt: BacktestConfig, wanted: set[str]) -> t
     return metas, heapq.merge(*streams, key=lambda item: item[0])
 
 
-def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
-    """A progress line on a terminal (events, events/s, simulated time); nothing otherwise."""
+def progress_line(n: int, elapsed: float, market_s: float, fraction: float | None) -> str:
+    """The progress line: events read, their rate, hours of market replayed, and, when the share
+    of the input read so far (``fraction``, 0..1) is known, the percentage and the time left at the
+    rate so far (``ETA m:ss``)."""
+    rate = n / elapsed if elapsed > 0 else 0.0
+    line = f"backtest: {n:,} events, {rate:,.0f} events/s, {market_s / 3600:.2f} h of market"
+    if fraction is not None and fraction > 0 and elapsed > 0:
+        left = round(elapsed * (1.0 - min(fraction, 1.0)) / fraction)
+        hours, rest = divmod(left, 3600)
+        clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+        line += f", {min(fraction, 1.0):.0%} read, ETA {clock}"
+    return line
+
+
+def _progress(paths: list[str | Path]) -> Callable[[int | None, float, float | None], None]:
+    """A progress line on a terminal (``progress_line``); nothing otherwise. Called with the
+    events so far, the market time replayed and the share of the input read, then with None."""
     import sys
 
     if not sys.stderr.isatty():
-        return lambda n, t: None
+        return lambda n, t, f: None
     from rich.console import Console
 
     console = Console(file=sys.stderr)
@@ -155,11 +172,10 @@ def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
     status = console.status("backtest starting")
     status.start()
 
-    def show(n: int | None, sim_s: float) -> None:
+    def show(n: int | None, sim_s: float, fraction: float | None) -> None:
         if n is None:
             status.stop()
             return
-        dt = time.perf_counter() - start
-        status.update(f"backtest: {n:,} events, {n / dt if dt else 0:,.0f} events/s, {sim_s / 3600:.2f} h of market")
+        status.update(progress_line(n, time.perf_counter() - start, sim_s, fraction))
 
     return show
