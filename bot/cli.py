@@ -203,8 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("backtest", help="backtest the configured strategy on recorded books")
     p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
                    help="bot config (same as the global --config)")
-    p.add_argument("--data", nargs="+", required=True, metavar="PATH",
-                   help="recordings: files, or folders holding them (merged by receive time)")
+    data = p.add_mutually_exclusive_group(required=True)
+    data.add_argument("--data", nargs="+", metavar="PATH",
+                      help="recordings: files, or folders holding them (merged by receive time)")
+    data.add_argument("--synthetic", nargs="?", const="", metavar="FILE",
+                      help="the seeded synthetic research market instead (its settings: a TOML file of "
+                           "bot.backtest.synthetic.SyntheticConfig; the defaults without one)")
     p.add_argument("--seed", type=(r := integer(0, 2**63 - 1)), help=with_range("seed (default [backtest] seed)", r))
     p.add_argument("--out", metavar="DIR", help="results folder (default results/backtest-<time>)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")

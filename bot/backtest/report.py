@@ -136,6 +136,9 @@ def summary_rows(summary: Summary) -> list[tuple[str, str]]:
     rows.append(("market time", market_time(summary.seconds)))
     for token, (lo, hi) in summary.inventory.items():
         rows.append((f"inventory …{token[-8:]} (shares)", f"{m(lo)} .. {m(hi)}"))
+    for token, values in summary.estimates.items():
+        for name, value in values.items():
+            rows.append((f"estimate {name} (…{token[-8:]})", f"{value:.6g}"))
     if summary.seed is not None:
         rows.append(("seed", str(summary.seed)))
     return rows

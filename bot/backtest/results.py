@@ -56,6 +56,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     final_position: dict[str, int]
     seed: int | None = None
     assumptions: tuple[str, ...] = ()
+    estimates: dict[str, dict[str, float]] = {}  # token -> what the strategy estimated at the end
 
 
 class ResultsSink:
@@ -214,4 +215,15 @@ def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, even
         realized=realized, unrealized=unrealized, fees=fees, pnl=realized + unrealized - fees,
         max_drawdown=series.max_drawdown, inventory={t: series.inventory.get(t, (0, 0)) for t in tokens},
         final_position={t: pf.size(t) for t in tokens}, seed=seed, assumptions=tuple(assumptions),
+        estimates=strategy_estimates(engine.strategy),
     )
+
+
+def strategy_estimates(strategy: Any) -> dict[str, dict[str, float]]:
+    """What ``strategy`` estimates (``Strategy.estimates``), numbers only, as plain floats."""
+    found = getattr(strategy, "estimates", None)
+    if found is None:
+        return {}
+    return {str(token): {str(k): float(v) for k, v in values.items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            for token, values in found().items()}

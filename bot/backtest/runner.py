@@ -166,18 +166,26 @@ class Backtest:
 
 
 def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,
-                 seed: int | None = None, log: Any = None) -> Any:
+                 seed: int | None = None, log: Any = None, source: Any = None) -> Any:
     """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
     writes the results folder ``out`` when given). Raises ``BacktestError`` for a run that cannot
-    start, ``RecordingError`` for a path that is not a recording."""
+    start, ``RecordingError`` for a path that is not a recording.
+
+    ``source`` replaces the recordings with a data source that is not a file: an object with
+    ``markets`` (``MarketInfo``) and ``events()`` (``(receive ns, event)`` in time order), such as
+    ``bot.backtest.synthetic.SyntheticMarket``."""
     from bot.backtest.results import ResultsSink, Series, summarize
     from bot.strategy import load_strategy
 
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed
     wanted = set(config.strategy.markets)
-    metas, events = _sources(paths, bt, wanted)
-    markets: list[MarketInfo] = [m.info() for m in metas if not wanted or m.condition_id in wanted]
+    if source is not None:
+        found, events = list(source.markets), source.events()
+    else:
+        metas, events = _sources(paths, bt, wanted)
+        found = [m.info() for m in metas]
+    markets: list[MarketInfo] = [m for m in found if not wanted or m.condition_id in wanted]
     if not markets:
         raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
     if wanted - {m.condition_id for m in markets}:

@@ -163,6 +163,9 @@ def summary_table(engine: Engine) -> Table:
     t.add_column("value", justify="right")
     for k, v in summary_rows(engine):
         t.add_row(k, v)
+    for token, values in getattr(engine.strategy, "estimates", dict)().items():  # what the strategy estimated
+        for name, value in values.items():
+            t.add_row(f"estimate {name} (…{str(token)[-8:]})", f"{value:.6g}")
     return t
 
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import errno
 
+from typing import Any, Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily
 
 LATENCY_BUCKETS = (50e-6, 100e-6, 150e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.1, 0.5, 1.0)
 HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -57,6 +60,14 @@ class Metrics:
             "(unknown: never heard of; closed: closed here before the listing)", ["kind"], registry=r,
         )
         self.drift = Gauge("bot_position_drift_shares", "Local minus venue position", ["token"], registry=r)
+        self._watched: list[Any] = []  # strategies whose estimates are exported (``watch_strategy``)
+        r.register(_Estimates(self._watched))
+
+    def watch_strategy(self, strategy: Any) -> None:
+        """Export what ``strategy`` estimates (``Strategy.estimates()``) as
+        ``bot_strategy_estimate{strategy, token, name}``, read at each scrape (once per strategy)."""
+        if all(s is not strategy for s in self._watched):
+            self._watched.append(strategy)
 
     def serve(self, host: str = "127.0.0.1", port: int = 9464):
         """Start the scrape endpoint in a daemon thread; returns (server, thread).
@@ -66,6 +77,34 @@ class Metrics:
             return start_http_server(port, addr=host, registry=self.registry)
         except OSError as exc:
             raise MetricsPortError(host, port, exc) from None
+
+
+class _Estimates:
+    """A collector reading each watched strategy's latest published estimates at scrape time (the
+    strategy replaces, never mutates, what it published: a scrape reads one consistent snapshot).
+    A value that is not a number is skipped; a failing strategy exports nothing, never an error."""
+
+    def __init__(self, strategies: list[Any]) -> None:
+        self._strategies = strategies
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        g = GaugeMetricFamily("bot_strategy_estimate", "What the strategy estimates as it runs "
+                              "(volatility, takers' intensity, reward earned), by token and name",
+                              labels=["strategy", "token", "name"])
+        for strategy in list(self._strategies):
+            try:
+                found = strategy.estimates()
+            except Exception:  # noqa: BLE001 - a scrape must not fail with the strategy
+                continue
+            label = str(getattr(strategy, "name", type(strategy).__name__))
+            for token, values in list(found.items()):
+                for name, value in list(values.items()):
+                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                        g.add_metric([label, str(token)[-8:], str(name)], float(value))
+        yield g
+
+    def describe(self) -> list[Any]:
+        return []
 
 
 class MetricsPortError(OSError):
