@@ -5,7 +5,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # The compiled hot path (setup.py, bot/compiled.py): rebuilt, incrementally, when a source changes.
 BUILT   := $(VENV)/.built
-SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py)
+# The optional dependencies the tests use (Ray and Optuna, for sweeps): requirements-extras.lock.
+EXTRAS  := $(VENV)/.extras
+SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py strategies/*.pxd)
 
 .PHONY: run test bench lock clean
 
@@ -21,17 +23,23 @@ $(BUILT): $(STAMP) $(SOURCES)
 	$(BIN)/python setup.py --quiet build_ext --inplace
 	touch $(BUILT)
 
+$(EXTRAS): $(STAMP) requirements-extras.lock
+	@echo "adding to $(VENV) the optional dependencies the tests use: requirements-extras.lock (Ray, Optuna)"
+	$(BIN)/python -m pip install --quiet -r requirements-extras.lock
+	touch $(EXTRAS)
+
 run: $(BUILT)
 	$(BIN)/bot demo
 
-test: $(BUILT)
+test: $(BUILT) $(EXTRAS)
 	$(BIN)/python -m pytest
 
 bench: $(BUILT)
 	$(BIN)/python -m bench
 
-lock:  # --all keeps setuptools, which builds the hot path
-	$(BIN)/python -m pip freeze --all --exclude-editable | grep -v -e '^pmbot' -e '^pip==' > requirements.lock
+lock:  # --all keeps setuptools, which builds the hot path; the optional dependencies keep their own lock
+	$(BIN)/python -m pip freeze --all --exclude-editable | grep -v -e '^pmbot' -e '^pip==' \
+		| grep -v -x -F -f requirements-extras.lock > requirements.lock
 
 clean:
 	rm -rf $(VENV) build

@@ -216,6 +216,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", action="store_true", help="also write the HTML report into the results folder")
     p.set_defaults(handler=cmd_backtest)
 
+    p = sub.add_parser("compare", help="backtest a live or paper session's recording and compare it with the session")
+    p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
+                   help="bot config of the session (same as the global --config)")
+    p.add_argument("--journal", required=True, metavar="FILE", help="the session's journal (SQLite)")
+    p.add_argument("--recording", required=True, nargs="+", metavar="PATH", help="recordings made during the session")
+    p.add_argument("--out", metavar="DIR", help="folder of the backtest's results and the report (default results/compare-<time>)")
+    p.add_argument("--suggest", action="store_true",
+                   help="also try latency and queue models and say which matched the session best")
+    p.add_argument("--seed", type=(r := integer(0, 2**63 - 1)), help=with_range("backtest seed", r))
+    p.set_defaults(handler=cmd_compare)
+    p = sub.add_parser("sweep", help="backtest a grid of parameter sets (or an Optuna study) in parallel, ranked")
+    p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
+                   help="the base config (same as the global --config)")
+    p.add_argument("--grid", required=True, metavar="GRID.toml",
+                   help="dotted config keys to lists of values, and [sweep] (bot/backtest/sweep.py)")
+    p.add_argument("--data", nargs="+", required=True, metavar="PATH", help="recordings, as for bot backtest")
+    p.add_argument("--workers", type=(r := integer(1, 1024)), help=with_range("backtests at once (default: CPUs)", r))
+    p.add_argument("--ray", metavar="ADDRESS", help="run on the Ray cluster at ADDRESS, or `local`: a Ray instance here")
+    p.add_argument("--out", metavar="DIR", help="results folder (default results/sweep-<time>)")
+    p.add_argument("--best", metavar="FILE", help="also write the best set's config file here (always OUT/best.toml)")
+    p.add_argument("--keep-runs", action="store_true", help="write each run's results folder under OUT/runs")
+    p.add_argument("--top", type=(r := integer(1, 10_000)), default=10, help=with_range("rows of the table", r))
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    p.set_defaults(handler=cmd_sweep)
+
     p = sub.add_parser("report", help="write the HTML report of a run (results folder, or live/paper journal)")
     p.add_argument("results", metavar="RESULTS", help="a backtest's results folder, or a live or paper journal (SQLite)")
     p.add_argument("--out", metavar="FILE", help="HTML file (default RESULTS/report.html, or JOURNAL.report.html)")
@@ -817,6 +843,20 @@ def cmd_backtest(s: Session) -> int:
     if not s.config.strategy.path:
         where = s.config_path or "the default config"
         raise ConfigError(f"{where}: [strategy] path is not set (bot backtest --config FILE)")
+    return _finish(run(s.config, s.args))
+
+
+def cmd_compare(s: Session) -> int:
+    from bot.backtest.cli import compare
+
+    if not s.config.strategy.path:
+        raise ConfigError(f"{s.config_path or 'the default config'}: [strategy] path is not set")
+    return compare(s.config, s.args)
+def cmd_sweep(s: Session) -> int:
+    run = _entry_point("bot.backtest.sweep", "sweep")
+    if not s.config.strategy.path:
+        where = s.config_path or "the default config"
+        raise ConfigError(f"{where}: [strategy] path is not set (bot sweep --config FILE)")
     return _finish(run(s.config, s.args))
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-# Everything a book update runs through until the signed orders are ready, in that order.
+# Everything a book update runs through until the signed orders are ready, in that order; then
+# what a backtest adds: the throttles the router spends and the simulated venue's matching.
 HOT_PATH = (
     "bot.core.book",
     "bot.core.feed",
@@ -27,6 +28,21 @@ HOT_PATH = (
     "bot.execution.orders",
     "bot.execution.reconciler",
     "bot.venue.orders",
+    "bot.venue.throttle",
+    "bot.core.clock",
+    "bot.core.markets",
+    "bot.strategy",
+    "bot.risk.gate",
+    "bot.risk.state",
+    "bot.risk.window",
+    "bot.execution.diff",
+    "bot.execution.records",
+    "bot.portfolio.positions",
+    "bot.engine.signing",
+    "bot.engine.assembly",
+    "bot.sim.venue",
+    "bot.sim.resting",
+    "bot.sim.depth",
 )
 
 _EXTENSION_SUFFIXES = (".so", ".pyd")

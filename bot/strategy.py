@@ -118,6 +118,11 @@ class Strategy:
     # or the tick change, which spares a backtest most calls)
     reads: str = "depth"
 
+    def book_tokens(self) -> Iterable[str] | None:
+        """The tokens whose books ``on_book`` reads (``None``: every token); the engine calls
+        ``on_book`` only for these. Asked once, when the engine is built."""
+        return None
+
     def __init__(self, params: msgspec.Struct | Mapping[str, Any] | None = None) -> None:
         if params is None or isinstance(params, Mapping):
             params = decode_params(type(self), params or {})

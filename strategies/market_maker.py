@@ -169,6 +169,9 @@ class MarketMaker(Strategy):
         super().__init__(params)
         self._resting: dict[str, QuoteTarget] = {}
 
+    def book_tokens(self) -> tuple[str, ...] | None:
+        return self.params.tokens or None  # the configured tokens, else every token
+
     def _tokens(self, ctx: StrategyContext) -> list[str]:
         if self.params.tokens:
             return list(self.params.tokens)

@@ -76,3 +76,44 @@ def summary_table(summary: Any) -> Any:
     for name, value in summary_rows(summary):
         t.add_row(name, value)
     return t
+
+
+def compare(config: Any, args: Any) -> int:
+    """``bot compare``: backtest the session's recording with its config (our live orders taken
+    out of the recorded books), align the two runs, print the table and write the report (the
+    backtest's, with the comparison section)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from bot.backtest.compare import backtest_session, compare_runs, comparison_section, rows, suggest
+    from bot.backtest.read import read_journal
+    from bot.backtest.recording import RecordingError
+    from bot.backtest.report import build_report, render_html
+    from bot.backtest.runner import BacktestError
+    from bot.ops.logging import configure
+
+    configure(level="error", json=True)
+    out = Path(args.out) if args.out else Path("results") / time.strftime("compare-%Y%m%d-%H%M%S")
+    try:
+        live = read_journal(args.journal, recording=args.recording)
+        backtest = backtest_session(config, args.recording, live, out, seed=args.seed)
+        settings = suggest(config, args.recording, live, seed=args.seed) if args.suggest else []
+    except (BacktestError, RecordingError) as exc:
+        print(f"bot compare: {exc}", file=sys.stderr)
+        return 2
+    comparison = compare_runs(live, backtest)
+    table = Table(title="backtest against live")
+    for name in ("figure", "live", "backtest"):
+        table.add_column(name, justify="left" if name == "figure" else "right")
+    for row in rows(comparison):
+        table.add_row(*row)
+    console = Console(file=sys.stdout)
+    console.print(table)
+    for s in settings[:5]:
+        console.print(f"  latency {s.latency_s * 1000:g} ms, {s.queue} queue: {s.agreement:.1%} of fills in common")
+    report = build_report(backtest)
+    report = msgspec.structs.replace(report, sections=report.sections + (comparison_section(comparison, settings),))
+    page = out / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    print(f"report: {page}")
+    return 0

@@ -62,10 +62,13 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
 class ResultsSink:
     """Journal sink writing the run's orders and fills, plus the series the runner samples."""
 
-    def __init__(self, folder: str | Path, block: int = 512) -> None:
-        self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._files = {name: (self.folder / f"{name}.jsonl").open("wb") for name in ("orders", "fills", "series")}
+    def __init__(self, folder: str | Path | None, block: int = 512) -> None:
+        """``folder`` None: count what the summary needs, write nothing."""
+        self.folder = Path(folder) if folder is not None else None
+        self._files: dict[str, Any] = {}
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._files = {name: (self.folder / f"{name}.jsonl").open("wb") for name in ("orders", "fills", "series")}
         self._buf: dict[str, list[bytes]] = {name: [] for name in self._files}
         self._block = block
         self.filled_orders: set[str] = set()
@@ -119,6 +122,8 @@ class ResultsSink:
         self._write("series", row)
 
     def write_summary(self, summary: Summary) -> None:
+        if self.folder is None:
+            return
         (self.folder / "summary.json").write_bytes(msgspec.json.format(_enc.encode(summary), indent=2) + b"\n")
 
     def close(self) -> None:
@@ -127,6 +132,8 @@ class ResultsSink:
             f.close()
 
     def _write(self, name: str, row: dict[str, Any]) -> None:
+        if not self._files:
+            return
         buf = self._buf[name]
         buf.append(_enc.encode(row))
         if len(buf) >= self._block:

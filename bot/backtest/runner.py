@@ -64,13 +64,18 @@ class Backtest:
     """One run: an engine and a simulated venue on one simulated clock."""
 
     def __init__(self, engine: Engine, venue: SimVenue, clock: SimClock, *, timer_s: float, feed_delay: bool,
-                 on_sample: Callable[[float], None] | None = None) -> None:
+                 on_sample: Callable[[float], None] | None = None,
+                 venue_view: Callable[[int, Any], Any] | None = None) -> None:
+        """``venue_view(recv_ns, event)``: the event as the simulated venue should meet it, when
+        that differs from what the strategy sees (a recording of our own live session: its books
+        without our live orders, so the queue there is ours)."""
         self.engine = engine
         self.venue = venue
         self.clock = clock
         self.timer_s = timer_s
         self.feed_delay = feed_delay
         self.on_sample = on_sample
+        self.venue_view = venue_view
         self.events = 0
         self.first_t: float | None = None  # receive times of the first and last events
         self.last_t: float | None = None
@@ -96,7 +101,7 @@ class Backtest:
                 continue
             at = exchange_time(ev, t) if self.feed_delay else t
             self._advance(at)
-            venue.on_market(ev, at)
+            venue.on_market(ev if self.venue_view is None else self.venue_view(ns, ev), at)
             self._pending.append((t, ev))
             if progress is not None and i & 4095 == 0:
                 progress(self.events, t)
@@ -166,14 +171,16 @@ class Backtest:
 
 
 def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,
-                 seed: int | None = None, log: Any = None, source: Any = None) -> Any:
+                 seed: int | None = None, log: Any = None,
+                 events: tuple[list[Any], Iterator[tuple[int, Any]]] | None = None,
+                 venue_view: Callable[[int, Any], Any] | None = None, source: Any = None) -> Any:
     """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
-    writes the results folder ``out`` when given). Raises ``BacktestError`` for a run that cannot
-    start, ``RecordingError`` for a path that is not a recording.
-
+    writes the results folder ``out`` when given). ``events``: the markets and events to replay
+    instead of reading ``paths`` (a transformed replay); ``venue_view``: see ``Backtest``.
     ``source`` replaces the recordings with a data source that is not a file: an object with
     ``markets`` (``MarketInfo``) and ``events()`` (``(receive ns, event)`` in time order), such as
-    ``bot.backtest.synthetic.SyntheticMarket``."""
+    ``bot.backtest.synthetic.SyntheticMarket``. Raises ``BacktestError`` for a run that cannot
+    start, ``RecordingError`` for a path that is not a recording."""
     from bot.backtest.results import ResultsSink, Series, summarize
     from bot.strategy import load_strategy
 
@@ -181,9 +188,9 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     seed = bt.seed if seed is None else seed
     wanted = set(config.strategy.markets)
     if source is not None:
-        found, events = list(source.markets), source.events()
+        found, stream = list(source.markets), source.events()
     else:
-        metas, events = _sources(paths, bt, wanted)
+        metas, stream = events if events is not None else _sources(paths, bt, wanted)
         found = [m.info() for m in metas]
     markets: list[MarketInfo] = [m for m in found if not wanted or m.condition_id in wanted]
     if not markets:
@@ -193,7 +200,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         raise BacktestError(f"configured markets not in the recordings: {missing}")
     strategy = load_strategy(config.strategy.path, config.strategy.params)
     clock = SimClock(0.0)
-    sink = ResultsSink(out) if out is not None else None
+    sink = ResultsSink(out)  # with no folder, it only counts
     engine = build_engine(
         strategy, markets, clock=clock, signing=Signing(None, seed),
         throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
@@ -213,7 +220,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
             series.take(engine, now)
 
     run = Backtest(engine, venue, clock, timer_s=config.shell.timer_interval_s, feed_delay=bt.feed_delay,
-                   on_sample=sample)
+                   on_sample=sample, venue_view=venue_view)
     wall = time.perf_counter()
     bar = _progress(paths) if progress else None
     def tick(n: int, t: float) -> None:
@@ -221,7 +228,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
             bar(n, t - (run.first_t or t))
 
     try:
-        run.run(events, tick)
+        run.run(stream, tick)
     finally:
         if bar is not None:
             bar(None, 0.0)
@@ -229,12 +236,11 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     span = (run.last_t - run.first_t) if run.first_t is not None and run.last_t is not None else 0.0
     if engine.markets and series.next_at is None and run.events:
         series.take(engine, clock.now())
-    summary = summarize(engine, sink if sink is not None else _NullSink(), series,
+    summary = summarize(engine, sink, series,
                         mode="backtest", events=run.events, seconds=span, wall_seconds=wall, seed=seed,
                         assumptions=ASSUMPTIONS)
-    if sink is not None:
-        sink.write_summary(summary)
-        sink.close()
+    sink.write_summary(summary)
+    sink.close()
     return summary
 
 
@@ -267,14 +273,6 @@ def _sources(paths: list[str | Path], bt: BacktestConfig, wanted: set[str]) -> t
     return metas, heapq.merge(*streams, key=lambda item: item[0])
 
 
-class _NullSink:
-    """What ``summarize`` reads of a sink, for a run without a results folder."""
-
-    fill_count = maker_fills = volume = maker_volume = 0
-    filled_orders: set[str] = set()
-    accepted: set[str] = set()
-
-
 def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
     """A progress line on a terminal (events, events/s, simulated time); nothing otherwise."""
     import sys
@@ -296,10 +294,3 @@ def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
         status.update(f"backtest: {n:,} events, {n / dt if dt else 0:,.0f} events/s, {sim_s / 3600:.2f} h of market")
 
     return show
-
-
-def iter_events(paths: list[str | Path], cache: bool = True) -> Iterator[tuple[int, Any]]:
-    """The replay of ``paths`` (for callers that drive a ``Backtest`` themselves)."""
-    from bot.backtest import replay as rp
-
-    return rp.replay(paths, cache=cache)

@@ -28,6 +28,7 @@ from bot.core.clock import Clock
 from bot.core.events import Fill, FillReversal, SettlementUpdate
 from bot.core.feed import Feed
 from bot.core.intents import CancelAll, CancelOrder, Intent
+from bot.core.levels import PriceLevels
 from bot.core.markets import MarketIndex
 from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
@@ -152,6 +153,14 @@ class Engine:
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
         # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
         self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
+        # the tokens whose books the strategy reads (None: all of them), asked once
+        book_tokens = getattr(strategy, "book_tokens", None)
+        watched = book_tokens() if book_tokens is not None else None
+        self._watched: frozenset[str] | None = frozenset(watched) if watched is not None else None
+        # whether the strategy has a trade-print hook of its own (the base one returns nothing)
+        self._prints = _overrides(strategy, "on_trade_print")
+        # order updates are made only for a strategy that reads them
+        reconciler.updates = _overrides(strategy, "on_order_update")
         self._handlers: dict[type, Callable[[Any], list[Action]]] = {
             PlacesAnswered: self._places_answered, PlacesFailed: self._places_failed,
             CancelsAnswered: self._cancels_answered, CancelsFailed: self._cancels_failed,
@@ -181,7 +190,10 @@ class Engine:
 
     def next_wakeup(self) -> float | None:
         """Clock time when the router could next send (``None``: nothing waiting)."""
-        return self.router.next_ready(self.clock.now())
+        router = self.router
+        if router.settled():
+            return None
+        return router.next_ready(self.clock.now())
 
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> list[Action]:
@@ -226,19 +238,29 @@ class Engine:
         now = self.clock.now()
         self._tick_at = received_at if received_at is not None else self.perf()
         self.stats.book_events += 1
-        touched: list[str] = []
+        touched: list[str] | None = None
         if et == "price_change":
             books = self.books
-            seen: set[str] = set()
-            for ch in ev.price_changes:  # each tracked token once, in order of first appearance
-                t = ch.asset_id
-                if t not in seen:
-                    seen.add(t)
-                    if t in books:
+            touched = []
+            if type(ev) is PriceLevels:  # its tokens are listed: no level object is built
+                for t in ev.tokens:
+                    if t not in touched and t in books:
                         touched.append(t)
+            else:
+                seen: set[str] = set()
+                last = None
+                for ch in ev.price_changes:  # each tracked token once, in order of first appearance
+                    t = ch.asset_id
+                    if t != last:
+                        last = t
+                        if t not in seen:
+                            seen.add(t)
+                            if t in books:
+                                touched.append(t)
             books.apply_event(ev)
+            feed = self.feed
             for t in touched:
-                self.feed.on_update(t, now)
+                feed.on_update(t, now)
         elif et == "book":
             if self.books.apply_event(ev) is not None:
                 touched = [ev.asset_id]
@@ -252,25 +274,37 @@ class Engine:
         elif et == "last_trade_price":
             self.books.apply_event(ev)
             self.feed.on_update(ev.asset_id, now)
-            intents = intents_of(self.strategy.on_trade_print(self.ctx, ev))
-            out = self._run(intents, checked=True)
+            if self._prints:
+                out = self._run(intents_of(self.strategy.on_trade_print(self.ctx, ev)), checked=True)
+            else:  # the strategy has no trade-print hook: nothing it reads changed
+                out = self._poll()
             self._tick_at = None
             return out
-        intents: list[Intent] = []
-        for t in touched:
-            intents += self._on_book(t)
-        out = self._run(intents, checked=True)
+        intents: list[Intent] | None = None
+        if touched:
+            for t in touched:
+                got = self._on_book(t)
+                if got:
+                    if intents is None:
+                        intents = got
+                    else:
+                        intents += got
+        out = self._run(intents, checked=True) if intents else self._poll()
         self._tick_at = None
         return out
 
-    def _on_book(self, token_id: str) -> list[Intent]:
-        """The strategy's ``on_book`` for a changed book; a strategy that reads only the touch is
-        called only when the touch moved since it last saw it."""
+    def _on_book(self, token_id: str) -> list[Intent] | None:
+        """The strategy's ``on_book`` for a changed book (``None``: not called). A strategy is
+        called only for the tokens it reads (``book_tokens``), and one that reads only the touch
+        only when the touch moved since it last saw it."""
+        watched = self._watched
+        if watched is not None and token_id not in watched:
+            return None
         tops = self._tops
         if tops is not None:
             top = self.books[token_id].top()
             if tops.get(token_id) == top:
-                return []
+                return None
             tops[token_id] = top
         return intents_of(self.strategy.on_book(self.ctx, token_id))
 
@@ -291,7 +325,7 @@ class Engine:
         self._publish(now)
         intents: list[Intent] = []
         for b in updated:
-            intents += self._on_book(b.token_id)
+            intents += self._on_book(b.token_id) or ()
         return self._run(intents, checked=True)
 
     def due_polls(self) -> list[list[str]]:
@@ -482,6 +516,8 @@ class Engine:
         return self._poll()
 
     def _poll(self) -> list[Action]:
+        if self.router.settled():
+            return []
         now = self.clock.now()
         out: list[Action] = []
         for batch in self.router.poll(now):
@@ -630,6 +666,11 @@ class _OpenOrders:
 
 def _short(token_id: str) -> str:
     return token_id[-8:]
+
+
+def _overrides(strategy: Any, hook: str) -> bool:
+    """True unless ``strategy``'s ``hook`` is the base class's (which returns nothing)."""
+    return getattr(getattr(strategy, hook, None), "__func__", None) is not getattr(Strategy, hook)
 
 
 __all__ = [

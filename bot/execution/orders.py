@@ -11,6 +11,7 @@ state before ``add`` is its initial state), which keeps the store's working-orde
 from __future__ import annotations
 
 import enum
+import heapq
 from typing import Any, Iterator
 
 from bot.venue.enums import OrderType, Side
@@ -29,6 +30,7 @@ class OrderState(str, enum.Enum):
 
     terminal: bool  # FILLED, CANCELED, REJECTED: the order never comes back
     working: bool  # not terminal: it may rest on (or be about to reach) the book and reserves funds
+    quoting: bool  # working and no cancel in flight: it can stand for a desired quote (the router's diff)
 
 
 S = OrderState
@@ -37,6 +39,7 @@ _FILLED, _CANCELED, _REJECTED = S.FILLED, S.CANCELED, S.REJECTED
 for _s in OrderState:
     _s.terminal = _s is _FILLED or _s is _CANCELED or _s is _REJECTED
     _s.working = not _s.terminal
+    _s.quoting = _s.working and _s is not S.PENDING_CANCEL
 _PENDING_CANCEL = S.PENDING_CANCEL
 _EMPTY: dict[str, "OwnOrder"] = {}
 
@@ -156,10 +159,13 @@ class OrderStore:
     Besides every order (``_orders``, by token in ``_by_token``) the store indexes the working
     (non-terminal) ones, globally and per token, both oldest first: ``add`` files an order by the
     state it arrives in and ``transition`` moves it in or out, so the hot reads (``working``) cost
-    what is live, not what has closed since the last ``forget_closed``.
+    what is live, not what has closed since the last ``forget_closed``. Each closing (an order
+    added terminal, or a transition to a terminal state) is also stamped in a heap by its time, so
+    ``forget_closed`` costs what it forgets, not what the store holds.
     """
 
-    __slots__ = ("_orders", "_by_token", "_working", "_working_by_token", "versions", "revision")
+    __slots__ = ("_orders", "_by_token", "_working", "_working_by_token", "versions", "revision", "_closings",
+                 "_closing_seq", "quoting_versions", "quoting_revision")
 
     def __init__(self) -> None:
         self._orders: dict[str, OwnOrder] = {}
@@ -170,6 +176,15 @@ class OrderStore:
         # ours on this token changed since I last looked" (the router skips unchanged tokens)
         self.versions: dict[str, int] = {}
         self.revision = 0  # the same, for all tokens at once
+        # token -> a counter bumped when the orders that can stand for a quote (``quoting``) change:
+        # one joins or leaves them, or the size left of one moves (``touch``); a state change
+        # among them (an ack) leaves it alone. What the router's diff reads changed iff it moved.
+        self.quoting_versions: dict[str, int] = {}
+        self.quoting_revision = 0  # the same, for all tokens at once
+        # (updated_at when it closed, sequence, order): an order terminal now with ``updated_at < t``
+        # has an entry stamped with that ``updated_at`` (older entries of it may remain: skipped)
+        self._closings: list[tuple[float, int, OwnOrder]] = []
+        self._closing_seq = 0
 
     # --- reads -----------------------------------------------------------------------------
     def get(self, order_id: str) -> OwnOrder | None:
@@ -219,12 +234,16 @@ class OrderStore:
             return existing
         oid, token = order.order_id, order.token_id
         self.versions[token] = self.versions.get(token, 0) + 1
+        self.quoting_versions[token] = self.quoting_versions.get(token, 0) + 1
+        self.quoting_revision += 1
         self.revision += 1
         self._orders[oid] = order
         self._by_token.setdefault(token, {})[oid] = order
         if order.state.working:
             self._working[oid] = order
             self._working_by_token.setdefault(token, {})[oid] = order
+        else:
+            self._closed_at(order.updated_at, order)
         return order
 
     def transition(self, order: OwnOrder, new: OrderState, now: float) -> bool:
@@ -241,16 +260,25 @@ class OrderStore:
         order.updated_at = now
         token = order.token_id
         self.versions[token] = self.versions.get(token, 0) + 1
+        if new.quoting is not old.quoting:
+            self.quoting_versions[token] = self.quoting_versions.get(token, 0) + 1
+            self.quoting_revision += 1
         self.revision += 1
-        if new.terminal and not old.terminal:
-            self._unindex(order)
-        elif old.terminal and not new.terminal:  # REJECTED -> LIVE...: the venue showed the order after all
+        if new.terminal:
+            self._closed_at(now, order)
+            if not old.terminal:
+                self._unindex(order)
+        elif old.terminal:  # REJECTED -> LIVE...: the venue showed the order after all
             self._reindex(order.token_id)
         return True
 
-    def touch(self, token_id: str) -> None:
-        """An order of ``token_id`` changed in place (a fill moved its remaining size)."""
+    def touch(self, token_id: str, resized: bool = True) -> None:
+        """An order of ``token_id`` changed in place: a fill moved its remaining size, or
+        (``resized`` False) only what the diff does not read (a reason, its trades)."""
         self.versions[token_id] = self.versions.get(token_id, 0) + 1
+        if resized:
+            self.quoting_versions[token_id] = self.quoting_versions.get(token_id, 0) + 1
+            self.quoting_revision += 1
         self.revision += 1
 
     def reopen(self, order: OwnOrder, state: OrderState, now: float) -> bool:
@@ -263,6 +291,8 @@ class OrderStore:
         order.before_cancel = None
         order.cancel_blind = False
         self.versions[order.token_id] = self.versions.get(order.token_id, 0) + 1
+        self.quoting_versions[order.token_id] = self.quoting_versions.get(order.token_id, 0) + 1
+        self.quoting_revision += 1
         self.revision += 1
         if self._orders.get(order.order_id) is order:
             self._reindex(order.token_id)
@@ -270,14 +300,26 @@ class OrderStore:
 
     def forget_closed(self, before: float) -> int:
         """Drop terminal orders last updated before ``before`` (memory bound); returns how many."""
-        gone = [o for o in self._orders.values() if o.state.terminal and o.updated_at < before]
-        for o in gone:
-            del self._orders[o.order_id]
-            self._by_token[o.token_id].pop(o.order_id, None)
+        closings = self._closings
+        orders = self._orders
+        n = 0
+        while closings and closings[0][0] < before:
+            o = heapq.heappop(closings)[2]
+            oid = o.order_id
+            # gone already, reopened, or closed again later (a later entry stands for it)
+            if orders.get(oid) is not o or not o.state.terminal or not o.updated_at < before:
+                continue
+            del orders[oid]
+            self._by_token[o.token_id].pop(oid, None)
             self._unindex(o)
-        return len(gone)
+            n += 1
+        return n
 
     # --- index -----------------------------------------------------------------------------
+    def _closed_at(self, stamp: float, order: OwnOrder) -> None:
+        self._closing_seq += 1
+        heapq.heappush(self._closings, (stamp, self._closing_seq, order))
+
     def _unindex(self, order: OwnOrder) -> None:
         oid = order.order_id
         if self._working.pop(oid, None) is not None:

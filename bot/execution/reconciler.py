@@ -181,6 +181,8 @@ class Reconciler:
         # already closed here (a wrong reading, set right by the listing)
         self.orphans_unknown = 0
         self.orphans_closed = 0
+        # whether order changes are told as ``OrderUpdate`` outputs (off when nobody reads them)
+        self.updates = True
 
     # --- reads -----------------------------------------------------------------------------
     def trade_status(self, trade_id: str) -> TradeStatus | None:
@@ -213,12 +215,12 @@ class Reconciler:
                 o.state = _PENDING_SUBMIT  # its initial state: the store files it as it is added
                 o.sent_at = o.updated_at = now
                 self.orders.add(o)
-                self._changed(o, out)
+                self._changed(o, out, resized=False)
                 self._claim_held(o.order_id, now, out)
             elif known.state is _UNKNOWN:  # a resend of the same signed order
                 self.orders.transition(known, _PENDING_SUBMIT, now)
                 known.sent_at = now
-                self._changed(known, out)
+                self._changed(known, out, resized=False)
         self._commit()
         return out
 
@@ -230,7 +232,7 @@ class Reconciler:
             if o is not None and self.orders.transition(o, _PENDING_CANCEL, now):
                 before = o.before_cancel
                 o.cancel_blind = before is _PENDING_SUBMIT or before is _UNKNOWN
-                self._changed(o, out)
+                self._changed(o, out, resized=False)
         self._commit()
         return out
 
@@ -268,7 +270,7 @@ class Reconciler:
             else:
                 target = S.LIVE
             if self.orders.transition(o, target, now):
-                self._changed(o, out)
+                self._changed(o, out, resized=False)
             self._claim_held(oid, now, out)
             if r.order_id and r.order_id != oid:
                 self._claim_held(r.order_id, now, out)
@@ -279,7 +281,7 @@ class Reconciler:
         o.reason = r.error_msg or r.status or "rejected"
         target = S.CANCELED if o.state is S.PENDING_CANCEL else S.REJECTED
         if self.orders.transition(o, target, now):
-            self._changed(o, out)
+            self._changed(o, out, resized=False)
 
     def on_place_failed(self, order_ids: Iterable[str], now: float, *, unknown: bool, reason: str = "") -> list[Output]:
         """The POST failed as a whole. ``unknown`` (timeout, 5xx, reset): maybe placed → look up.
@@ -295,7 +297,7 @@ class Reconciler:
             if unknown:
                 if o.state is S.PENDING_SUBMIT and self.orders.transition(o, S.UNKNOWN, now):
                     o.reason = reason
-                    self._changed(o, out)
+                    self._changed(o, out, resized=False)
                 if o.state is S.UNKNOWN or (o.state is S.PENDING_CANCEL and o.before_cancel is S.PENDING_SUBMIT):
                     if o.state is S.PENDING_CANCEL:
                         o.before_cancel = S.UNKNOWN
@@ -303,7 +305,7 @@ class Reconciler:
             elif o.state in (S.PENDING_SUBMIT, S.UNKNOWN, S.PENDING_CANCEL) and o.matched == 0:
                 o.reason = reason or "request failed"
                 if self.orders.transition(o, S.CANCELED if o.state is S.PENDING_CANCEL else S.REJECTED, now):
-                    self._changed(o, out)
+                    self._changed(o, out, resized=False)
         self._commit()
         return out
 
@@ -327,7 +329,7 @@ class Reconciler:
                 # did, so "not found" proves nothing. Back to what we know now: still unanswered
                 # (the ack decides), or acked meanwhile (live: the router cancels it again)
                 if pending and self.orders.transition(o, before, now):
-                    self._changed(o, out)
+                    self._changed(o, out, resized=False)
                 if before is S.UNKNOWN:
                     out.append(LookupOrder(oid))
                 continue
@@ -354,7 +356,7 @@ class Reconciler:
             o = self.orders.get(oid)
             if o is not None and o.state is S.PENDING_CANCEL and o.before_cancel is not None:
                 if self.orders.transition(o, o.before_cancel, now):
-                    self._changed(o, out)
+                    self._changed(o, out, resized=False)
         return out
 
     # --- what the venue tells ---------------------------------------------------------------
@@ -519,7 +521,7 @@ class Reconciler:
     def _close(self, o: OwnOrder, now: float, out: list[Output]) -> None:
         target = S.FILLED if o.matched >= o.size and o.size > 0 else S.CANCELED
         if self.orders.transition(o, target, now):
-            self._changed(o, out)
+            self._changed(o, out, resized=False)
 
     def _orphan(self, rec: OrderRecord, now: float, out: list[Output]) -> None:
         """A venue order open that we never heard of: adopted, cancelled or left alone.
@@ -536,7 +538,7 @@ class Reconciler:
             )
             o.answered_at = now
             self.orders.add(o)
-            self._changed(o, out)
+            self._changed(o, out, resized=False)
             self._claim_held(o.order_id, now, out)
         elif policy == "cancel":
             out.append(CancelOrder(rec.order_id))
@@ -555,7 +557,7 @@ class Reconciler:
             return
         o.answered_at = now
         o.reason = "listed open after close"
-        self._changed(o, out)
+        self._changed(o, out, resized=False)
         if self.config.orphan_policy == "cancel":
             out.append(CancelOrder(o.order_id))
 
@@ -683,11 +685,14 @@ class Reconciler:
             self._held.pop(tid, None)
             self._settle(tid, st, st.record, now, out, status_changed=False)
 
-    def _changed(self, o: OwnOrder, out: list[Output]) -> None:
-        self.orders.touch(o.token_id)
+    def _changed(self, o: OwnOrder, out: list[Output], resized: bool = True) -> None:
+        """``o`` changed: journaled, and told as an ``OrderUpdate`` (unless ``updates`` is off).
+        ``resized`` False: its size left did not move (a state change, which the store counted)."""
+        self.orders.touch(o.token_id, resized)
         if self._journal is not None:
             self._journal.order(o)
-        out.append(OrderUpdate(o.order_id, o.token_id, o.state, o.filled, o.remaining, o.reason))
+        if self.updates:
+            out.append(OrderUpdate(o.order_id, o.token_id, o.state, o.filled, o.remaining, o.reason))
 
     def _journal_trade(self, trade_id: str, status: TradeStatus) -> None:
         if self._journal is not None:

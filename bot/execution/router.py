@@ -57,6 +57,8 @@ class OrderView(Protocol):
     """Read-only own order state (``OrderStore`` satisfies it)."""
 
     versions: dict[str, int]  # token -> bumped on any change of its orders
+    quoting_versions: dict[str, int]  # token -> bumped when the orders its diff reads change
+    quoting_revision: int  # the same, for all tokens at once
     revision: int  # bumped on any change of any order
 
     def working(self, token_id: str | None = None) -> list[OwnOrder]: ...
@@ -174,11 +176,16 @@ class Router:
         self._routes = tuple(route_throttles)
         self._tick_of = tick_of or (lambda _t: self.config.default_tick)
         self._targets: dict[str, _Target] = {}
-        self._versions = orders.versions
-        self._settled: dict[str, tuple[_Target, int, int]] = {}  # token -> (target, orders version, tick): nothing to do
-        # the whole plan was empty for these (targets revision, orders revision), until this time
+        self._versions = orders.quoting_versions
+        # token -> (target, version of the orders its diff reads, tick): the diff found nothing to do
+        self._settled: dict[str, tuple[_Target, int, int]] = {}
+        # the whole plan was empty for these (targets revision, orders revision, orders' quoting
+        # revision), until this time; a plan that waits for no paced cancel (``_quiet_until`` never)
+        # read the orders only through the quoting versions, so it stays empty while they do
         self._targets_rev = 0
-        self._quiet: tuple[int, int] | None = None
+        self._quiet_targets = -1  # -1: no plan is known to be empty
+        self._quiet_orders = -1
+        self._quiet_quoting = -1
         self._quiet_until = 0.0
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
@@ -234,7 +241,15 @@ class Router:
 
     def invalidate(self) -> None:
         """Something the plan depends on beyond targets and orders changed (a token's tick)."""
-        self._quiet = None
+        self._quiet_targets = -1
+
+    def settled(self) -> bool:
+        """True when a plan would find nothing to do, now and later, until targets, the orders
+        that can stand for quotes (``quoting_revision``) or a tick change (no paced cancel comes
+        due): ``poll`` would return no batch, ``next_ready`` ``None``. One look at counters, so a
+        caller may ask on every event."""
+        return (self._quiet_until == _NEVER and self._quiet_targets == self._targets_rev
+                and self._quiet_quoting == self._orders.quoting_revision and not self._cancels and not self._takes)
 
     # --- planning --------------------------------------------------------------------------
     def _plan(self, now: float) -> tuple[list[str], list[tuple[OrderRequest, bool]], dict[str, str]]:
@@ -242,8 +257,9 @@ class Router:
         and the token of each diff cancel still to send. Nothing is looked at when nothing changed
         since a plan found nothing to do (and no paced cancel has come due)."""
         orders = self._orders
-        if self._quiet is not None and not self._cancels and not self._takes and now < self._quiet_until \
-                and self._quiet == (self._targets_rev, orders.revision):
+        if now < self._quiet_until and self._quiet_targets == self._targets_rev and not self._cancels \
+                and not self._takes and (self._quiet_orders == orders.revision or (
+                    self._quiet_until == _NEVER and self._quiet_quoting == orders.quoting_revision)):
             return _NOTHING
         if self._takes:
             self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
@@ -308,9 +324,10 @@ class Router:
                 (places_reducing if reducing else places_other).append((_quote_request(q, reducing), False))
         places = places_reducing + places_other
         if cancels or places:
-            self._quiet = None
+            self._quiet_targets = -1
         else:
-            self._quiet, self._quiet_until = (self._targets_rev, orders.revision), wake
+            self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
+            self._quiet_quoting = orders.quoting_revision
         return list(cancels), places, cancel_tokens
 
     def _recently_cancelled(self, oid: str, now: float) -> bool:
@@ -369,6 +386,8 @@ class Router:
     def next_ready(self, now: float) -> float | None:
         """When the next batch could be sent (``now`` if at once), or ``None`` with no work."""
         cancels, places, cancel_tokens = self._plan(now)
+        if not cancels and not places:
+            return None  # nothing to send: the throttles are not asked
         times: list[float] = []
         t_cancel = now + self._wait(self._cancel, now)
         if cancels:
@@ -394,8 +413,11 @@ class Router:
 
     def _grant(self, throttle: Throttle, want: int, now: float) -> int:
         """Spend tokens for one request of up to ``want`` items; returns how many were granted."""
-        if want <= 0 or (self._routes and any(r.available(now) < 1 for r in self._routes)):
+        if want <= 0:
             return 0
+        for r in self._routes:
+            if r.available(now) < 1:
+                return 0
         if self.config.count_per_order:  # ``_cost(k)`` tokens: one per order
             k = throttle.take_up_to(want, now)  # min(want, available), taken in one pass
             if k <= 0:

@@ -153,17 +153,6 @@ class _Tok:
         self.buy_sz = self.buy_ntl = self.sell_sz = self.sell_ntl = 0
 
 
-class _Rows(dict):
-    """Token id -> ``_Tok``; a token's position is read once, on its first lookup (set
-    ``positions`` before the first one)."""
-
-    __slots__ = ("positions",)
-
-    def __missing__(self, token_id: str) -> _Tok:
-        t = self[token_id] = _Tok(self.positions.size(token_id), self.positions.cost(token_id))
-        return t
-
-
 _BUY, _SELL = Side.BUY, Side.SELL
 _HALTED, _REDUCING = TradingState.HALTED, TradingState.REDUCING
 
@@ -171,17 +160,23 @@ _HALTED, _REDUCING = TradingState.HALTED, TradingState.REDUCING
 class Projection:
     """Positions plus every order counted as filled in full; orders can be added and removed."""
 
-    __slots__ = ("_positions", "_toks", "orders", "tok")
+    __slots__ = ("_positions", "_toks", "orders")
 
     def __init__(self, positions: PositionsLike) -> None:
         self._positions = positions
-        self._toks = rows = _Rows()
-        rows.positions = positions
+        self._toks: dict[str, _Tok] = {}
         self.orders = 0  # resting orders counted
-        self.tok = self._toks.__getitem__  # token id -> its row (positions read on first touch)
+
+    def tok(self, token_id: str) -> _Tok:
+        """The row of ``token_id``: its position is read once, on its first lookup."""
+        t = self._toks.get(token_id)
+        if t is None:
+            pos = self._positions
+            t = self._toks[token_id] = _Tok(pos.size(token_id), pos.cost(token_id))
+        return t
 
     def add(self, token_id: str, side: Side, shares: int, usdc: int, sign: int = 1) -> None:
-        t = self._toks[token_id]
+        t = self.tok(token_id)
         if side is _BUY:
             t.buy_sz += sign * shares
             t.buy_ntl += sign * usdc
@@ -201,12 +196,11 @@ class Projection:
     # -- metrics (all in micro-units) -----------------------------------------------------
 
     def position(self, token_id: str) -> int:
-        t = self._toks[token_id]
+        t = self.tok(token_id)
         return t.pos + t.buy_sz
 
     def market_notional(self, m: MarketInfo) -> int:
-        toks = self._toks
-        y, n = toks[m.tokens[0]], toks[m.tokens[1]]
+        y, n = self.tok(m.tokens[0]), self.tok(m.tokens[1])
         cy, cn = y.cost, n.cost
         return (cy if cy > 0 else 0) + y.buy_ntl + (cn if cn > 0 else 0) + n.buy_ntl
 
@@ -214,8 +208,7 @@ class Projection:
         return sum(self.market_notional(m) for m in ms)
 
     def net_exposure(self, m: MarketInfo) -> int:
-        toks = self._toks
-        y, n = toks[m.tokens[0]], toks[m.tokens[1]]
+        y, n = self.tok(m.tokens[0]), self.tok(m.tokens[1])
         hi = (y.pos + y.buy_sz) - (n.pos - n.sell_sz)
         lo = (y.pos - y.sell_sz) - (n.pos + n.buy_sz)
         return hi if hi > -lo else -lo
@@ -290,7 +283,6 @@ def check_intents(
     proj = Projection(positions)
     live: dict[str, list[tuple[Side, int, int]]] = {}
     resting = 0
-    add = proj.add
     for o in open_orders:
         size = getattr(o, "remaining", None)  # what still rests: ``remaining``, else ``size``
         if size is None:
@@ -306,17 +298,15 @@ def check_intents(
             else:
                 lv.append((side, price, size))
             if token != superseded:
-                add(token, side, size, price * size // UNIT)
+                proj.add(token, side, size, price * size // UNIT)
     proj.orders = resting
     checker = _Checker(state, limits, universe, proj, books, rate_budget)
     accepted: list[Intent] = []
     reducing: list[Any] = []
-    shrinks = checker.shrinks
     targets: dict[str, list[Quote]] = {}  # token -> quotes accepted for it so far
     if superseded is not None:
         proj.orders -= len(live.get(superseded, ()))
         targets[superseded] = []  # its live orders are out of the projection already
-    order = checker.order
     for intent in intents:
         if isinstance(intent, QuoteTarget):
             token = intent.token_id
@@ -334,18 +324,18 @@ def check_intents(
                 side, price, size = q.side, q.price, q.size
                 key = (side, price, size)
                 fresh = kept_live.get(key, 0) <= 0
-                if order(q, token, side, price, size, price * size // UNIT, True, fresh):
+                if checker.order(q, token, side, price, size, price * size // UNIT, True, fresh):
                     ok.append(q)
                     if not fresh:
                         kept_live[key] -= 1
             targets[token] = ok
             # every quote passed: the target is accepted as it is
             accepted.append(intent if len(ok) == len(intent.quotes) else QuoteTarget(token, tuple(ok)))
-            reducing.append(tuple(shrinks(token, q.side) for q in ok))
+            reducing.append(tuple([checker.shrinks(token, q.side) for q in ok]))
         elif isinstance(intent, Take):
             if checker.take(intent):
                 accepted.append(intent)
-                reducing.append(shrinks(intent.token_id, intent.side))
+                reducing.append(checker.shrinks(intent.token_id, intent.side))
         elif isinstance(intent, (CancelOrder, CancelAll)):
             accepted.append(intent)
             reducing.append(False)
@@ -508,8 +498,7 @@ class _Checker:
         lim, proj = self.lim, self.proj
         group, event = self.uni.links(market)
         proj.add(token, side, shares, usdc)
-        rows = proj._toks
-        y, n = rows[market.tokens[0]], rows[market.tokens[1]]
+        y, n = proj.tok(market.tokens[0]), proj.tok(market.tokens[1])
         breach: tuple[Reason, str] | None = None
         # the limits in the order they are reported
         if side is _BUY:

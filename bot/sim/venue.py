@@ -46,6 +46,7 @@ from typing import Any, Iterable
 import msgspec
 
 from bot.core.book import BookError, Books, event_type, parse_levels, price_units, size_units
+from bot.core.levels import PriceLevels
 from bot.core.markets import MarketInfo
 from bot.engine.results import CancelsAnswered, OrderSeen, PlacesAnswered, Result, TradeSeen
 from bot.execution.orders import OwnOrder
@@ -351,52 +352,61 @@ class SimVenue:
 
     def _price_change(self, event: Any, now: float) -> None:
         """Level changes; only those at our prices, crossing our orders or where we removed
-        liquidity are looked at (their totals read before the feed book applies them)."""
+        liquidity are looked at (their totals read before the feed book applies them). Levels
+        already in micro-units (``PriceLevels``) are read as they are, never parsed again."""
         hot = self._hot
-        cross = self._cross
         captured: dict[tuple[str, bool, int], tuple[int, int, int]] | None = None
-        for ch in event.price_changes:
-            tok = hot.get(ch.asset_id)
-            if tok is None:
-                continue
-            try:
-                price = price_units(ch.price)
-            except (BookError, TypeError):
-                continue  # the feed book counts the error
-            own = tok.own
-            depth = tok.depth
-            if ch.side == "BUY":
-                is_bid = True
-                if price not in own.bids and not (cross and price > own.top_ask) and not (
-                        depth.gone and (True, price) in depth.gone):
+        if type(event) is PriceLevels:
+            tokens = event.tokens
+            levels = event.unpacked()
+            if _levels_apply(levels, len(tokens)):  # else the feed book refuses the whole event
+                for slot, bid, price, size in levels:
+                    tok = hot.get(tokens[slot])
+                    if tok is not None and self._wanted(tok, bid != 0, price):
+                        captured = _capture(captured, tok, bid != 0, price, size)
+        else:
+            for ch in event.price_changes:
+                tok = hot.get(ch.asset_id)
+                if tok is None:
                     continue
-            elif ch.side == "SELL":
-                is_bid = False
-                if price not in own.asks and not (cross and price < own.top_bid) and not (
-                        depth.gone and (False, price) in depth.gone):
+                try:
+                    price = price_units(ch.price)
+                except (BookError, TypeError):
+                    continue  # the feed book counts the error
+                side = ch.side
+                if side == "BUY":
+                    is_bid = True
+                elif side == "SELL":
+                    is_bid = False
+                else:
+                    continue  # not a side: the feed book refuses it
+                if not self._wanted(tok, is_bid, price):
                     continue
-            else:
-                continue  # not a side: the feed book refuses it
-            try:
-                size = size_units(ch.size)
-            except (BookError, TypeError):
-                continue
-            if captured is None:
-                captured = {}
-            key = (tok.token, is_bid, price)
-            seen = captured.get(key)
-            if seen is None:
-                captured[key] = (depth.visible(is_bid, price), depth.feed(is_bid, price), size)
-            else:  # the same level twice in one event: from its total before to the last one
-                captured[key] = (seen[0], seen[1], size)
+                try:
+                    size = size_units(ch.size)
+                except (BookError, TypeError):
+                    continue
+                captured = _capture(captured, tok, is_bid, price, size)
         if self._apply:
             self.books.apply_event(event)
         if captured:
             for (token, is_bid, price), (old_visible, old_feed, new) in captured.items():
                 self._level_moved(self._tokens[token], is_bid, price, old_visible, old_feed, new,
                                   now)
-            for token in dict.fromkeys(k[0] for k in captured):
+            for token in dict.fromkeys([k[0] for k in captured]):
                 self._recheck(token)
+
+    def _wanted(self, tok: _Token, is_bid: bool, price: int) -> bool:
+        """A level change worth a look: at a price where we rest, crossing our orders, or where
+        our takes removed liquidity."""
+        own = tok.own
+        if is_bid:
+            if price in own.bids or (self._cross and price > own.top_ask):
+                return True
+        elif price in own.asks or (self._cross and price < own.top_bid):
+            return True
+        gone = tok.depth.gone
+        return bool(gone) and (is_bid, price) in gone
 
     def _level_moved(self, tok: _Token, is_bid: bool, price: int, old_visible: int, old_feed: int,
                      new: int, now: float) -> None:
@@ -774,6 +784,30 @@ def _closed_record(order: QueuedOrder, owner: str) -> OrderRecord:
     return OrderRecord(order.id, order.status.value, order.token, order.market, order.side,
                        order.price, order.size, order.matched, tuple(order.trade_ids),
                        "CANCELLATION", order.order_type.value, owner)
+
+
+def _capture(captured: dict | None, tok: _Token, is_bid: bool, price: int, size: int) -> dict:
+    """Note a level's totals before the feed book applies ``size`` there (the same level twice
+    in one event: from its total before to the last size)."""
+    if captured is None:
+        captured = {}
+    key = (tok.token, is_bid, price)
+    seen = captured.get(key)
+    if seen is None:
+        depth = tok.depth
+        captured[key] = (depth.visible(is_bid, price), depth.feed(is_bid, price), size)
+    else:
+        captured[key] = (seen[0], seen[1], size)
+    return captured
+
+
+def _levels_apply(levels: list[tuple[int, int, int, int]], n_tokens: int) -> bool:
+    """Whether the feed book applies these packed levels (``Books.apply_levels`` refuses an
+    event with any level out of range, and then changes nothing)."""
+    for slot, _, price, size in levels:
+        if not 0 <= slot < n_tokens or not 0 <= price <= UNIT or size < 0:
+            return False
+    return True
 
 
 def _rejected(order_id: str, message: str) -> OrderResult:

@@ -108,18 +108,25 @@ class _Log:
     so, by pruning and by the delay search alike).
     """
 
-    __slots__ = ("window", "entries", "used")
+    __slots__ = ("window", "entries", "used", "capacity", "seconds")
 
     def __init__(self, window: RateWindow) -> None:
         self.window = window
         self.entries: deque[tuple[float, int]] = deque()
         self.used = 0
+        self.capacity = window.capacity  # the window's, read once (it is frozen)
+        self.seconds = float(window.seconds)
 
     def prune(self, now: float) -> None:
         entries = self.entries
-        edge = now - self.window.seconds
+        edge = now - self.seconds
         while entries and entries[0][0] <= edge:
             self.used -= entries.popleft()[1]
+
+    def room(self, now: float) -> int:
+        """Tokens that may still be taken at ``now``."""
+        self.prune(now)
+        return self.capacity - self.used
 
     def in_use(self, now: float) -> int:
         """Tokens still counted at ``now`` (an out-of-order stamp keeps later ones counted)."""
@@ -128,7 +135,7 @@ class _Log:
 
     def ready_at(self, n: int, now: float) -> float:
         self.prune(now)
-        excess = self.used + n - self.window.capacity
+        excess = self.used + n - self.capacity
         if excess <= 0:
             return now
         freed = 0
@@ -139,7 +146,7 @@ class _Log:
             latest = max(latest, stamp)
             freed += k
             if freed >= excess:
-                return max(now, _ready_at(latest, self.window.seconds))
+                return max(now, _ready_at(latest, self.seconds))
         raise AssertionError("unreachable: n <= capacity was checked")  # pragma: no cover
 
     def take(self, n: int, now: float) -> None:
@@ -209,16 +216,24 @@ class Throttle:
     def available(self, now: float | None = None) -> int:
         """The largest ``n`` that :meth:`try_take` would accept at ``now``."""
         t = self.clock() if now is None else now
-        return max(0, min(log.window.capacity - log.in_use(t) for log in self._logs))
+        least = None
+        for log in self._logs:
+            room = log.room(t)
+            if least is None or room < least:
+                least = room
+        return least if least > 0 else 0
 
     def try_take(self, n: int = 1, now: float | None = None) -> bool:
         """Take ``n`` tokens from every window if all have room; otherwise take nothing."""
         self._check_n(n)
         t = self.clock() if now is None else now
-        if any(log.ready_at(n, t) > t for log in self._logs):
-            return False
-        for log in self._logs:
-            log.take(n, t)
+        logs = self._logs
+        for log in logs:
+            if log.room(t) < n:  # ``ready_at(n, t) > t``: not before a take leaves the window
+                return False
+        for log in logs:
+            log.entries.append((t, n))  # ``_Log.take``, inlined
+            log.used += n
         self.taken += n
         return True
 
@@ -232,8 +247,7 @@ class Throttle:
         k = n
         logs = self._logs
         for log in logs:
-            log.prune(t)
-            room = log.window.capacity - log.used
+            room = log.room(t)
             if room < k:
                 k = room
         if k <= 0:

@@ -62,3 +62,15 @@ def test_the_real_top_of_book_dataset_backtests_as_l1_books(tmp_path: Path, data
     summary = json.loads(proc.stdout)
     assert summary["events"] > 100 and summary["orders_sent"] > 0
     assert len(summary["final_position"]) == 4  # two markets, two tokens each
+
+
+def test_a_run_without_a_results_folder_counts_the_same(tmp_path: Path):
+    from bot.backtest.runner import run_backtest
+    from bot.ops.config import load_bot_config
+
+    config = load_bot_config(REPO / "config" / "bot.example.toml")
+    written = run_backtest(config, [SAMPLE], out=tmp_path / "r", seed=3)
+    counted = run_backtest(config, [SAMPLE], out=None, seed=3)
+    assert written.fills > 0
+    same = ("fills", "maker_fills", "volume", "fill_rate", "maker_share", "pnl", "orders_sent", "max_drawdown")
+    assert {k: getattr(counted, k) for k in same} == {k: getattr(written, k) for k in same}

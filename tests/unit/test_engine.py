@@ -220,3 +220,100 @@ def test_risk_reducing_quotes_are_marked_for_the_router():
     flags = {(t.token_id, q.side): r for t, rs in ((x.target, x.reducing) for x in eng.router._targets.values())
              for q, r in zip(t.quotes, rs)}
     assert flags == {(YES, Side.BUY): False, (YES, Side.SELL): True, (NO, Side.BUY): True}
+
+
+def test_order_updates_reach_a_strategy_with_the_hook_and_are_not_made_without_one():
+    class Watching(MarketMaker):
+        def __init__(self, params):
+            super().__init__(params)
+            self.updates = []
+
+        def on_order_update(self, ctx, update):
+            self.updates.append(update.state)
+
+    clock = SimClock(1_000.0)
+    eng, out = start(clock)
+    assert eng.reconciler.updates is False  # the market maker reads no order update
+    markets = MarketIndex([MARKET])
+    rec = Reconciler(ReconcilerConfig(owner=OWNER))
+    big = [RateWindow(1000, 10.0)]
+    router = Router(rec.orders, Signer(), place_throttle=Throttle(big, clock.now), cancel_throttle=Throttle(big, clock.now))
+    strategy = Watching(Params(half_spread_ticks=1))
+    eng = Engine(strategy=strategy, markets=markets, clock=clock, router=router, reconciler=rec,
+                 risk=RiskGate(RiskLimits(), markets), perf=lambda: clock.now())
+    assert rec.updates is True
+    eng.on_connection(up(clock))
+    out = eng.on_market_event(book(YES, [("0.48", "100")], [("0.52", "100")]))
+    batch = next(a.batch for a in out if isinstance(a, SendPlaces))
+    eng.on_result(all_live(batch))
+    assert strategy.updates == [OrderState.PENDING_SUBMIT, OrderState.LIVE]
+
+
+def test_a_strategy_is_called_only_for_the_books_it_reads():
+    from bot.strategy import Strategy
+
+    class Spy(Strategy):
+        def __init__(self, tokens):
+            super().__init__()
+            self.tokens, self.seen = tokens, []
+
+        def book_tokens(self):
+            return self.tokens
+
+        def on_book(self, ctx, token_id):
+            self.seen.append(token_id)
+
+    def seen(tokens) -> list:
+        clock = SimClock(1_000.0)
+        markets = MarketIndex([MARKET])
+        rec = Reconciler(ReconcilerConfig(owner=OWNER))
+        big = [RateWindow(1000, 10.0)]
+        router = Router(rec.orders, Signer(), place_throttle=Throttle(big, clock.now),
+                        cancel_throttle=Throttle(big, clock.now))
+        spy = Spy(tokens)
+        eng = Engine(strategy=spy, markets=markets, clock=clock, router=router, reconciler=rec,
+                     risk=RiskGate(RiskLimits(), markets), perf=lambda: clock.now())
+        eng.on_connection(up(clock))
+        for token in (YES, NO):
+            eng.on_market_event(book(token, [("0.48", "100")], [("0.52", "100")]))
+        frame = {"event_type": "price_change", "market": COND, "timestamp": "5", "price_changes": [
+            {"asset_id": YES, "price": "0.47", "size": "10", "side": "BUY", "hash": "a"},
+            {"asset_id": NO, "price": "0.53", "size": "10", "side": "SELL", "hash": "b"}]}
+        eng.on_market_event(decode_market_frame(json.dumps(frame).encode())[0])
+        return spy.seen
+
+    assert seen(None) == [YES, NO, YES, NO]  # every book, by default
+    assert seen((YES,)) == [YES, YES]  # the NO book is never shown to a strategy that reads YES only
+
+
+def test_levels_in_micro_units_requote_as_their_price_change_does(monkeypatch):
+    from bot.core.book import price_levels_of
+    from bot.core.levels import PriceLevels
+
+    frames = [
+        {"asset_id": YES, "price": "0.50", "size": "100", "side": "BUY", "hash": "a"},  # the touch moves up
+        {"asset_id": NO, "price": "0.50", "size": "100", "side": "SELL", "hash": "b"},
+    ], [
+        {"asset_id": YES, "price": "0.44", "size": "100", "side": "BUY", "hash": "c"},  # a deeper level
+    ]
+
+    def run(levels: bool) -> list:
+        clock = SimClock(1_000.0)
+        eng, _ = start(clock, seed_yes=50_000_000)
+        out = []
+        for i, changes in enumerate(frames):
+            frame = {"event_type": "price_change", "market": COND, "timestamp": str(10 + i), "price_changes": changes}
+            ev = decode_market_frame(json.dumps(frame).encode())[0]
+            clock.advance(1.0)
+            out.append([(o.token_id, o.side, o.price) for o in places(eng.on_market_event(
+                price_levels_of(ev) if levels else ev))])
+        return out
+
+    plain = run(False)
+
+    def unread(self):
+        raise AssertionError("levels in micro-units were turned back into strings")
+
+    monkeypatch.setattr(PriceLevels, "price_changes", property(unread))
+    assert run(True) == plain
+    assert plain[0] and not plain[1]  # the touch moved: a requote; a deeper level: none

@@ -135,3 +135,50 @@ def test_working_index_matches_a_full_scan_under_any_transitions():
         for token in (None, "t1", "t2", "t3"):
             scan = [o for o in store if o.state.working and (token is None or o.token_id == token)]
             assert store.working(token) == scan
+
+
+def test_forget_closed_drops_exactly_the_orders_closed_before_the_horizon():
+    import random
+
+    rng = random.Random(11)
+    store = OrderStore()
+    states = list(S)
+    for i in range(600):
+        if i % 3 == 0 or len(store) == 0:
+            store.add(order(f"o{i}", state=rng.choice(states), updated_at=float(rng.randint(0, i))))
+        elif i % 7 == 0:
+            o = rng.choice(list(store))
+            store.reopen(o, S.LIVE, float(i))
+        else:
+            store.transition(rng.choice(list(store)), rng.choice(states), float(i))
+        if i % 40 == 39:
+            before = float(i - rng.randint(0, 60))
+            due = {o.order_id for o in store if o.state.terminal and o.updated_at < before}
+            kept = {o.order_id for o in store} - due
+            assert store.forget_closed(before) == len(due)
+            assert {o.order_id for o in store} == kept
+
+
+class _Watched(OwnOrder):
+    """An order that counts how often its state is read."""
+
+    __slots__ = ()
+    reads = 0
+
+    def __getattribute__(self, name):
+        if name == "state":
+            type(self).reads += 1
+        return object.__getattribute__(self, name)
+
+
+def test_forget_closed_looks_only_at_what_it_forgets():
+    store = OrderStore()
+    old = store.add(order("old", state=S.LIVE))
+    store.transition(old, S.CANCELED, 1.0)
+    for i in range(200):
+        o = store.add(_Watched(f"w{i}", "t", Side.BUY, 400_000, 10 * U, state=S.LIVE))
+        store.transition(o, S.CANCELED, 100.0)
+    _Watched.reads = 0
+    assert store.forget_closed(before=50.0) == 1
+    assert _Watched.reads == 0  # the orders closed after the horizon are not even looked at
+    assert len(store) == 200

@@ -372,6 +372,23 @@ def test_taker_fills_book_the_venues_fee_in_what_the_taker_receives():
 
 
 
+def test_order_updates_are_made_only_when_asked_for():
+    def run(updates: bool) -> list:
+        rec = Reconciler()
+        rec.updates = updates
+        out = sent(rec, own("0xa"))
+        out += rec.on_acks(["0xa"], [ack("0xa")], 1.0)
+        out += rec.on_trade_event(trade("t1", makers=[maker("0xa", amt="4")]), 2.0)
+        assert rec.orders.get("0xa").state is S.PARTIALLY_FILLED and rec.orders.get("0xa").remaining == 6 * U
+        return out
+
+    told = run(True)
+    assert [u.state for u in of(told, OrderUpdate)] == [S.PENDING_SUBMIT, S.LIVE, S.PARTIALLY_FILLED]
+    quiet = run(False)
+    assert of(quiet, OrderUpdate) == []
+    assert quiet == [x for x in told if not isinstance(x, OrderUpdate)]  # the fill and its settlement
+
+
 def test_a_market_order_acked_during_its_cancel_is_closed_by_the_cancels_answer():
     rec = Reconciler()
     sent(rec, own("0xm", order_type=OrderType.FAK), now=0.0)

@@ -210,3 +210,50 @@ def test_a_failed_cancel_of_an_answered_order_is_paced():
     retry = h.router.config.cancel_retry_after
     assert not cancel_emitted(h.router.poll(1.2), oid)
     assert cancel_emitted(h.router.poll(1.0 + retry), oid)
+
+
+def test_an_answer_that_moves_no_size_is_not_diffed_again(monkeypatch):
+    import bot.execution.router as router_module
+
+    calls: list[str] = []
+    real = router_module.diff
+
+    def counting(target, live, tick, tolerance=0):
+        calls.append(target.token_id if isinstance(target, QuoteTarget) else "?")
+        return real(target, live, tick, tolerance)
+
+    monkeypatch.setattr(router_module, "diff", counting)
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    assert h.router.poll(0.1) == [] and calls == ["t", "t"]  # a new order: diffed again, nothing to do
+    oid = place.order_ids[0]
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.2)
+    assert h.router.poll(0.3) == [] and calls == ["t", "t"]  # acked: the same order stands for the quote
+    # a partial fill moves its size: the diff runs again, and replaces it
+    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xother", "market": "m", "asset_id": "t", "side": "SELL",
+                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
+                          "maker_orders": [{"order_id": oid, "matched_amount": "4", "price": "0.40",
+                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.4)
+    assert h.rec.orders.get(oid).remaining == 6 * U
+    out = h.router.poll(0.5)
+    assert calls == ["t", "t", "t"] and [type(b) for b in out] == [CancelBatch, PlaceBatch]
+
+
+def test_an_ack_leaves_a_settled_router_settled_and_a_fill_does_not():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    assert not h.router.settled()  # a new order: the plan must look again
+    assert h.router.poll(0.1) == [] and h.router.settled()
+    oid = place.order_ids[0]
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.2)
+    assert h.router.settled()  # the same order still stands for the quote: nothing to plan
+    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xother", "market": "m", "asset_id": "t", "side": "SELL",
+                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
+                          "maker_orders": [{"order_id": oid, "matched_amount": "4", "price": "0.40",
+                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.3)
+    assert not h.router.settled()
+    assert [type(b) for b in h.router.poll(0.4)] == [CancelBatch, PlaceBatch]

@@ -473,3 +473,32 @@ def test_draining_everything_ever_due_stops_when_nothing_is_left():
 
     venue = SimVenue([], SimVenueConfig(mode="paper"))
     assert venue.due(float("inf")) == []
+
+
+def test_levels_in_micro_units_move_and_fill_our_orders_as_their_price_change_does(monkeypatch):
+    from bot.core.book import price_levels_of
+    from bot.core.levels import PriceLevels
+
+    def run(levels: bool) -> tuple:
+        shell = Shell(cfg())
+        resting_bid(shell, size=20 * S, ahead=100 * S)
+        shell.place(limit("a1", SELL, 53 * C, 10 * S))
+        shell.until(1.0)
+        for at, ev in enumerate((
+            change(("Y", BUY, 50 * C, 70 * S), ("Y", SELL, 53 * C, 30 * S)),  # our levels shrink
+            change(("Y", SELL, 49 * C, 7 * S), ("Y", BUY, 48 * C, 5 * S)),  # an ask crosses our bid
+            change(("Y", BUY, 50 * C, 40 * S), ("Y", BUY, 50 * C, 20 * S)),  # one level twice
+        ), start=2):
+            shell.market(price_levels_of(ev) if levels else ev, at=float(at))
+        shell.settle()
+        ahead = sorted((o.id, o.ahead) for o in shell.venue.open_orders())
+        return ahead, shell.filled("b1"), [(t.side, t.price, t.size) for t in shell.trades()]
+
+    plain = run(False)
+
+    def unread(self):
+        raise AssertionError("levels in micro-units were turned back into strings")
+
+    monkeypatch.setattr(PriceLevels, "price_changes", property(unread))
+    assert run(True) == plain
+    assert plain[1] == 7 * S  # the crossing ask filled part of the bid

@@ -1,0 +1,30 @@
+# Types for compiling engine.py with Cython (pure-Python mode: engine.py stays the one source).
+# Names declared here must keep the meaning they have in engine.py.
+cimport cython
+
+from bot.core.feed cimport Feed
+from bot.execution.router cimport Router
+
+
+@cython.final
+cdef class Engine:
+    cdef public object config, strategy, markets, clock, reconciler, risk, books, portfolio, metrics
+    cdef public Feed feed
+    cdef public object perf, daily, opening_marks, latencies, recent_fills, ctx, _orphans_seen
+    cdef public EngineStats stats
+    cdef public object _tick_at, _watched
+    cdef public Router router
+    cdef public dict settlement, _tops, _handlers
+    cdef public bint stopped, _prints
+
+    cpdef list _poll(self)
+    cpdef list _run(self, object intents, bint checked=*)
+    cpdef object _on_book(self, object token_id)
+    cpdef list _outputs(self, object outputs, bint poll=*)
+
+
+@cython.final
+cdef class EngineStats:
+    cdef public long long orders_sent, orders_accepted, orders_rejected, cancels_sent, canceled, fills
+    cdef public long long reversals, volume, notional, rate_limited, send_errors, risk_rejections
+    cdef public long long book_events, halts, reconnects, orphans

@@ -1,0 +1,30 @@
+# Types for compiling router.py with Cython (pure-Python mode: router.py stays the one source).
+# Names declared here must keep the meaning they have in router.py.
+cimport cython
+
+from bot.execution.orders cimport OrderStore
+
+cdef double _NEVER
+
+
+@cython.final
+cdef class _Target:
+    cdef public object target, reducing, _flags
+    cdef public bint any_reducing
+
+
+@cython.final
+cdef class RouterStats:
+    cdef public long long dropped_takes, cancel_batches, place_batches, orders_placed, orders_canceled
+
+
+cdef class Router:
+    cdef public OrderStore _orders
+    cdef public object config, _sign, _place, _cancel, _tick_of, stats
+    cdef public tuple _routes
+    cdef public dict _targets, _versions, _settled, _cancels, _emitted_cancels
+    cdef public list _takes
+    cdef public long long _targets_rev, _quiet_targets, _quiet_orders, _quiet_quoting, _prune_at, _rr
+    cdef public double _quiet_until
+
+    cpdef bint settled(self)

@@ -1,0 +1,33 @@
+# Types for compiling venue.py with Cython (pure-Python mode: venue.py stays the one source).
+# Names declared here must keep the meaning they have in venue.py.
+cimport cython
+
+from bot.sim.depth cimport Depth
+from bot.sim.resting cimport OwnBook
+
+
+@cython.final
+cdef class _Token:
+    cdef public object token, info, outcome
+    cdef public Depth depth
+    cdef public OwnBook own
+
+
+@cython.final
+cdef class SimVenue:
+    cdef public object config, _latency, _queue, books, ledger, account, _acct_id, _owner, _fee_account
+    cdef public object rng, _prefix, settlement, _closed, _bps
+    cdef public dict _tokens, _records, _hot, _orders
+    cdef public list _work, _out
+    cdef public long long _ntrades, _seq, _oseq
+    cdef public bint _apply, _paper, _cross
+    cdef public double _window, now
+
+    @cython.locals(tok=_Token, is_bid=cython.bint)
+    cpdef _price_change(self, object event, double now)
+    @cython.locals(own=OwnBook)
+    cpdef bint _wanted(self, _Token tok, bint is_bid, object price) except -1
+
+
+@cython.locals(depth=Depth)
+cpdef dict _capture(object captured, _Token tok, bint is_bid, object price, object size)

@@ -1,0 +1,66 @@
+"""The comparison of two runs: pairing orders and fills, their causes, and our own live orders
+taken out of a recorded book."""
+
+from __future__ import annotations
+
+from bot.backtest.compare import align_fills, align_orders, compare_runs, own_orders_out, resting_levels
+from bot.backtest.read import FillRecord, OrderChange, OrderRecord, RunResults
+from bot.execution.orders import OrderState as S
+from bot.venue.enums import Side, TradeStatus
+from bot.venue.models.ws import decode_market_frame
+
+U = 1_000_000
+
+
+def order(oid, t, price=490_000, size=10 * U, side=Side.BUY, live_at=None, end=None, end_state=S.CANCELED,
+          filled=0):
+    changes = [OrderChange(S.PENDING_SUBMIT, 0, t), OrderChange(S.LIVE, 0, live_at if live_at is not None else t + 0.01)]
+    if end is not None:
+        changes.append(OrderChange(end_state, filled, end))
+    return OrderRecord(oid, "tok", side, price, size, t, tuple(changes))
+
+
+def fill(oid, ts, price=490_000, size=10 * U, side=Side.BUY, tid=None):
+    return FillRecord(tid or f"t-{oid}-{ts}", oid, "tok", side, price, size, 0, True, TradeStatus.CONFIRMED, ts)
+
+
+def run(orders, fills):
+    return RunResults("x", "live", tuple(orders), tuple(fills))
+
+
+def test_orders_pair_by_token_side_price_size_nearest_in_time():
+    live = [order("a", 10.0), order("b", 11.0, price=500_000)]
+    bt = [order("x", 10.9), order("y", 10.1), order("z", 11.05, price=500_000), order("w", 30.0)]
+    pairs = {(p.live.order_id if p.live else None, p.backtest.order_id if p.backtest else None)
+             for p in align_orders(live, bt, window_s=2.0)}
+    assert pairs == {("a", "y"), ("b", "z"), (None, "x"), (None, "w")}
+
+
+def test_fills_pair_on_the_same_price_and_side_within_the_window():
+    a = [fill("a", 10.0), fill("a", 20.0)]
+    b = [fill("x", 10.8), fill("x", 25.0), fill("y", 10.5, side=Side.SELL)]
+    assert [(p.ts, q.ts) for p, q in align_fills(a, b, 2.0)] == [(10.0, 10.8)]
+
+
+def test_an_unpaired_fill_is_latency_when_its_twin_was_not_resting_and_queue_when_it_was():
+    live = run([order("a", 10.0, end=15.0), order("b", 20.0, end=25.0)], [fill("a", 12.0), fill("b", 22.0)])
+    # twin of a arrived after the print (latency); twin of b rested through it (queue)
+    bt = run([order("x", 10.0, live_at=13.5, end=15.0), order("y", 20.0, end=25.0)], [])
+    c = compare_runs(live, bt, fill_window_s=1.0, mark={"tok": 500_000})
+    assert {g.fill.order_id: g.cause for g in c.gaps} == {"a": "latency", "b": "queue"}
+    assert c.agreement == 0.0 and c.main_cause in ("latency", "queue")
+    assert c.pnl_by_cause["latency"] == c.pnl_by_cause["queue"] == 100_000  # 10 shares 0.01 under the mark
+
+
+def test_our_live_orders_leave_the_recorded_levels_while_they_rested():
+    o = order("a", 10.0, price=480_000, size=30 * U, end=20.0)
+    levels = resting_levels([o], [fill("a", 15.0, price=480_000, size=10 * U)])
+    spans = levels[("tok", True, 480_000)].spans
+    assert spans == [(10.0, 15.0, 30 * U), (15.0, 20.0, 20 * U)]
+    view = own_orders_out([o], [fill("a", 15.0, price=480_000, size=10 * U)])
+    frame = (b'{"event_type":"price_change","market":"m","timestamp":"1","price_changes":'
+             b'[{"asset_id":"tok","price":"0.48","side":"BUY","size":"50"}]}')
+    (ev,) = decode_market_frame(frame)
+    assert view(int(12e9), ev).price_changes[0].size == "20"  # 50 shown, 30 of them ours
+    assert view(int(16e9), ev).price_changes[0].size == "30"  # 20 of ours left after the fill
+    assert view(int(25e9), ev).price_changes[0].size == "50"  # gone: the level is all others'
