@@ -30,7 +30,8 @@ import msgspec
 
 from bot.ops.arguments import OneLineParser, decimal, integer, number, run_seconds, with_range
 from bot.venue.orders import MAX_SALT
-from bot.ops.config import DEFAULT_CONFIG_PATH, BotConfig, ConfigError, load_bot_config, resolve_bot_config, summarize
+from bot.ops.config import (DEFAULT_CONFIG_PATH, BotConfig, ConfigError, has_strategy, load_bot_config,
+                            resolve_bot_config, summarize)
 from bot.ops.logging import configure as configure_logging
 from bot.ops.logging import redact, register_secret
 
@@ -669,10 +670,10 @@ def cmd_keys_derive(s: Session) -> int:
 def cmd_config_check(s: Session) -> int:
     a = s.args
     config = load_bot_config(a.file)
-    if config.strategy.path:
-        from bot.strategy import load_strategy
+    if has_strategy(config):
+        from bot.engine.assembly import configured_strategy
 
-        load_strategy(config.strategy.path, config.strategy.params)
+        configured_strategy(config)
     line = f"ok: {a.file}: {summarize(config)}"
     if a.secrets:
         from bot.ops.secrets import load_secrets
@@ -832,31 +833,31 @@ def cmd_run(s: Session) -> int:
     run = _entry_point("bot.live.run", "run")
     if s.config_path is None:
         raise CommandError(f"bot run needs a config: --config FILE (or {DEFAULT_CONFIG_PATH})")
-    if not s.config.strategy.path:
-        raise ConfigError(f"{s.config_path}: [strategy] path is not set")
+    if not has_strategy(s.config):
+        raise ConfigError(f"{s.config_path}: [strategy] path (or [[strategies]]) is not set")
     _configure_run_logging(s)
     return _finish(run(s.config, s.args))
 
 
 def cmd_backtest(s: Session) -> int:
     run = _entry_point("bot.backtest.cli", "backtest")
-    if not s.config.strategy.path:
+    if not has_strategy(s.config):
         where = s.config_path or "the default config"
-        raise ConfigError(f"{where}: [strategy] path is not set (bot backtest --config FILE)")
+        raise ConfigError(f"{where}: [strategy] path (or [[strategies]]) is not set (bot backtest --config FILE)")
     return _finish(run(s.config, s.args))
 
 
 def cmd_compare(s: Session) -> int:
     from bot.backtest.cli import compare
 
-    if not s.config.strategy.path:
-        raise ConfigError(f"{s.config_path or 'the default config'}: [strategy] path is not set")
+    if not has_strategy(s.config):
+        raise ConfigError(f"{s.config_path or 'the default config'}: [strategy] path (or [[strategies]]) is not set")
     return compare(s.config, s.args)
 def cmd_sweep(s: Session) -> int:
     run = _entry_point("bot.backtest.sweep", "sweep")
-    if not s.config.strategy.path:
+    if not has_strategy(s.config):
         where = s.config_path or "the default config"
-        raise ConfigError(f"{where}: [strategy] path is not set (bot sweep --config FILE)")
+        raise ConfigError(f"{where}: [strategy] path (or [[strategies]]) is not set (bot sweep --config FILE)")
     return _finish(run(s.config, s.args))
 
 

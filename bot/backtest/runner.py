@@ -29,9 +29,9 @@ import msgspec
 
 from bot.core.clock import SimClock
 from bot.core.markets import MarketInfo
-from bot.engine.assembly import Signing, build_engine, simulated_throttles
+from bot.engine.assembly import Signing, build_engine, configured_strategy, simulated_throttles
 from bot.engine.engine import Engine, SendCancels, SendPlaces, VenueCancelAll
-from bot.ops.config import BacktestConfig
+from bot.ops.config import BacktestConfig, traded_markets
 from bot.sim.venue import SimVenue
 
 ASSUMPTIONS = (
@@ -182,11 +182,10 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     ``bot.backtest.synthetic.SyntheticMarket``. Raises ``BacktestError`` for a run that cannot
     start, ``RecordingError`` for a path that is not a recording."""
     from bot.backtest.results import ResultsSink, Series, summarize
-    from bot.strategy import load_strategy
 
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed
-    wanted = set(config.strategy.markets)
+    wanted = set(traded_markets(config))
     if source is not None:
         found, stream = list(source.markets), source.events()
     else:
@@ -198,7 +197,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     if wanted - {m.condition_id for m in markets}:
         missing = ", ".join(sorted(wanted - {m.condition_id for m in markets}))
         raise BacktestError(f"configured markets not in the recordings: {missing}")
-    strategy = load_strategy(config.strategy.path, config.strategy.params)
+    strategy = configured_strategy(config)
     clock = SimClock(0.0)
     sink = ResultsSink(out)  # with no folder, it only counts
     engine = build_engine(

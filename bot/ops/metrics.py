@@ -10,7 +10,7 @@ import errno
 from typing import Any, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 LATENCY_BUCKETS = (50e-6, 100e-6, 150e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.1, 0.5, 1.0)
 HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -91,20 +91,56 @@ class _Estimates:
         g = GaugeMetricFamily("bot_strategy_estimate", "What the strategy estimates as it runs "
                               "(volatility, takers' intensity, reward earned), by token and name",
                               labels=["strategy", "token", "name"])
-        for strategy in list(self._strategies):
+        for label, strategy in _named(self._strategies):
             try:
                 found = strategy.estimates()
             except Exception:  # noqa: BLE001 - a scrape must not fail with the strategy
                 continue
-            label = str(getattr(strategy, "name", type(strategy).__name__))
             for token, values in list(found.items()):
                 for name, value in list(values.items()):
                     if isinstance(value, (int, float)) and not isinstance(value, bool):
                         g.add_metric([label, str(token)[-8:], str(name)], float(value))
         yield g
+        yield from _tallies(self._strategies)
 
     def describe(self) -> list[Any]:
         return []
+
+
+def _named(strategies: list[Any]) -> Iterator[tuple[str, Any]]:
+    """Each watched strategy with its name; a set of several strategies (``members``), each of them."""
+    for strategy in list(strategies):
+        members = getattr(strategy, "members", None)
+        if members is not None:
+            for m in list(members):
+                yield m.name, m.strategy
+        else:
+            yield str(getattr(strategy, "name", type(strategy).__name__)), strategy
+
+
+def _tallies(strategies: list[Any]) -> Iterator[Any]:
+    """Per strategy of a set (``StrategySet.tallies``): the tokens it quotes (``bot_strategy_token``,
+    1 each, to join the per-token series with its name), its fills, filled shares, realized PnL
+    and the intents its own limits refused, by reason."""
+    token = GaugeMetricFamily("bot_strategy_token", "1 for each token a strategy quotes (several strategies on "
+                              "one account)", labels=["strategy", "token"])
+    fills = CounterMetricFamily("bot_strategy_fills", "Fills of a strategy's tokens", labels=["strategy"])
+    volume = CounterMetricFamily("bot_strategy_fill_volume_shares", "Filled shares of a strategy's tokens",
+                                 labels=["strategy"])
+    pnl = GaugeMetricFamily("bot_strategy_pnl_realized_usdc", "Realized PnL of a strategy's tokens",
+                            labels=["strategy"])
+    rejects = CounterMetricFamily("bot_strategy_risk_rejections", "Intents refused by a strategy's own limits "
+                                  "(or on a token it does not quote), by reason", labels=["strategy", "reason"])
+    for strategy in list(strategies):
+        for t in getattr(strategy, "tallies", ()):
+            for tok in t.tokens:
+                token.add_metric([t.name, tok[-8:]], 1.0)
+            fills.add_metric([t.name], float(t.fills))
+            volume.add_metric([t.name], t.volume / 1e6)
+            pnl.add_metric([t.name], t.realized_pnl / 1e6)
+            for reason, n in t.rejections:
+                rejects.add_metric([t.name, reason], float(n))
+    yield from (token, fills, volume, pnl, rejects)
 
 
 class MetricsPortError(OSError):

@@ -13,7 +13,7 @@ from strategies.shipped import SHIPPED
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted(p for p in (REPO / "config").glob("*.toml")
-                 if p.name not in ("bot.example.toml", "exchange.toml", "secrets.example.toml"))
+                 if p.name not in ("bot.example.toml", "exchange.toml", "secrets.example.toml", "sweep.example.toml"))
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
