@@ -187,3 +187,26 @@ def test_sample_recording_has_no_mispriced_set(tmp_path: Path):
     than 1 to buy and brings less than 1 to sell, so nothing may be sent."""
     summary, _ = backtest(tmp_path, PATH, {})
     assert summary.events > 2000 and summary.orders_sent == 0 and summary.fills == 0
+
+
+def test_the_legs_leave_as_fok_orders_in_one_batch():
+    """Through the engine, risk and router: both legs of a set are one placement request."""
+    from bot.engine.assembly import Signing, build_engine, simulated_throttles
+    from bot.engine.engine import SendPlaces
+    from bot.ops.config import BotConfig
+    from bot.venue.stream import ConnectionEvent
+
+    market = MarketInfo("0x" + "ab" * 32, ("Y", "N"))
+    clock = SimClock(1000.0)
+    eng = build_engine(ComplementArbitrage(P), [market], clock=clock, signing=Signing(None, 1),
+                       throttles=simulated_throttles(BotConfig().venue.limits, clock))
+    eng.start()
+    eng.on_connection(ConnectionEvent(kind="connected", channel="market", shard=0, attempt=0, at=clock.now(),
+                                      subscriptions=market.tokens))
+    out = eng.on_market_event(book_event("Y", 400_000, 450_000))
+    assert not [a for a in out if isinstance(a, SendPlaces)]  # one leg's book alone: nothing
+    out = eng.on_market_event(book_event("N", 500_000, 530_000))
+    batches = [a.batch.orders for a in out if isinstance(a, SendPlaces)]
+    assert len(batches) == 1
+    assert [(o.token_id, o.side, o.order_type) for o in batches[0]] == [("Y", Side.BUY, OrderType.FOK),
+                                                                       ("N", Side.BUY, OrderType.FOK)]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.engine.assembly import configured_strategy
 from bot.ops.config import decode_bot_config
 from bot.strategy import Strategy, StrategyError, load_strategy
 from strategies.shipped import SHIPPED
@@ -25,9 +26,11 @@ def test_each_shipped_strategy_loads_with_its_demo_params(name: str):
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_each_example_config_decodes_and_loads_its_strategy(path: Path):
     config = decode_bot_config(path.read_bytes(), source=str(path))
-    strategy = load_strategy(config.strategy.path, config.strategy.params)
-    assert config.strategy.path in {s.path for s in SHIPPED.values()}
-    assert type(strategy).__module__.startswith("strategies.")
+    strategy = configured_strategy(config)
+    members = [m.strategy for m in strategy.members] if config.strategies else [strategy]
+    paths = [s.path for s in config.strategies] or [config.strategy.path]
+    assert set(paths) <= {s.path for s in SHIPPED.values()}
+    assert all(type(s).__module__.startswith("strategies.") for s in members)
 
 
 def test_every_shipped_strategy_has_a_config_and_a_page():

@@ -5,6 +5,7 @@ name in logs and metrics), on hand-made events and in a backtest on the syntheti
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -19,7 +20,8 @@ from bot.core.intents import CancelAll, Quote, QuoteTarget
 from bot.core.markets import MarketInfo
 from bot.engine.assembly import Signing, StrategySet, build_engine, configured_strategy, simulated_throttles
 from bot.engine.engine import SendCancels, SendPlaces
-from bot.ops.config import BotConfig, ConfigError, StrategyInstanceConfig, decode_bot_config, traded_markets
+from bot.ops.config import (BotConfig, ConfigError, StrategyInstanceConfig, decode_bot_config, load_bot_config,
+                            traded_markets)
 from bot.ops.metrics import Metrics
 from bot.risk import RiskLimits
 from bot.risk.limits import StrategyLimits
@@ -29,6 +31,7 @@ from bot.venue.models.ws import decode_market_frame
 from bot.venue.stream import ConnectionEvent
 from bot.venue.units import UNIT
 
+REPO = Path(__file__).resolve().parents[2]
 A, B = "0x" + "aa" * 32, "0x" + "bb" * 32
 M1 = MarketInfo(A, ("1001", "1002"))
 M2 = MarketInfo(B, ("2001", "2002"))
@@ -250,3 +253,21 @@ def test_two_strategies_backtest_on_one_account_on_the_synthetic_market(tmp_path
     assert summary.fills == len(fills)
     for t in m2.tokens:  # the bands strategy's own position limit held throughout
         assert abs(summary.final_position.get(t, 0)) <= 20 * UNIT
+
+
+def test_the_example_config_backtests_two_strategies_on_the_sample_recording(tmp_path):
+    config = load_bot_config(REPO / "config" / "strategies.example.toml")
+    out = tmp_path / "results"
+    summary = run_backtest(config, [REPO / "data" / "sample"], out=out)
+    fills = [json.loads(line) for line in (out / "fills.jsonl").read_text().splitlines() if line]
+    markets = {m.condition_id: m for m in sample_markets()}
+    for s in config.strategies:
+        tokens = {t for c in s.markets for t in markets[c].tokens}
+        assert any(f["token_id"] in tokens for f in fills), s.name  # each strategy traded its markets
+    assert summary.fills == len(fills)
+
+
+def sample_markets() -> list[MarketInfo]:
+    from bot.backtest import replay
+
+    return [m.info() for m in replay.markets([REPO / "data" / "sample"])]
