@@ -4,6 +4,12 @@ per strategy, working orders) is what the exchange's records show."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from anyio.from_thread import start_blocking_portal
 from prometheus_client import generate_latest
@@ -23,6 +29,7 @@ from tests.integration.test_live_trading import _venue, counterparty_order, open
 pytestmark = pytest.mark.integration
 
 TICK = 10_000
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_two_strategies_share_one_account_and_agree_with_the_exchange():
@@ -126,3 +133,48 @@ async def _collect(items) -> list:
 
 def _asset(order: dict) -> str:
     return order.get("asset_id") or order["assetId"]
+
+
+def test_the_same_config_of_two_strategies_runs_live_and_in_paper(tmp_path):
+    """``bot run`` and ``bot run --paper`` with one file listing two strategies: live, each quotes
+    its market at the exchange; paper, the simulated venue takes orders on both and none is sent."""
+    repo = REPO
+    ex = start_exchange()
+    acct = ex.demo_account
+    try:
+        m1, m2 = (m.info for m in ex.call(lambda: list(ex.exchange.state.catalog.markets))[:2])
+        u = ex.urls
+        cfg = tmp_path / "bot.toml"
+        cfg.write_text(
+            f'[venue]\nclob_url = "{u.clob}"\ncatalog_url = "{u.catalog}"\ndata_url = "{u.data}"\nws_url = "{u.ws}"\n'
+            f'[[strategies]]\nname = "one"\npath = "strategies.market_maker:MarketMaker"\n'
+            f'markets = ["{m1.condition_id}"]\n'
+            f'[[strategies]]\nname = "two"\npath = "strategies.bands:BandsMarketMaker"\n'
+            f'markets = ["{m2.condition_id}"]\n[strategies.risk]\nmax_open_orders = 6\n'
+            f'[sim]\nholdings = 200000000\n[metrics]\nenabled = false\n[journal]\npath = "{tmp_path / "j.sqlite"}"\n')
+        env = dict(os.environ, BOT_PRIVATE_KEY=acct.private_key, BOT_API_KEY=acct.creds.apiKey,
+                   BOT_API_SECRET=acct.creds.secret, BOT_API_PASSPHRASE=acct.creds.passphrase)
+        live = subprocess.Popen([sys.executable, "-m", "bot.cli", "run", "--config", str(cfg), "--duration", "4"],
+                                cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            quoted = lambda: {_asset(o) for o in open_orders(ex, acct)}  # noqa: E731
+            wait_for(lambda: quoted() & set(m1.tokens) and quoted() & set(m2.tokens), deadline_s=20,
+                     what="both strategies quoting at the exchange")
+            assert quoted() <= set(m1.tokens) | set(m2.tokens)
+            out, err = live.communicate(timeout=30)
+        finally:
+            live.kill()
+        assert live.returncode == 0, out[-2000:] + err[-2000:]
+        assert "open orders at the exchange: 0" in out
+        sent_live = ex.call(lambda: set(ex.exchange.state.engine.orders))
+        paper_env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}  # no key, no credentials
+        proc = subprocess.run([sys.executable, "-m", "bot.cli", "run", "--paper", "--config", str(cfg),
+                               "--duration", "2"], cwd=repo, env=paper_env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "paper trading: no order was sent" in proc.stdout
+        assert ex.call(lambda: set(ex.exchange.state.engine.orders)) == sent_live
+        with sqlite3.connect(tmp_path / "j.paper.sqlite") as db:
+            tokens = {row[0] for row in db.execute("SELECT DISTINCT token_id FROM orders")}
+        assert tokens & set(m1.tokens) and tokens & set(m2.tokens)
+    finally:
+        ex.stop()
