@@ -9,6 +9,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from prometheus_client import generate_latest
 from structlog.testing import capture_logs
 
@@ -107,6 +109,7 @@ def test_each_strategy_sees_only_its_own_books_and_markets():
     assert b.seen == [("2002", (B,))]
     assert sorted(o.token_id for o in orders) == ["1001", "2002"]
     assert s.owners == {"1001": "a", "1002": "a", "2001": "b", "2002": "b"}
+    assert eng.reconciler.updates is False  # no strategy of the set reads order updates: none are made
 
 
 def test_an_intent_on_another_strategys_token_is_dropped_counted_and_logged_with_the_name():
@@ -201,6 +204,21 @@ def test_a_config_lists_several_strategies_each_with_markets_params_and_limits()
     assert isinstance(s, StrategySet)
     assert [type(m.strategy).__name__ for m in s.members] == ["MarketMaker", "BandsMarketMaker"]
     assert s.members[1].strategy.params.max_inventory == 20 * UNIT
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 5), min_size=1, max_size=3), min_size=1, max_size=4))
+def test_a_list_of_strategies_is_refused_exactly_when_two_share_a_market(assignment: list[list[int]]):
+    ids = ["0x" + f"{i:064x}" for i in range(6)]
+    instances = tuple(StrategyInstanceConfig(name=f"s{n}", path="strategies.market_maker:MarketMaker",
+                                             markets=tuple(dict.fromkeys(ids[i] for i in markets)))
+                      for n, markets in enumerate(assignment))
+    shared = sum(len(i.markets) for i in instances) != len({m for i in instances for m in i.markets})
+    if shared:
+        with pytest.raises(ValueError, match="both quote market"):
+            BotConfig(strategies=instances)
+    else:
+        assert traded_markets(BotConfig(strategies=instances)) == tuple(m for i in instances for m in i.markets)
 
 
 @pytest.mark.parametrize("text, says", [
