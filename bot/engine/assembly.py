@@ -213,7 +213,7 @@ class StrategySet(Strategy):
             mine = [by_id[c] for c in m.market_ids]
             m.index = MarketIndex(mine)
             m.tokens = frozenset(t for mk in mine for t in mk.tokens)
-            for t in m.tokens:
+            for t in (t for mk in mine for t in mk.tokens):  # in market order: one error for one config
                 if t in owners:
                     raise StrategyError(f"strategies {owners[t]!r} and {m.name!r} both quote token {t}: "
                                         "a token is quoted by one strategy only")
@@ -287,6 +287,12 @@ class StrategySet(Strategy):
         if m is None:
             return None
         return self._own(m, intents_of(m.strategy.on_order_update(self._context(m, ctx), update)), ctx)
+
+    def figures(self) -> dict[str, dict[str, int]]:
+        """Per strategy, by name: ``fills``, ``volume`` (shares), ``realized_pnl`` (USDC) in
+        micro-units and ``rejections`` (by its own limits or for a foreign token), for summaries."""
+        return {t.name: {"fills": t.fills, "volume": t.volume, "realized_pnl": t.realized_pnl,
+                         "rejections": sum(n for _, n in t.rejections)} for t in self.tallies}
 
     def estimates(self) -> Mapping[str, Mapping[str, float]]:
         merged: dict[str, Mapping[str, float]] = {}

@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from bot.backtest.results import strategy_rows
 from bot.engine.engine import Engine
 from bot.venue.units import UNIT, format_units
 
@@ -166,6 +167,8 @@ def summary_table(engine: Engine) -> Table:
     for token, values in getattr(engine.strategy, "estimates", dict)().items():  # what the strategy estimated
         for name, value in values.items():
             t.add_row(f"estimate {name} (…{str(token)[-8:]})", f"{value:.6g}")
+    for k, v in strategy_rows(getattr(engine.strategy, "figures", dict)()):  # several strategies, each
+        t.add_row(k, v)
     return t
 
 

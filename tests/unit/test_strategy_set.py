@@ -9,6 +9,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+import structlog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import generate_latest
@@ -241,7 +242,15 @@ def test_bad_params_name_the_strategy():
         configured_strategy(c)
 
 
-def test_config_check_refuses_two_strategies_on_one_market(capsys, tmp_path):
+@pytest.fixture
+def logging_kept():
+    """The command configures logging for the process (to a stream capsys closes): put it back."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
+def test_config_check_refuses_two_strategies_on_one_market(capsys, tmp_path, logging_kept):
     f = tmp_path / "two.toml"
     f.write_text(TWO.replace(f'markets = ["{B}"]', f'markets = ["{A}"]'))
     code = main(["config", "check", str(f)])
@@ -261,7 +270,7 @@ def test_two_strategies_backtest_on_one_account_on_the_synthetic_market(tmp_path
     config = BotConfig(strategies=(
         StrategyInstanceConfig(name="mm", path="strategies.market_maker:MarketMaker", markets=(m1.condition_id,)),
         StrategyInstanceConfig(name="bands", path="strategies.bands:BandsMarketMaker", markets=(m2.condition_id,),
-                               params={"max_inventory": 20 * UNIT}, risk=StrategyLimits(max_position=20 * UNIT)),
+                               risk=StrategyLimits(max_position=20 * UNIT)),
     ))
     out = tmp_path / "results"
     summary = run_backtest(config, [], source=source, out=out)
@@ -269,6 +278,9 @@ def test_two_strategies_backtest_on_one_account_on_the_synthetic_market(tmp_path
     by_market = {m.condition_id: sum(1 for f in fills if f["token_id"] in m.tokens) for m in (m1, m2)}
     assert all(by_market.values()), by_market  # both strategies traded, on one account
     assert summary.fills == len(fills)
+    assert {name: f["fills"] for name, f in summary.strategies.items()} == {
+        "mm": by_market[m1.condition_id], "bands": by_market[m2.condition_id]}
+    assert summary.strategies["bands"]["rejections"] > 0  # its own position limit was met (the account's was not)
     for t in m2.tokens:  # the bands strategy's own position limit held throughout
         assert abs(summary.final_position.get(t, 0)) <= 20 * UNIT
 
@@ -289,3 +301,11 @@ def sample_markets() -> list[MarketInfo]:
     from bot.backtest import replay
 
     return [m.info() for m in replay.markets([REPO / "data" / "sample"])]
+
+
+def test_a_config_of_several_strategies_is_written_back_as_it_reads():
+    """As a sweep writes its best set: the file decodes to the same config."""
+    from bot.backtest.sweep import config_toml
+
+    config = load_bot_config(REPO / "config" / "strategies.example.toml")
+    assert decode_bot_config(config_toml(config)) == config
