@@ -9,7 +9,6 @@ from pathlib import Path
 
 import msgspec
 import pytest
-import structlog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import generate_latest
@@ -242,15 +241,7 @@ def test_bad_params_name_the_strategy():
         configured_strategy(c)
 
 
-@pytest.fixture
-def logging_kept():
-    """The command configures logging for the process (to a stream capsys closes): put it back."""
-    saved = structlog.get_config()
-    yield
-    structlog.configure(**saved)
-
-
-def test_config_check_refuses_two_strategies_on_one_market(capsys, tmp_path, logging_kept):
+def test_config_check_refuses_two_strategies_on_one_market(capsys, tmp_path):
     f = tmp_path / "two.toml"
     f.write_text(TWO.replace(f'markets = ["{B}"]', f'markets = ["{A}"]'))
     code = main(["config", "check", str(f)])
