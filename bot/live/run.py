@@ -82,13 +82,14 @@ async def _run(config: Any, args: Any) -> int:
 
 
 def venue_of(config: Any, creds: Any, address: str) -> Any:
-    """The venue clients ``[venue]`` describes (URLs, chain, limits, timeouts, funder)."""
+    """The venue clients ``[venue]`` describes (URLs, chain, limits, timeouts, funder), their rate
+    windows kept where ``[throttle]`` says."""
     from bot.live.shell import Venue
 
     v = config.venue
     return Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=creds, address=address,
                  chain_id=v.chain_id, limits=v.limits, timeouts=v.timeouts, holder=v.funder,
-                 timestamp_unit=v.timestamp_unit)
+                 timestamp_unit=v.timestamp_unit, shared=config.throttle)
 
 
 def engine_of(config: Any, strategy: Any, markets: list[Any], venue: Any, wallet: Any, *, journal: Any = None,

@@ -25,6 +25,7 @@ from bot.execution.router import RouterConfig
 from bot.risk.limits import RiskLimits, StrategyLimits
 from bot.sim.venue import SimVenueConfig
 from bot.venue.limits import LimitsConfig
+from bot.venue.shared_throttle import SharedLimitsConfig
 from bot.venue.stream import StreamConfig
 from bot.venue.transport import TransportConfig
 
@@ -373,6 +374,7 @@ class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     metrics: MetricsConfig = MetricsConfig()
     journal: JournalConfig = JournalConfig()
     log: LogConfig = LogConfig()
+    throttle: SharedLimitsConfig = SharedLimitsConfig()  # rate windows in memory, or shared on Redis
 
     def __post_init__(self) -> None:
         if self.strategies and (self.strategy.path or self.strategy.markets):

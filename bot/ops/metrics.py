@@ -59,6 +59,11 @@ class Metrics:
             "bot_orphan_orders", "Orders the venue listed open that the bot did not count as working "
             "(unknown: never heard of; closed: closed here before the listing)", ["kind"], registry=r,
         )
+        # deploy/rules read these: limits beside the figures they bound, and the shared throttle's store
+        self.risk_limit = Gauge("bot_risk_limit", "A configured risk limit (shares or USDC)", ["limit"], registry=r)
+        self.daily_pnl = Gauge("bot_daily_pnl_usdc", "PnL since the UTC day began", registry=r)
+        self.shared_throttle_up = Gauge("bot_shared_throttle_up", "0 while the shared throttle's Redis cannot be "
+                                        "reached (only cancels go out)", registry=r)
         self.drift = Gauge("bot_position_drift_shares", "Local minus venue position", ["token"], registry=r)
         self._watched: list[Any] = []  # strategies whose estimates are exported (``watch_strategy``)
         r.register(_Estimates(self._watched))
