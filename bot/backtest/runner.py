@@ -29,8 +29,8 @@ import msgspec
 from bot.backtest.timeline import Backtest
 from bot.core.clock import SimClock
 from bot.core.markets import MarketInfo
-from bot.engine.assembly import Signing, build_engine, simulated_throttles
-from bot.ops.config import BacktestConfig
+from bot.engine.assembly import Signing, build_engine, configured_strategy, simulated_throttles
+from bot.ops.config import BacktestConfig, traded_markets
 from bot.sim.venue import SimVenue
 
 ASSUMPTIONS = (
@@ -49,25 +49,31 @@ class BacktestError(Exception):
 def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,
                  seed: int | None = None, log: Any = None,
                  events: tuple[list[Any], Iterator[tuple[int, Any]]] | None = None,
-                 venue_view: Callable[[int, Any], Any] | None = None) -> Any:
+                 venue_view: Callable[[int, Any], Any] | None = None, source: Any = None) -> Any:
     """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
     writes the results folder ``out`` when given). ``events``: the markets and events to replay
-    instead of reading ``paths`` (a transformed replay); ``venue_view``: see ``Backtest``. Raises ``BacktestError`` for a run that
-    cannot start, ``RecordingError`` for a path that is not a recording."""
+    instead of reading ``paths`` (a transformed replay); ``venue_view``: see ``Backtest``.
+    ``source`` replaces the recordings with a data source that is not a file: an object with
+    ``markets`` (``MarketInfo``) and ``events()`` (``(receive ns, event)`` in time order), such as
+    ``bot.backtest.synthetic.SyntheticMarket``. Raises ``BacktestError`` for a run that cannot
+    start, ``RecordingError`` for a path that is not a recording."""
     from bot.backtest.results import ResultsSink, Series, summarize
-    from bot.strategy import load_strategy
 
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed
-    wanted = set(config.strategy.markets)
-    metas, stream = events if events is not None else _sources(paths, bt, wanted)
-    markets: list[MarketInfo] = [m.info() for m in metas if not wanted or m.condition_id in wanted]
+    wanted = set(traded_markets(config))
+    if source is not None:
+        found, stream = list(source.markets), source.events()
+    else:
+        metas, stream = events if events is not None else _sources(paths, bt, wanted)
+        found = [m.info() for m in metas]
+    markets: list[MarketInfo] = [m for m in found if not wanted or m.condition_id in wanted]
     if not markets:
         raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
     if wanted - {m.condition_id for m in markets}:
         missing = ", ".join(sorted(wanted - {m.condition_id for m in markets}))
         raise BacktestError(f"configured markets not in the recordings: {missing}")
-    strategy = load_strategy(config.strategy.path, config.strategy.params)
+    strategy = configured_strategy(config)
     clock = SimClock(0.0)
     sink = ResultsSink(out)  # with no folder, it only counts
     engine = build_engine(

@@ -30,7 +30,7 @@ import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
-from bot.core.markets import MarketIndex, MarketInfo
+from bot.core.markets import MarketIndex, MarketInfo, RewardTerms
 from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
 from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
@@ -49,7 +49,8 @@ from bot.venue.shared_throttle import SharedLimitsConfig, SharedThrottles
 from bot.venue.stream import ConnectionEvent, MarketStream, UserStream
 from bot.venue.throttle import RateWindow
 from bot.venue.transport import Transport, TransportConfig
-from bot.venue.units import parse_units
+from bot.venue.models.timestamps import epoch_ms
+from bot.venue.units import UnitsError, parse_units
 
 log = structlog.get_logger("bot.live")
 
@@ -174,6 +175,7 @@ async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), li
             condition_id=m.condition_id, tokens=(m.tokens[0].token_id, m.tokens[1].token_id),
             tick=tick, min_size=min_size, neg_risk=bool(m.neg_risk),
             event_id=m.neg_risk_market_id or "", outcomes=(m.tokens[0].outcome, m.tokens[1].outcome),
+            end_ts=_end_ts(m.end_date_iso), rewards=reward_terms(m.rewards),
         ))
         if not condition_ids and limit is not None and len(out) >= limit:
             break
@@ -186,6 +188,29 @@ def _units(value: Any, default: int) -> int:
     if isinstance(value, float):
         value = repr(value)
     return parse_units(str(value))
+
+
+def _end_ts(text: Any) -> int:
+    """A market's end date as unix seconds; 0 when absent or unreadable (it only informs quoting)."""
+    try:
+        ms = epoch_ms(text)
+    except ValueError:
+        return 0
+    return ms // 1000 if ms and ms > 0 else 0
+
+
+def reward_terms(rewards: Any) -> RewardTerms | None:
+    """The venue's ``rewards`` object (interface 2.13: daily rates per asset, ``min_size`` in shares,
+    ``max_spread`` in cents) as micro-units; ``None`` for a market without a programme."""
+    if rewards is None:
+        return None
+    try:
+        rate = sum(_units(r.rewards_daily_rate, 0) for r in rewards.rates or ())
+        terms = RewardTerms(daily_rate=rate, min_size=_units(rewards.min_size, 0),
+                            max_spread=_units(rewards.max_spread, 0) // 100)  # cents -> price units
+    except (UnitsError, ValueError):
+        return None
+    return terms if terms.active else None
 
 
 def venue_positions(items: list[Any], markets: MarketIndex) -> dict[str, int]:
@@ -230,6 +255,8 @@ class LiveShell:
         self.stop_reason = ""
         self.heartbeats_ok = 0
         self.drifts: list[Any] = []
+        if engine.metrics is not None and hasattr(engine.metrics, "watch_strategy"):
+            engine.metrics.watch_strategy(engine.strategy)  # the strategy's estimates, at each scrape
 
     # --- control -------------------------------------------------------------------------
     def request_stop(self, reason: str = "requested") -> None:
