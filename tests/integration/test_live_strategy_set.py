@@ -146,7 +146,7 @@ def test_the_same_config_of_two_strategies_runs_live_and_in_paper(tmp_path):
         u = ex.urls
         cfg = tmp_path / "bot.toml"
         cfg.write_text(
-            f'[venue]\nclob_url = "{u.clob}"\ncatalog_url = "{u.catalog}"\ndata_url = "{u.data}"\nws_url = "{u.ws}"\n'
+            u.venue_toml() +
             f'[[strategies]]\nname = "one"\npath = "strategies.market_maker:MarketMaker"\n'
             f'markets = ["{m1.condition_id}"]\n'
             f'[[strategies]]\nname = "two"\npath = "strategies.bands:BandsMarketMaker"\n'

@@ -33,12 +33,7 @@ SERIES = (
 def bot_config(ex, metrics_port: int, journal: Path) -> str:
     u = ex.urls
     return f"""
-[venue]
-clob_url = "{u.clob}"
-catalog_url = "{u.catalog}"
-data_url = "{u.data}"
-ws_url = "{u.ws}"
-
+{u.venue_toml()}
 [strategy]
 path = "strategies.market_maker:MarketMaker"
 params = {{ half_spread_ticks = 1, order_size = 5000000 }}

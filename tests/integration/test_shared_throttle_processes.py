@@ -29,12 +29,7 @@ MEASURED_WINDOWS = 2
 def config_text(ex, redis_url: str, prefix: str, journal: Path) -> str:
     u = ex.urls
     return f"""
-[venue]
-clob_url = "{u.clob}"
-catalog_url = "{u.catalog}"
-data_url = "{u.data}"
-ws_url = "{u.ws}"
-
+{u.venue_toml()}
 [venue.limits]
 scale = {SCALE}
 
