@@ -451,3 +451,16 @@ def test_comment_creator_position_holder_shapes():
     assert groups[0].holders[0].amount == 3.5
     with pytest.raises(DecodeError, match="HolderGroup.*`holders`"):
         decode(b'[{"token":"0xc:1"}]', list[HolderGroup])
+
+
+def test_invalid_utf8_and_deep_nesting_are_decode_errors_or_nothing():
+    from bot.venue.models import OrderBook, decode_user_frame
+    from bot.venue.models.decoding import DecodeError
+
+    with pytest.raises(DecodeError, match="invalid UTF-8"):
+        decode(b'{"market": "\xff"}', OrderBook)
+    for frame_decoder in (decode_market_frame, decode_user_frame):
+        assert frame_decoder(b'{"event_type": "book", "market": "\xff"}') == []  # not JSON
+        for deep in (b"[" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000):
+            with pytest.raises(DecodeError, match="nested too deeply"):
+                frame_decoder(deep)

@@ -44,6 +44,10 @@ def decode(data: bytes | str, model: type[T] | Any) -> T:
         return json_decoder(model).decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise DecodeError(model_name(model), str(exc)) from None
+    except UnicodeDecodeError as exc:  # JSON is UTF-8: a string holding other bytes is malformed
+        raise DecodeError(model_name(model), f"invalid UTF-8 at byte {exc.start}") from None
+    except RecursionError:  # a free-form (``Any``) field nested past the interpreter's depth
+        raise DecodeError(model_name(model), "JSON nested too deeply") from None
 
 
 def convert(obj: Any, model: type[T] | Any) -> T:
