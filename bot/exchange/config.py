@@ -169,5 +169,7 @@ def load_config(path: str | Path, **overrides: object) -> ExchangeConfig:
         raise ValueError(f"{p}: cannot read ({exc.strerror})") from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{p}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{p}: not valid TOML (arrays or tables nested too deeply)") from None
     except (msgspec.ValidationError, ValueError) as exc:
         raise ValueError(f"{p}: {exc}") from None

@@ -77,6 +77,8 @@ def decode_toml(data: bytes | str, source: str = "config") -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML (not UTF-8 text: byte {exc.object[exc.start]:#04x} "
                           f"at offset {exc.start})") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: not valid TOML (arrays or tables nested too deeply)") from None
 
 
 def _refuse_non_finite(value: Any, source: str, where: str = "") -> None:

@@ -140,7 +140,7 @@ def secrets_from_file(path: str | os.PathLike[str]) -> BotSecrets:
     raw = read_owner_only(path)
     try:
         table = msgspec.toml.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         # the parser's message may quote the offending line, which may hold a secret
         raise ConfigError(f"{path}: secrets file is not valid TOML") from None
     if not isinstance(table, dict):
