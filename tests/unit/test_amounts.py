@@ -263,6 +263,9 @@ def test_signed_amounts_give_price_shares_and_usdc():
 def test_decimal_units_at_their_edges():
     assert decimal_units("0", "size") == 0 and decimal_units(Decimal("1.5"), "size") == 1_500_000
     assert decimal_units("9" * (MAX_WHOLE_DIGITS - 1), "size") == int("9" * (MAX_WHOLE_DIGITS - 1)) * U
+    assert decimal_units(str(10**MAX_WHOLE_DIGITS - 1), "size") == (10**MAX_WHOLE_DIGITS - 1) * U
+    with pytest.raises(AmountError, match="out of range"):
+        decimal_units(str(10**MAX_WHOLE_DIGITS), "size")
     long = "1" + "0" * MAX_WHOLE_DIGITS + "123456789" * 6
     with pytest.raises(AmountError, match=rf"^size is out of range: {long[:40]}$"):
         decimal_units(long, "size")
