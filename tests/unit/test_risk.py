@@ -303,3 +303,126 @@ def test_limits_config_is_strict():
     with pytest.raises(msgspec.ValidationError, match="negative"):
         msgspec.convert({"max_position": -1}, RiskLimits)
     assert msgspec.convert({"max_position": None}, RiskLimits).max_position is None
+
+
+# -- the projection's figures against an outcome-by-outcome model ----------------------------------
+
+import random  # noqa: E402
+
+from bot.risk.checks import Projection, Universe, check_intents  # noqa: E402
+from bot.risk.limits import RiskLimits as Limits  # noqa: E402
+
+
+def _rows(p: Projection, m: MarketInfo):
+    return p.tok(m.tokens[0]), p.tok(m.tokens[1])
+
+
+def _loss_by_outcome(p: Projection, group, orders=True) -> int:
+    """Worst loss over the group's outcomes (none wins, or one market's YES wins), each market's
+    resting buys filled on its losing token and its resting sells on its winning token."""
+    def token_loss(t, wins: bool) -> int:
+        if wins:  # it pays out what is held; a sell gives up 1 - price per share
+            return -t.pos + ((t.sell_sz - t.sell_ntl) if orders else 0)
+        return t.buy_ntl if orders else 0  # worthless: a buy is lost
+    cost = sum(t.cost for m in group for t in _rows(p, m))
+    outcomes = [None, *range(len(group))]
+    worst = None
+    for winner in outcomes:
+        loss = cost
+        for i, m in enumerate(group):
+            y, n = _rows(p, m)
+            loss += token_loss(y, i == winner) + token_loss(n, i != winner)
+        worst = loss if worst is None else max(worst, loss)
+    return worst
+
+
+def _random_projection(rng: random.Random, markets) -> Projection:
+    small = (-2 * SH, -1, 0, 1, 3 * SH)
+    def amount():
+        return rng.choice(small) if rng.random() < 0.3 else rng.randrange(0, 20) * SH // 2
+    tokens = [t for m in markets for t in m.tokens]
+    p = Projection(Positions({t: amount() for t in tokens}, {t: rng.choice(small) if rng.random() < 0.5
+                                                              else rng.randrange(-5, 9) * SH // 4 for t in tokens}))
+    for t in tokens:
+        for side in (Side.BUY, Side.SELL):
+            if rng.random() < 0.7:
+                shares = rng.randrange(1, 12) * SH
+                p.add(t, side, shares, shares * rng.randrange(1, 100) // 100)
+    return p
+
+
+def test_projection_figures_match_the_outcome_model():
+    rng = random.Random(13)
+    one = MarketInfo("c", ("Y", "N"))
+    group = tuple(MarketInfo(f"e{i}", (f"Y{i}", f"N{i}"), neg_risk=True, event_id="E") for i in range(3))
+    for _ in range(300):
+        p = _random_projection(rng, (one,))
+        y, n = _rows(p, one)
+        assert p.position("Y") == y.pos + y.buy_sz and p.position("N") == n.pos + n.buy_sz
+        assert p.market_notional(one) == max(y.cost, 0) + y.buy_ntl + max(n.cost, 0) + n.buy_ntl
+        assert p.event_notional((one, one)) == 2 * p.market_notional(one)
+        # every fill combination: YES minus NO shares lies in [lo, hi]; the exposure is the largest |.|
+        hi = y.pos + y.buy_sz - (n.pos - n.sell_sz)
+        lo = y.pos - y.sell_sz - (n.pos + n.buy_sz)
+        assert p.net_exposure(one) == max(abs(hi), abs(lo))
+        assert p.worst_loss((one,)) == _loss_by_outcome(p, (one,))
+        assert p.worst_loss((one,), orders=False) == _loss_by_outcome(p, (one,), orders=False)
+        g = _random_projection(rng, group)
+        assert g.worst_loss(group) == _loss_by_outcome(g, group)
+        assert g.worst_loss(group, orders=False) == _loss_by_outcome(g, group, orders=False)
+
+
+def test_projection_counts_costs_of_exactly_one_unit():
+    one = MarketInfo("c", ("Y", "N"))
+    for cy, cn in ((1, 0), (0, 1), (-1, 1), (1, -1)):
+        p = Projection(Positions({}, {"Y": cy, "N": cn}))
+        assert p.market_notional(one) == max(cy, 0) + max(cn, 0)
+
+
+def test_risk_groups_are_neg_risk_events_only():
+    a = MarketInfo("a", ("Ya", "Na"), event_id="X")  # an event id without neg risk: not linked
+    b = MarketInfo("b", ("Yb", "Nb"), event_id="X")
+    c = MarketInfo("c", ("Yc", "Nc"), neg_risk=True, event_id="E")
+    d = MarketInfo("d", ("Yd", "Nd"), neg_risk=True, event_id="E")
+    e = MarketInfo("e", ("Ye", "Ne"), neg_risk=True, event_id="F")
+    f = MarketInfo("f", ("Yf", "Nf"), neg_risk=True, event_id="F")
+    u = Universe(MarketIndex([a, b, c, d, e, f]))
+    assert u.group(a) == (a,) and u.event_markets(a) == (a, b)
+    assert u.group(c) == (c, d) and u.group(f) == (e, f)
+    assert u.links(c) == ((c, d), (c, d)) and u.links(c) == u.links(c)
+    assert u.scope("Ya") == frozenset({"Ya", "Na", "Yb", "Nb"}) and u.scope("zz") == frozenset({"zz"})
+
+
+def test_each_accepted_order_says_whether_it_shrinks_the_exposure():
+    def flags(positions, intents):
+        return check(gate(), intents, positions=Positions(positions)).reducing
+
+    quotes = (q("Y1", Side.SELL, 550_000, 5 * SH), q("Y1", Side.BUY, 450_000, 5 * SH))
+    long_yes = {"Y1": 20 * SH}
+    assert flags(long_yes, [QuoteTarget("Y1", quotes)]) == [(True, False)]
+    assert flags(long_yes, [QuoteTarget("N1", (q("N1", Side.BUY, 450_000, 5 * SH),))]) == [(True,)]
+    long_no = {"N1": 20 * SH}
+    assert flags(long_no, [QuoteTarget("Y1", (q("Y1", Side.BUY, 450_000, 5 * SH),))]) == [(True,)]
+    assert flags(long_no, [QuoteTarget("N1", (q("N1", Side.SELL, 550_000, 5 * SH),
+                                              q("N1", Side.BUY, 450_000, 5 * SH)))]) == [(True, False)]
+    assert flags({"Y1": 1}, [QuoteTarget("Y1", (q("Y1", Side.BUY, 450_000, 5 * SH),))]) == [(False,)]
+    assert flags({"Y1": 5 * SH, "N1": 5 * SH}, [QuoteTarget("Y1", quotes)]) == [(False, False)]  # flat
+    assert flags(long_yes, [Take("Y1", Side.SELL, 500_000, 5 * SH), CancelAll(), QuoteTarget("Y1", ())]) == [
+        True, False, False]
+
+
+def test_a_buy_take_counts_the_shares_the_best_ask_gives():
+    # 5 USDC at a worst price of 0.60 buy 10 shares when the best ask is 0.50
+    take = Take("Y1", Side.BUY, 600_000, 5 * SH)
+    books = {"Y1": Book("Y1", bid=480_000, ask=500_000)}
+    assert reasons(check(gate(max_position=10 * SH), [take], books=books)) == []
+    assert reasons(check(gate(max_position=10 * SH - 1), [take], books=books)) == [Reason.POSITION]
+    # without a book (or an ask) the worst price is the reference: 8.33 shares
+    assert reasons(check(gate(max_position=8_333_333), [take], books={})) == []
+    assert reasons(check(gate(max_position=8_333_332), [take], books={})) == [Reason.POSITION]
+    no_ask = {"Y1": Book("Y1", bid=480_000, ask=None)}
+    assert reasons(check(gate(max_position=8_333_333), [take], books=no_ask)) == []
+    d = check_intents([take], state=TradingState.ACTIVE, limits=Limits(max_position=8_333_333,
+                      max_orders_per_window=None), universe=Universe(MARKETS), positions=Positions(),
+                      open_orders=(), books=None)
+    assert d.rejections == [] and d.accepted == [take]
