@@ -396,3 +396,51 @@ def test_a_market_order_acked_during_its_cancel_is_closed_by_the_cancels_answer(
     rec.on_ack("0xm", ack("0xm", status="matched"), 0.05)  # it never rests
     out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xm": "order not found"}}, 0.08, ["0xm"])
     assert rec.orders.get("0xm").state.terminal and FetchTrades(("0xm",)) in out
+
+
+def _fill(tid, oid, status=TradeStatus.MATCHED):
+    return Fill(tid, oid, TOK, Side.BUY, 400_000, 5 * U, status=status)
+
+
+def test_load_restores_what_was_seen_and_it_is_not_seen_again():
+    rec = Reconciler()
+    a = own("0xa")
+    a.state = S.LIVE
+    rec.load([a], [_fill("t1", "0xa"), _fill("t2", "0xa", TradeStatus.CONFIRMED)], [("t2", "0xa"), ("t9", "0xa")],
+             {"t1": TradeStatus.MINED, "t3": TradeStatus.FAILED}, {"trades": "Mw=="})
+    assert rec.orders.get("0xa") is a and rec.trades_cursor == "Mw=="
+    assert rec.trade_status("t1") is TradeStatus.MINED and rec.trade_status("t2") is TradeStatus.CONFIRMED
+    assert rec.trade_status("t3") is TradeStatus.FAILED and rec.trade_status("t9") is None
+    assert rec.fills() == [_fill("t1", "0xa"), _fill("t2", "0xa", TradeStatus.CONFIRMED)]
+    assert rec.is_reversed("t2", "0xa") and not rec.is_reversed("t1", "0xa") and not rec.is_reversed("t9", "0xa")
+    out = rec.on_trades_page([trade("t1", status="MINED", makers=[maker("0xa")])], now=1.0)
+    assert of(out, Fill) == []  # the journal's fill is the one: no second fill of it
+
+
+def test_state_changes_are_stamped_and_counted_once():
+    rec = Reconciler()
+    a, b = own("0xa"), own("0xb")
+    sent(rec, a, b, now=1.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], now=2.0)
+    store = rec.orders
+    quoting = store.quoting_revision
+    rec.on_cancels_sent(["0xa"], now=3.0)
+    assert a.state is S.PENDING_CANCEL and a.updated_at == 3.0 and a.cancel_blind is False
+    assert store.quoting_revision == quoting + 1  # it left the quoting orders: counted once
+    rec.on_cancel_failed(["0xa"], now=4.0)
+    assert a.state is S.LIVE and a.updated_at == 4.0 and store.quoting_revision == quoting + 2
+    rec.on_cancels_sent(["0xa"], now=5.0)
+    rec.on_cancel_result({"canceled": [], "not_canceled": {}}, now=6.0, requested=["0xa"])
+    assert a.state is S.LIVE and a.updated_at == 6.0  # asked but not answered: back
+    c, d = own("0xc"), own("0xd")
+    sent(rec, c, d, now=7.0)
+    out = rec.on_place_failed(["0xc"], now=8.0, unknown=True)
+    assert c.state is S.UNKNOWN and c.updated_at == 8.0 and of(out, LookupOrder) == [LookupOrder("0xc")]
+    rec.on_place_failed(["0xd", "0xnone"], now=9.0, unknown=False)
+    assert d.state is S.REJECTED and d.updated_at == 9.0 and d.reason == "request failed"
+    e = own("0xe")
+    sent(rec, e, now=10.0)
+    rec.on_cancels_sent(["0xe"], now=11.0)
+    assert e.cancel_blind is True  # the cancel left before the submit was answered
+    rec.on_place_failed(["0xe"], now=12.0, unknown=False, reason="400 bad")
+    assert e.state is S.CANCELED and e.updated_at == 12.0 and e.reason == "400 bad"
