@@ -444,3 +444,58 @@ def test_state_changes_are_stamped_and_counted_once():
     assert e.cancel_blind is True  # the cancel left before the submit was answered
     rec.on_place_failed(["0xe"], now=12.0, unknown=False, reason="400 bad")
     assert e.state is S.CANCELED and e.updated_at == 12.0 and e.reason == "400 bad"
+
+
+def test_a_listing_judges_exactly_the_orders_it_could_show():
+    rec = Reconciler()
+    first = own("0x1")  # still unanswered: never judged by its absence, nor stops the others
+    sent(rec, first, now=1.0)
+    a, b, c, d = own("0xa"), own("0xb"), own("0xc"), own("0xd")
+    sent(rec, d, now=1.0)
+    rec.on_cancels_sent(["0xd"], now=1.2)  # a cancel racing its own place: left alone, nor stops the others
+    sent(rec, a, now=1.0)
+    rec.on_acks(["0xa"], [ack("0xa")], now=1.5)
+    sent(rec, b, now=2.0)
+    rec.on_acks(["0xb"], [ack("0xb")], now=2.0)  # sent and answered at the very instant asked
+    sent(rec, c, now=2.5)  # sent after the listing was asked for
+    rec.on_acks(["0xc"], [ack("0xc")], now=2.5)
+    out = rec.on_open_orders([], now=3.0, as_of=2.0)
+    assert (first.state, a.state, b.state, c.state, d.state) == (
+        S.PENDING_SUBMIT, S.CANCELED, S.CANCELED, S.LIVE, S.PENDING_CANCEL)
+    assert a.updated_at == 3.0 and of(out, FetchTrades) == [FetchTrades(("0xa", "0xb"))]
+    e = own("0xe")
+    sent(rec, e, now=4.0)
+    rec.on_acks(["0xe"], [ack("0xe")], now=4.0)
+    rec.on_cancels_sent(["0xe"], now=4.5)
+    rec.on_open_orders([], now=6.0, as_of=5.0)  # a cancel out for an answered order: judged
+    assert e.state is S.CANCELED
+
+
+def test_an_unknown_order_absent_from_a_listing_is_resent_by_default():
+    rec = Reconciler()
+    u = own("0xu")
+    sent(rec, u, now=1.0)
+    rec.on_place_failed(["0xu"], now=1.5, unknown=True)
+    u.answered_at = 1.6  # the lookup found nothing yet; the venue answered about it
+    out = rec.on_open_orders([], now=3.0, as_of=2.0)
+    assert [r.order_id for r in of(out, ResendOrder)] == ["0xu"]
+
+
+def test_a_listing_reopens_only_what_closed_before_it_was_asked():
+    rec = Reconciler()
+    a, b = own("0xa"), own("0xb")
+    sent(rec, a, b, now=1.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], now=1.0)
+    rec.on_cancels_sent(["0xa", "0xb"], now=2.0)
+    rec.on_cancel_result({"canceled": ["0xa"], "not_canceled": {}}, now=2.0)
+    rec.on_cancel_result({"canceled": ["0xb"], "not_canceled": {}}, now=5.0)
+    rec.on_open_orders([oevent("0xa"), oevent("0xb")], now=6.0, as_of=5.0)
+    assert a.state is S.LIVE and a.updated_at == 6.0  # closed at 2.0, listed open at 5.0: the venue wins
+    assert b.state is S.CANCELED  # closed at the instant asked: the listing may predate the cancel
+
+
+def test_an_unknown_order_is_an_orphan_unless_the_event_cancels_it():
+    rec = Reconciler()
+    assert rec.on_order_event(oevent("0xz", status="LIVE", typ="CANCELLATION"), now=1.0) == []
+    assert of(rec.on_order_event(oevent("0xz", status="LIVE", typ="PLACEMENT"), now=1.0), CancelOrder) != []
+    assert rec.orphans_unknown == 1
