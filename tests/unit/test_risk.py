@@ -426,3 +426,21 @@ def test_a_buy_take_counts_the_shares_the_best_ask_gives():
                       max_orders_per_window=None), universe=Universe(MARKETS), positions=Positions(),
                       open_orders=(), books=None)
     assert d.rejections == [] and d.accepted == [take]
+
+
+class Resting:
+    def __init__(self, token_id, side, price, size):
+        self.token_id, self.side, self.price, self.remaining = token_id, side, price, size
+
+
+def test_reducing_compares_the_event_loss_with_that_of_the_positions_alone():
+    """Resting orders do not raise the bar: with a buy of b resting, buying YES of a would let the
+    event lose 10 if a resolves YES, while the positions alone risk 5: refused."""
+    g = gate(max_event_loss=None, max_market_notional=None, max_event_notional=None)
+    g.reduce_only("drill")
+    alone = Positions({"Na": 10 * SH}, {"Na": 5 * SH})
+    buy_ya = QuoteTarget("Ya", (q("Ya", size=10 * SH),))
+    assert reasons(check(g, [buy_ya], positions=alone)) == []
+    resting = [Resting("Yb", Side.BUY, 500_000, 10 * SH)]
+    d = check(g, [buy_ya], positions=alone, open_orders=resting)
+    assert reasons(d) == [Reason.REDUCE_ONLY]
