@@ -444,3 +444,91 @@ def test_reducing_compares_the_event_loss_with_that_of_the_positions_alone():
     resting = [Resting("Yb", Side.BUY, 500_000, 10 * SH)]
     d = check(g, [buy_ya], positions=alone, open_orders=resting)
     assert reasons(d) == [Reason.REDUCE_ONLY]
+
+
+def _limits(**one) -> Limits:
+    none = dict(max_order_size=None, max_position=None, max_market_notional=None, max_event_notional=None,
+                max_net_exposure=None, max_event_loss=None, max_open_orders=None, max_orders_per_window=None)
+    return Limits(**(none | one))
+
+
+def test_each_limit_passes_an_order_exactly_at_it_and_refuses_one_unit_over():
+    """Against the model's levels (market notional, net exposure, event loss) with random
+    positions, resting orders and a new quote: at the level the order passes; a limit one unit
+    lower refuses it, unless the order does not make the level worse."""
+    rng = random.Random(29)
+    market = MARKETS.get("Y1")
+    checked = 0
+    for _ in range(250):
+        sizes = {t: rng.randrange(0, 40) * SH // 2 for t in market.tokens}
+        costs = {t: rng.choice((-3 * SH, -1, 0, 1, rng.randrange(0, 20) * SH // 4)) for t in market.tokens}
+        positions = Positions(sizes, costs)
+        resting = []
+        for t in market.tokens:
+            for side in (Side.BUY, Side.SELL):
+                if rng.random() < 0.5:
+                    size = rng.randrange(5, 10) * SH
+                    if side is Side.SELL and size > sizes[t]:
+                        continue
+                    resting.append(Resting(t, side, rng.randrange(1, 99) * 10_000, size))
+        token, side = rng.choice(market.tokens), rng.choice((Side.BUY, Side.SELL))
+        price, size = rng.randrange(1, 99) * 10_000, rng.randrange(5, 10) * SH
+        if side is Side.SELL and size > sizes[token]:
+            continue
+        new = Quote(token, side, price, size)
+
+        def levels(with_new: bool):
+            p = Projection(positions)
+            kept = [o for o in resting if o.token_id != token]  # the target replaces its token's orders
+            for o in kept + ([Resting(token, side, price, size)] if with_new else []):
+                p.add(o.token_id, o.side, o.remaining, o.price * o.remaining // UNIT)
+            y, n = _rows(p, market)
+            hi = y.pos + y.buy_sz - (n.pos - n.sell_sz)
+            lo = y.pos - y.sell_sz - (n.pos + n.buy_sz)
+            return {"max_market_notional": max(y.cost, 0) + y.buy_ntl + max(n.cost, 0) + n.buy_ntl,
+                    "max_net_exposure": max(abs(hi), abs(lo)),
+                    "max_event_loss": _loss_by_outcome(p, (market,))}
+
+        after, before = levels(True), levels(False)
+        intents = [QuoteTarget(token, (new,))]
+        for name, level in after.items():
+            if name == "max_market_notional" and side is Side.SELL or level < 1:
+                continue
+
+            def decide(limit):
+                return check_intents(intents, state=TradingState.ACTIVE, limits=_limits(**{name: limit}),
+                                     universe=Universe(MARKETS), positions=positions, open_orders=resting,
+                                     books=BOOKS)
+
+            assert decide(level).rejections == [], (name, level)
+            refused = [r.reason.value for r in decide(level - 1).rejections]
+            assert refused == ([name.removeprefix("max_")] if level > before[name] else []), (name, level, before)
+            checked += 1
+    assert checked > 300
+
+
+def test_live_orders_kept_by_a_target_spend_no_rate_each_once():
+    live = [Resting("Y1", Side.BUY, 500_000, 10 * SH)]
+    d = check(gate(), [QuoteTarget("Y1", (q(), q()))], open_orders=live)
+    assert d.new_orders == 1 and d.rejections == []  # one quote is the live order, the other is new
+
+
+def test_rejections_say_what_was_refused():
+    d = check(gate(), [QuoteTarget("zz", (q("zz"),)), QuoteTarget("Y1", (q(size=5 * SH + 1),))])
+    assert [(r.reason, r.detail) for r in d.rejections] == [
+        (Reason.UNKNOWN_MARKET, "zz"), (Reason.SIZE_OFF_GRID, f"{5 * SH + 1} not a positive multiple of 10000")]
+    big_min = {"Y1": Book("Y1")}
+    big_min["Y1"].min_size = 20 * SH  # the book's minimum is above the market's
+    d = check(gate(), [QuoteTarget("Y1", (q(size=10 * SH),))], books=big_min)
+    assert [(r.reason, r.detail) for r in d.rejections] == [(Reason.BELOW_MIN_SIZE, f"{10 * SH} < {20 * SH}")]
+
+
+def test_a_new_target_takes_the_place_of_the_orders_and_targets_before_it():
+    live = [Resting("Y1", Side.BUY, 500_000, 10 * SH)]
+    g = gate(max_position=10 * SH)
+    # the live buy of Y1 is replaced, not added to, by a later target for Y1
+    d = check(g, [QuoteTarget("N1", ()), QuoteTarget("Y1", (q(size=10 * SH),))], open_orders=live)
+    assert d.rejections == []
+    # and so is an earlier target of the same call
+    d = check(g, [QuoteTarget("Y1", (q(size=10 * SH),)), QuoteTarget("Y1", (q(price=490_000, size=10 * SH),))])
+    assert d.rejections == [] and d.new_orders == 2

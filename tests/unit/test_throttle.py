@@ -273,4 +273,12 @@ async def test_every_wait_is_counted_and_summed() -> None:
     assert small.windows == (RateWindow(1, 0.5),) and small.name == "x"
     clock.t = 10.0
     assert await small.acquire() == 0.0 and await small.acquire() == 0.5 and clock.t == 10.5
-    assert small.waits == 1 and seen[-1] == ("x", 0.5)
+    assert small.waits == 1 and seen == [("x", 0.5)] * 3  # the scaled throttle tells the same hook
+
+
+def test_one_token_is_the_default() -> None:
+    th = Throttle([RateWindow(1, 1.0)])
+    assert th.ready_at(now=0.0) == 0.0 and th.delay(now=0.0) == 0.0
+    assert th.try_take(now=0.0) and not th.try_take(now=0.5)
+    th.take(now=1.0)
+    assert th.taken == 2
