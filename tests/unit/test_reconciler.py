@@ -499,3 +499,34 @@ def test_an_unknown_order_is_an_orphan_unless_the_event_cancels_it():
     assert rec.on_order_event(oevent("0xz", status="LIVE", typ="CANCELLATION"), now=1.0) == []
     assert of(rec.on_order_event(oevent("0xz", status="LIVE", typ="PLACEMENT"), now=1.0), CancelOrder) != []
     assert rec.orphans_unknown == 1
+
+
+def test_config_bounds_and_words():
+    import pytest
+
+    assert ReconcilerConfig(max_held_trades=10_000_000).max_held_trades == 10_000_000
+    for bad in (0, 10_000_001):
+        with pytest.raises(ValueError, match=rf"^max_held_trades must be within 1..10000000, got {bad}$"):
+            ReconcilerConfig(max_held_trades=bad)
+
+
+def test_a_delayed_or_live_unknown_order_is_an_orphan_and_may_be_adopted():
+    rec = Reconciler()
+    assert of(rec.on_order_event(oevent("0xq", status="DELAYED", typ="PLACEMENT"), now=1.0), CancelOrder) != []
+    assert rec.on_order_event(oevent("0xr", status="MATCHED", typ="UPDATE"), now=1.0) == []
+    adopt = Reconciler(ReconcilerConfig(orphan_policy="adopt"))
+    adopt.on_order_event(oevent("0xs", status="LIVE", typ="PLACEMENT"), now=2.0)
+    adopt.on_order_event(oevent("0xt", status="LIVE", typ="UPDATE", matched="3"), now=2.5)
+    s, t = adopt.orders.get("0xs"), adopt.orders.get("0xt")
+    assert (s.state, s.market, s.reason, s.answered_at, s.sent_at) == (S.LIVE, "0xm", "adopted", 2.0, 2.0)
+    assert t.state is S.PARTIALLY_FILLED and t.venue_matched == 3 * U
+
+
+def test_a_blind_cancel_of_an_unknown_order_not_cancelled_looks_it_up():
+    rec = Reconciler()
+    u = own("0xu")
+    sent(rec, u, now=1.0)
+    rec.on_place_failed(["0xu"], now=1.5, unknown=True)
+    rec.on_cancels_sent(["0xu"], now=2.0)
+    out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xu": "not found"}}, now=3.0, requested=["0xu"])
+    assert of(out, LookupOrder) == [LookupOrder("0xu")] and None not in out  # its lookup decides
