@@ -7,8 +7,9 @@ Invariants:
   ``event_type`` are recognised by their keys when the shape is unambiguous, else skipped;
 - ``price_change`` always comes out in the current schema (``price_changes[]``): the obsolete one
   (top-level ``asset_id`` with ``changes[]`` or a single price/side/size) is converted;
-- a recognised event with a bad shape, or JSON nested past the interpreter's depth, raises
-  :class:`~bot.venue.models.decoding.DecodeError` (nothing else escapes);
+- a recognised event with a bad shape, or JSON nested deeper than ``MAX_JSON_DEPTH`` (found by a
+  flat scan before any decoder recurses), raises :class:`~bot.venue.models.decoding.DecodeError`
+  (nothing else escapes);
 - encoding any event with :func:`msgspec.json.encode` yields the venue's field names, with
   ``event_type`` first and unset optional fields left out.
 """
@@ -21,7 +22,7 @@ import msgspec
 
 from .book import Level, OrderBook
 from .bodies import ApiCreds
-from .decoding import DecodeError, FastWire, Wire
+from .decoding import MAX_JSON_DEPTH, DecodeError, FastWire, Wire, too_deep
 from .timestamps import epoch_ms
 from .trade import Trade
 
@@ -227,6 +228,8 @@ _PC_TAIL = -160  # the tag and what may follow it (a timestamp) fit in this many
 
 def decode_market_frame(data: bytes | str) -> list[MarketEvent]:
     """All market-channel events of one frame, in order (see the module invariants)."""
+    if too_deep(data):
+        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         return _market_frame(data)
     except RecursionError:
@@ -235,6 +238,8 @@ def decode_market_frame(data: bytes | str) -> list[MarketEvent]:
 
 def decode_user_frame(data: bytes | str) -> list[UserEvent]:
     """All user-channel events of one frame, in order (see the module invariants)."""
+    if too_deep(data):
+        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         return _user_frame(data)
     except RecursionError:
