@@ -25,6 +25,17 @@ WORDS = "correct horse battery staple"
 LIGHT = {"scrypt": 1024, "pbkdf2": 1000}  # light work factors: these tests stay fast
 
 
+@pytest.fixture
+def logging_kept():
+    """``bot`` configures logging to the stderr of its call (here a capture closed after the test):
+    the configuration before the test is put back after it."""
+    import structlog
+
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
 @pytest.mark.parametrize("kdf", ["scrypt", "pbkdf2"])
 def test_a_written_keystore_opens_with_its_passphrase_only(tmp_path, kdf):
     path = tmp_path / "key.json"
@@ -130,7 +141,7 @@ def test_the_keystore_source_gives_the_wallet_and_credentials_from_the_environme
         SecretsConfig(source="keystore")
 
 
-def test_bot_keys_new_writes_an_owner_only_keystore(tmp_path, monkeypatch, capsys):
+def test_bot_keys_new_writes_an_owner_only_keystore(tmp_path, monkeypatch, capsys, logging_kept):
     monkeypatch.setenv(ENV_KEYSTORE_PASSPHRASE, WORDS)
     path = tmp_path / "new.json"
     assert main(["keys", "new", str(path), "--kdf", "pbkdf2", "--work", "1000"]) == 0

@@ -14,6 +14,7 @@ from bot.exchange import cli as exchange_cli
 from bot.exchange.config import ExchangeConfig, is_loopback
 from bot.ops.config import MetricsConfig
 from bot.ops.metrics import Metrics
+from tests.unit.test_keystore import logging_kept  # noqa: F401
 
 BOT = Path(__file__).resolve().parents[2] / "bot"
 
@@ -31,7 +32,7 @@ def test_a_host_beyond_loopback_needs_expose(host):
     assert ExchangeConfig(host=host, expose=True).host == host
 
 
-def test_bot_exchange_refuses_to_listen_beyond_loopback_without_the_flag(capsys):
+def test_bot_exchange_refuses_to_listen_beyond_loopback_without_the_flag(capsys, logging_kept):
     assert exchange_cli.main(["--host", "0.0.0.0", "--free-ports"]) == 2
     err = capsys.readouterr().err
     assert "--expose" in err and len(err.strip().splitlines()) == 1
