@@ -10,7 +10,7 @@ BUILT   := $(VENV)/.built
 EXTRAS  := $(VENV)/.extras
 SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py strategies/*.pxd)
 
-.PHONY: run test bench lock clean
+.PHONY: run test bench lock clean mutation
 
 $(STAMP): requirements.lock pyproject.toml setup.py
 	@echo "setting up $(VENV): the locked dependencies of requirements.lock (a first install takes a minute or two)"
@@ -40,8 +40,17 @@ bench: $(BUILT)
 
 lock:  # --all keeps setuptools, which builds the hot path; the optional dependencies keep their own lock
 	$(BIN)/python -m pip freeze --all --exclude-editable | grep -v -e '^pmbot' -e '^pip==' \
-		| grep -v -x -F -f requirements-extras.lock > requirements.lock
+		| grep -v -x -F -f requirements-extras.lock -f requirements-mutation.lock > requirements.lock
 
 clean:
 	rm -rf $(VENV) build
 	find bot strategies -name '*.so' -delete
+
+# Mutation scores of the money- and order-safety modules (bench/mutation.toml), run interpreted.
+MUTATION := $(VENV)/.mutation
+$(MUTATION): $(STAMP) requirements-mutation.lock
+	$(BIN)/python -m pip install --quiet -r requirements-mutation.lock
+	touch $(MUTATION)
+
+mutation: $(MUTATION)
+	$(BIN)/python -m bench.mutation

@@ -61,6 +61,7 @@ EPOCH_MS = integer(10**12, 10**13 - 1)  # epoch milliseconds: 13 digits (years 2
 EPOCH_S = integer(0, 10**10 - 1)  # unix seconds, the same horizon
 AHEAD_S = integer(0, 10**9)  # +SECONDS from now
 NONCE = integer(0, 2**256 - 1)  # uint256 of the ClobAuth message
+KDF_WORK = integer(2, 10_000_000)  # scrypt n or pbkdf2 rounds of a new keystore (bot.ops.keystore bounds)
 DURATION = run_seconds()
 
 
@@ -157,6 +158,13 @@ def build_parser() -> argparse.ArgumentParser:
     shown.add_argument("--export", action="store_true",
                        help="print `export BOT_API_...=` lines (with the secret values) for a shell")
     k.set_defaults(handler=cmd_keys_derive)
+    k = keys_sub.add_parser("new", help="make a new private key in an encrypted keystore file (mode 600)")
+    k.add_argument("file", metavar="FILE", help="keystore file to write (never overwritten)")
+    k.add_argument("--kdf", choices=("scrypt", "pbkdf2"), default="scrypt", help="key derivation (default scrypt)")
+    k.add_argument("--work", type=KDF_WORK, metavar="N",
+                   help=with_range("scrypt n (a power of two) or pbkdf2 rounds (default the standard: "
+                                   "262144 or 1000000)", KDF_WORK))
+    k.set_defaults(handler=cmd_keys_new)
 
     p = sub.add_parser("config", help="config files")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", parser_class=_Parser)
@@ -660,6 +668,27 @@ def cmd_keys_derive(s: Session) -> int:
     out.write(f"apiKey      {creds.api_key}\n")
     out.write(f"secret      {secret if a.show_secrets else hidden}\n")
     out.write(f"passphrase  {passphrase if a.show_secrets else hidden}\n")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------
+# bot keys new
+
+
+def cmd_keys_new(s: Session) -> int:
+    """A fresh key, encrypted with a passphrase from BOT_KEYSTORE_PASSPHRASE or the terminal."""
+    from bot.ops.keystore import new_private_key, passphrase, write_keystore
+    from bot.venue.eip712 import Wallet
+
+    a = s.args
+    if a.kdf == "scrypt" and a.work is not None and a.work & (a.work - 1):
+        raise CommandError(f"--work {a.work}: scrypt n must be a power of two")
+    key = new_private_key()
+    register_secret(key.hex())
+    register_secret("0x" + key.hex())
+    write_keystore(a.file, key, passphrase(confirm=True), a.kdf, a.work)
+    sys.stdout.write(f"address   {Wallet('0x' + key.hex()).address}\nkeystore  {a.file}\n"
+                     f'use it with [secrets] source = "keystore", file = "{a.file}"\n')
     return EXIT_OK
 
 

@@ -8,28 +8,15 @@ JSON is accepted (no ``NaN``/``Infinity``, valid UTF-8). Every refusal is the ve
 
 from __future__ import annotations
 
-import re
-from itertools import accumulate
 from typing import Any
 
 import msgspec
 from starlette.requests import Request
 
 from bot.exchange.replies import bad_request
+from bot.venue.models.decoding import MAX_JSON_DEPTH, json_depth
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: a full batch of 15 deposit-wallet orders is ~25 KB, 3000 cancel ids ~220 KB
-MAX_JSON_DEPTH = 32  # the deepest valid body (an order batch) nests 3 levels
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string, escapes included
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP = [0] * 256
-_STEP[ord("[")] = _STEP[ord("{")] = 1
-_STEP[ord("]")] = _STEP[ord("}")] = -1
-
-
-def json_depth(raw: bytes) -> int:
-    """How deeply ``raw`` nests arrays and objects (brackets inside strings do not count)."""
-    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 def decode_json(raw: bytes | str) -> Any:

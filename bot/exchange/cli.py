@@ -62,7 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     x = ExchangeConfig
     g = p.add_argument_group("network")
     g.add_argument("--config", help="TOML config file (see config/exchange.toml)")
-    g.add_argument("--host", help=f"interface to listen on (default {LOCAL_HOST})")
+    g.add_argument("--host", help=f"interface to listen on (default {LOCAL_HOST}; beyond loopback only with --expose)")
+    g.add_argument("--expose", action="store_true", default=None,
+                   help="allow a --host beyond loopback (the exchange is then reachable from other machines)")
     number(g, "--catalog-port", x, "catalog_port", f"catalog surface port (default {LOCAL_CATALOG_PORT})")
     number(g, "--clob-port", x, "clob_port", f"CLOB surface + WebSocket port (default {LOCAL_CLOB_PORT})")
     number(g, "--data-port", x, "data_port", f"account-data surface port (default {LOCAL_DATA_PORT})")
@@ -156,7 +158,7 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         "chain_id": args.chain_id, "demo_usdc": args.demo_usdc, "demo_shares": args.demo_shares,
         "demo_signature_type": args.demo_signature_type,
         "neg_risk_events": args.neg_risk_events, "heartbeat_timeout_s": args.heartbeat_timeout,
-        "limits_queue_s": args.limits_queue, "log_requests": args.log_requests,
+        "limits_queue_s": args.limits_queue, "log_requests": args.log_requests, "expose": args.expose,
     }
     base.update({k: v for k, v in simple.items() if v is not None})
     if args.no_limits:

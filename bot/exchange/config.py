@@ -136,6 +136,24 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     settlement: SettlementConfig = SettlementConfig()
     faults: FaultConfig = FaultConfig()
     log_requests: bool = False
+    expose: bool = False  # listen on a host beyond loopback: never by default, only when asked
+
+    def __post_init__(self) -> None:
+        if not self.expose and not is_loopback(self.host):
+            raise ValueError(f"host {self.host!r} is not a loopback address: the local exchange listens beyond "
+                             "this machine only with expose = true (--expose)")
+
+
+def is_loopback(host: str) -> bool:
+    """``host`` names this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
+    import ipaddress
+
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def load_config(path: str | Path, **overrides: object) -> ExchangeConfig:
@@ -151,5 +169,7 @@ def load_config(path: str | Path, **overrides: object) -> ExchangeConfig:
         raise ValueError(f"{p}: cannot read ({exc.strerror})") from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{p}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{p}: not valid TOML (arrays or tables nested too deeply)") from None
     except (msgspec.ValidationError, ValueError) as exc:
         raise ValueError(f"{p}: {exc}") from None

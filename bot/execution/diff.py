@@ -34,15 +34,6 @@ def on_tick(price: int, tick: int) -> int:
     return (price + tick // 2) // tick * tick
 
 
-def matches(order: LiveOrder, quote: Quote, tick: int, size_tolerance: int = 0) -> bool:
-    """The live ``order`` already does the job of ``quote``."""
-    return (
-        order.side == quote.side
-        and on_tick(order.price, tick) == on_tick(quote.price, tick)
-        and abs(order.remaining - quote.size) <= size_tolerance
-    )
-
-
 def diff(
     targets: QuoteTarget | Iterable[Quote],
     live_orders: Sequence[LiveOrder],

@@ -78,6 +78,8 @@ def decode_toml(data: bytes | str, source: str = "config") -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML (not UTF-8 text: byte {exc.object[exc.start]:#04x} "
                           f"at offset {exc.start})") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: not valid TOML (arrays or tables nested too deeply)") from None
 
 
 def _refuse_non_finite(value: Any, source: str, where: str = "") -> None:
@@ -212,15 +214,19 @@ class VenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
 
 
 class SecretsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Where the private key and API credentials come from: environment variables (``env``) or
-    an owner-only TOML file (``file``); never from this config file."""
+    """Where the private key and API credentials come from: environment variables (``env``), an
+    owner-only TOML file (``file``), or an encrypted Ethereum keystore holding the key
+    (``keystore``: the file is its path, its passphrase comes from ``BOT_KEYSTORE_PASSPHRASE`` or
+    the terminal, API credentials from the environment); never from this config file."""
 
-    source: Literal["env", "file"] = "env"
+    source: Literal["env", "file", "keystore"] = "env"
     file: str = ""
 
     def __post_init__(self) -> None:
         if self.source == "file" and not self.file:
             raise ValueError('secrets.source = "file" needs secrets.file (path of an owner-only TOML file)')
+        if self.source == "keystore" and not self.file:
+            raise ValueError('secrets.source = "keystore" needs secrets.file (path of an encrypted keystore file)')
 
 
 class StrategyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

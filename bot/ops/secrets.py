@@ -1,4 +1,5 @@
-"""The private key and API credentials: from environment variables or an owner-only TOML file.
+"""The private key and API credentials: from environment variables, an owner-only TOML file, or
+an encrypted keystore for the key (``bot.ops.keystore``).
 
 Invariant: secret values exist only inside redacted wrappers (:class:`~bot.venue.auth.Secret`,
 :class:`~bot.venue.auth.Credentials`) and are registered with the log redactor the moment they
@@ -139,7 +140,7 @@ def secrets_from_file(path: str | os.PathLike[str]) -> BotSecrets:
     raw = read_owner_only(path)
     try:
         table = msgspec.toml.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         # the parser's message may quote the offending line, which may hold a secret
         raise ConfigError(f"{path}: secrets file is not valid TOML") from None
     if not isinstance(table, dict):
@@ -153,8 +154,21 @@ def secrets_from_file(path: str | os.PathLike[str]) -> BotSecrets:
     return _build(table, str(Path(path)))
 
 
+def secrets_from_keystore(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> BotSecrets:
+    """The private key from an encrypted keystore (passphrase from ``BOT_KEYSTORE_PASSPHRASE`` or
+    the terminal); the API credentials from the environment."""
+    from bot.ops.keystore import passphrase, unlock
+
+    found = secrets_from_env(environ)
+    key = unlock(path, passphrase(environ))
+    found.private_key = Secret(key)  # the origin stays "env": a missing credential is set there
+    return found
+
+
 def load_secrets(config: SecretsConfig, environ: Mapping[str, str] | None = None) -> BotSecrets:
-    """Secrets from the source the config names (``env`` or ``file``)."""
+    """Secrets from the source the config names (``env``, ``file`` or ``keystore``)."""
     if config.source == "file":
         return secrets_from_file(config.file)
+    if config.source == "keystore":
+        return secrets_from_keystore(config.file, environ)
     return secrets_from_env(environ)

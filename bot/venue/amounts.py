@@ -276,7 +276,7 @@ def exact_price_units(value: str | Decimal | float, tick: int) -> int:
         raise AmountError(f"price is not a number: {value!r}") from None
     scaled = d.scaleb(6) if d.is_finite() else d
     if not d.is_finite() or scaled != scaled.to_integral_value():
-        raise AmountError(f"price {value} is not a multiple of the tick {Decimal(tick).scaleb(-6)}")
+        raise AmountError(f"price {value} is not a multiple of the tick {Decimal(tick).scaleb(-6).normalize()}")
     price = int(scaled)
     check_limit_price(price, tick)
     return price

@@ -5,7 +5,7 @@ cimport cython
 
 @cython.final
 cdef class _Log:
-    cdef public object window, entries
+    cdef public object entries
     cdef public long long used, capacity
     cdef public double seconds
 

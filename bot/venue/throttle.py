@@ -108,10 +108,9 @@ class _Log:
     so, by pruning and by the delay search alike).
     """
 
-    __slots__ = ("window", "entries", "used", "capacity", "seconds")
+    __slots__ = ("entries", "used", "capacity", "seconds")
 
     def __init__(self, window: RateWindow) -> None:
-        self.window = window
         self.entries: deque[tuple[float, int]] = deque()
         self.used = 0
         self.capacity = window.capacity  # the window's, read once (it is frozen)
@@ -128,11 +127,6 @@ class _Log:
         self.prune(now)
         return self.capacity - self.used
 
-    def in_use(self, now: float) -> int:
-        """Tokens still counted at ``now`` (an out-of-order stamp keeps later ones counted)."""
-        self.prune(now)
-        return self.used
-
     def ready_at(self, n: int, now: float) -> float:
         self.prune(now)
         excess = self.used + n - self.capacity
@@ -148,10 +142,6 @@ class _Log:
             if freed >= excess:
                 return max(now, _ready_at(latest, self.seconds))
         raise AssertionError("unreachable: n <= capacity was checked")  # pragma: no cover
-
-    def take(self, n: int, now: float) -> None:
-        self.entries.append((now, n))
-        self.used += n
 
 
 class Throttle:
@@ -232,7 +222,7 @@ class Throttle:
             if log.room(t) < n:  # ``ready_at(n, t) > t``: not before a take leaves the window
                 return False
         for log in logs:
-            log.entries.append((t, n))  # ``_Log.take``, inlined
+            log.entries.append((t, n))  # a take: its stamp and count
             log.used += n
         self.taken += n
         return True
@@ -253,7 +243,7 @@ class Throttle:
         if k <= 0:
             return 0
         for log in logs:
-            log.entries.append((t, k))  # ``_Log.take``, inlined
+            log.entries.append((t, k))  # a take: its stamp and count
             log.used += k
         self.taken += k
         return k

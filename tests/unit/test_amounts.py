@@ -210,3 +210,128 @@ def test_exchange_checks():
 def test_an_amount_out_of_range_is_an_amount_error(value):
     with pytest.raises(AmountError, match="out of range"):
         decimal_units(value, "size", 2)
+
+
+# -- what the legs and refusals say exactly ------------------------------------------------------
+
+from bot.venue.units import MAX_WHOLE_DIGITS  # noqa: E402
+
+U = 1_000_000
+
+
+def test_market_legs_are_exact_integers_on_both_sides():
+    # BUY 10.00 USDC at 0.30: floor(10 / 0.3) = 33.3333 shares at 4 decimals
+    assert market_amounts(Side.BUY, 10 * U, 300_000, 10_000) == (10 * U, 33_333_300)
+    # SELL 7.77 shares at 0.33: 2.5641 USDC, floored at 4 decimals; the USDC leg is an integer
+    legs = market_amounts(Side.SELL, 7_770_000, 330_000, 10_000)
+    assert legs == (7_770_000, 2_564_100) and all(type(x) is int for x in legs)
+    big = 10**15 + 10_000  # beyond a float's exact integers once multiplied by the price
+    legs = market_amounts(Side.SELL, big, 330_000, 10_000)
+    assert legs == (big, big * 330_000 // (U * 100) * 100) and type(legs[1]) is int
+
+
+def test_a_market_price_of_one_or_more_is_refused_with_the_range():
+    with pytest.raises(AmountError, match=r"^price 1000000 units outside \[10000, 990000\]$"):
+        market_amounts(Side.BUY, 10 * U, U, 10_000)
+    with pytest.raises(AmountError, match=r"^amount 9999 units is below 0.01$"):
+        market_amounts(Side.BUY, 9_999, 500_000, 10_000)
+    with pytest.raises(AmountError, match=r"^price 1000000 units outside \[10000, 990000\]$"):
+        limit_amounts(Side.BUY, U, 10 * U, 10_000)
+
+
+def test_limit_legs_stay_exact_integers_of_any_size():
+    shares = 10**15
+    legs = limit_amounts(Side.BUY, 330_000, shares, 10_000)
+    assert legs == (shares * 330_000 // U, shares) and all(type(x) is int for x in legs)
+
+
+def test_signed_amounts_give_price_shares_and_usdc():
+    fok, gtc = OrderType.FOK, OrderType.GTC
+    assert check_signed_amounts(Side.BUY, 5 * U, 10 * U, fok, 10_000) == (500_000, 10 * U, 5 * U)
+    # a SELL's worst price is rounded up: 3.33 USDC for 10 shares accepts bids >= 0.333
+    terms = check_signed_amounts(Side.SELL, 10 * U, 3_330_001, fok, 10_000)
+    assert terms == (333_001, 10 * U, 3_330_001) and type(terms.price) is int
+    assert check_signed_amounts(Side.SELL, 10 * U, 4 * U, gtc, 10_000) == (400_000, 10 * U, 4 * U)
+    assert check_signed_amounts(Side.BUY, 4 * U, 10 * U, gtc, 10_000) == (400_000, 10 * U, 4 * U)
+    for maker, taker in ((0, U), (U, 0), (-U, U)):
+        with pytest.raises(AmountError, match="^order amounts must be positive$"):
+            check_signed_amounts(Side.BUY, maker, taker, gtc, 10_000)
+    with pytest.raises(AmountError, match="^implied price is not on the tick grid$"):
+        check_signed_amounts(Side.BUY, 1_000_000, 3 * U, gtc, 10_000)
+
+
+def test_decimal_units_at_their_edges():
+    assert decimal_units("0", "size") == 0 and decimal_units(Decimal("1.5"), "size") == 1_500_000
+    assert decimal_units("9" * (MAX_WHOLE_DIGITS - 1), "size") == int("9" * (MAX_WHOLE_DIGITS - 1)) * U
+    assert decimal_units(str(10**MAX_WHOLE_DIGITS - 1), "size") == (10**MAX_WHOLE_DIGITS - 1) * U
+    with pytest.raises(AmountError, match="out of range"):
+        decimal_units(str(10**MAX_WHOLE_DIGITS), "size")
+    long = "1" + "0" * MAX_WHOLE_DIGITS + "123456789" * 6
+    with pytest.raises(AmountError, match=rf"^size is out of range: {long[:40]}$"):
+        decimal_units(long, "size")
+    with pytest.raises(AmountError, match=r"^price is not a number: 'abc'$"):
+        decimal_units("abc", "price")
+    with pytest.raises(AmountError, match=r"^price is not a finite number: 'Infinity'$"):
+        decimal_units("Infinity", "price")
+    with pytest.raises(AmountError, match=r"^size is negative: -1$"):
+        decimal_units("-1", "size")
+
+
+def test_exact_prices_refuse_what_is_off_the_grid_or_not_finite():
+    assert exact_price_units("0.51", 10_000) == 510_000
+    with pytest.raises(AmountError, match=r"^price 0.5050001 is not a multiple of the tick 0.01$"):
+        exact_price_units("0.5050001", 10_000)
+    with pytest.raises(AmountError, match="not a multiple of the tick"):
+        exact_price_units("0.5000005", 100)  # finer than a micro-unit
+    for bad in ("sNaN", "NaN", "Infinity"):
+        with pytest.raises(AmountError):
+            exact_price_units(bad, 10_000)
+
+
+def test_ticks_off_the_supported_ones_or_not_finite_are_refused():
+    for bad in ("0.0100001", "Infinity", "NaN", "0.02"):
+        with pytest.raises(AmountError, match="tick size"):
+            parse_tick(bad)
+
+
+def test_a_book_walk_needs_the_whole_amount():
+    levels = [(400_000, 5 * U), (300_000, 5 * U)]  # best last
+    assert market_price(Side.SELL, levels, 10 * U) == 400_000
+    for amount in (10 * U + 1, 11 * U):
+        with pytest.raises(NoMatch, match="^no match$"):
+            market_price(Side.SELL, levels, amount)
+    with pytest.raises(NoMatch, match="^no match$"):
+        market_price(Side.BUY, [], U)
+    with pytest.raises(NoMatch, match="^no match$"):
+        market_price(Side.BUY, [], U, OrderType.FAK)
+    # BUY: 5 shares at 0.3 = 1.5 USDC, then 5 at 0.4 = 2 USDC: 3.5 USDC in all
+    assert market_price(Side.BUY, levels, 3_500_000) == 400_000
+    with pytest.raises(NoMatch):
+        market_price(Side.BUY, levels, 3_500_001)
+
+
+def test_fee_rates_with_a_fractional_exponent_and_the_price_range():
+    # r * (p (1 - p)) ** e / p at p = 0.5, e = 0.5: 0.02 * 0.5 / 0.5 = 0.02
+    assert fee_per_usdc(500_000, "0.02", "0.5") == Fraction(2, 100)
+    assert abs(float(fee_per_usdc(200_000, "0.02", "1.5")) - 0.02 * 0.16 ** 1.5 / 0.2) < 1e-15
+    assert fee_per_usdc(1, "0", "1", "0.001") == Fraction(1, 1000)
+    for price in (0, U, U + 1):
+        with pytest.raises(AmountError, match=rf"^price {price} units outside \(0, 1000000\)$"):
+            fee_per_usdc(price, "0.02", "1")
+
+
+def test_levels_from_the_wire_name_the_bad_field():
+    assert levels_from_wire([{"price": "0.5", "size": "2"}]) == [(500_000, 2 * U)]
+    with pytest.raises(AmountError, match="^price is not a number"):
+        levels_from_wire([{"price": "x", "size": "2"}])
+    with pytest.raises(AmountError, match="^size is not a number"):
+        levels_from_wire([{"price": "0.5", "size": "x"}])
+
+
+def test_a_fractional_exponent_is_computed_to_fifty_digits():
+    from decimal import localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 50
+        weight = Fraction((Decimal(21) / Decimal(100)) ** Decimal("1.5"))  # (0.3 * 0.7) ** 1.5
+    assert fee_per_usdc(300_000, "0.02", "1.5") == Fraction(2, 100) * weight / Fraction(3, 10)

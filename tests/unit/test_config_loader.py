@@ -59,3 +59,22 @@ def test_secrets_file_must_be_owner_only(tmp_path):
         read_owner_only(f)
     os.chmod(f, 0o600)
     assert read_owner_only(f) == b"x = 1"
+
+
+def test_toml_nested_too_deeply_is_a_config_error_naming_the_file(tmp_path):
+    import pytest
+
+    from bot.exchange.config import load_config
+    from bot.ops.config import ConfigError, decode_bot_config
+    from bot.ops.secrets import secrets_from_file
+
+    deep = b"a = " + b"[" * 100_000 + b"]" * 100_000
+    with pytest.raises(ConfigError, match="^bot.toml: not valid TOML .*nested too deeply"):
+        decode_bot_config(deep, "bot.toml")
+    f = tmp_path / "deep.toml"
+    f.write_bytes(deep)
+    with pytest.raises(ValueError, match=f"^{f}: not valid TOML .*nested too deeply"):
+        load_config(f)
+    f.chmod(0o600)
+    with pytest.raises(ConfigError, match="secrets file is not valid TOML"):
+        secrets_from_file(f)

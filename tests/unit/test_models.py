@@ -451,3 +451,20 @@ def test_comment_creator_position_holder_shapes():
     assert groups[0].holders[0].amount == 3.5
     with pytest.raises(DecodeError, match="HolderGroup.*`holders`"):
         decode(b'[{"token":"0xc:1"}]', list[HolderGroup])
+
+
+def test_invalid_utf8_and_deep_nesting_are_decode_errors_or_nothing():
+    from bot.venue.models import OrderBook, decode_user_frame
+    from bot.venue.models.decoding import DecodeError
+
+    with pytest.raises(DecodeError, match="invalid UTF-8"):
+        decode(b'{"market": "\xff"}', OrderBook)
+    with pytest.raises(DecodeError, match="nested deeper than 32 levels"):
+        decode(b'{"market": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", OrderBook)
+    assert decode(b'{"market": "[[[[' + b"[" * 40 + b'", "asset_id": "1", "timestamp": "1", "bids": [], "asks": []}',
+                  OrderBook).market.startswith("[[[[")  # brackets in strings are no nesting
+    for frame_decoder in (decode_market_frame, decode_user_frame):
+        assert frame_decoder(b'{"event_type": "book", "market": "\xff"}') == []  # not JSON
+        for deep in (b"[" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000):
+            with pytest.raises(DecodeError, match="nested deeper than 32 levels"):
+                frame_decoder(deep)

@@ -396,3 +396,137 @@ def test_a_market_order_acked_during_its_cancel_is_closed_by_the_cancels_answer(
     rec.on_ack("0xm", ack("0xm", status="matched"), 0.05)  # it never rests
     out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xm": "order not found"}}, 0.08, ["0xm"])
     assert rec.orders.get("0xm").state.terminal and FetchTrades(("0xm",)) in out
+
+
+def _fill(tid, oid, status=TradeStatus.MATCHED):
+    return Fill(tid, oid, TOK, Side.BUY, 400_000, 5 * U, status=status)
+
+
+def test_load_restores_what_was_seen_and_it_is_not_seen_again():
+    rec = Reconciler()
+    a = own("0xa")
+    a.state = S.LIVE
+    rec.load([a], [_fill("t1", "0xa"), _fill("t2", "0xa", TradeStatus.CONFIRMED)], [("t2", "0xa"), ("t9", "0xa")],
+             {"t1": TradeStatus.MINED, "t3": TradeStatus.FAILED}, {"trades": "Mw=="})
+    assert rec.orders.get("0xa") is a and rec.trades_cursor == "Mw=="
+    assert rec.trade_status("t1") is TradeStatus.MINED and rec.trade_status("t2") is TradeStatus.CONFIRMED
+    assert rec.trade_status("t3") is TradeStatus.FAILED and rec.trade_status("t9") is None
+    assert rec.fills() == [_fill("t1", "0xa"), _fill("t2", "0xa", TradeStatus.CONFIRMED)]
+    assert rec.is_reversed("t2", "0xa") and not rec.is_reversed("t1", "0xa") and not rec.is_reversed("t9", "0xa")
+    out = rec.on_trades_page([trade("t1", status="MINED", makers=[maker("0xa")])], now=1.0)
+    assert of(out, Fill) == []  # the journal's fill is the one: no second fill of it
+
+
+def test_state_changes_are_stamped_and_counted_once():
+    rec = Reconciler()
+    a, b = own("0xa"), own("0xb")
+    sent(rec, a, b, now=1.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], now=2.0)
+    store = rec.orders
+    quoting = store.quoting_revision
+    rec.on_cancels_sent(["0xa"], now=3.0)
+    assert a.state is S.PENDING_CANCEL and a.updated_at == 3.0 and a.cancel_blind is False
+    assert store.quoting_revision == quoting + 1  # it left the quoting orders: counted once
+    rec.on_cancel_failed(["0xa"], now=4.0)
+    assert a.state is S.LIVE and a.updated_at == 4.0 and store.quoting_revision == quoting + 2
+    rec.on_cancels_sent(["0xa"], now=5.0)
+    rec.on_cancel_result({"canceled": [], "not_canceled": {}}, now=6.0, requested=["0xa"])
+    assert a.state is S.LIVE and a.updated_at == 6.0  # asked but not answered: back
+    c, d = own("0xc"), own("0xd")
+    sent(rec, c, d, now=7.0)
+    out = rec.on_place_failed(["0xc"], now=8.0, unknown=True)
+    assert c.state is S.UNKNOWN and c.updated_at == 8.0 and of(out, LookupOrder) == [LookupOrder("0xc")]
+    rec.on_place_failed(["0xd", "0xnone"], now=9.0, unknown=False)
+    assert d.state is S.REJECTED and d.updated_at == 9.0 and d.reason == "request failed"
+    e = own("0xe")
+    sent(rec, e, now=10.0)
+    rec.on_cancels_sent(["0xe"], now=11.0)
+    assert e.cancel_blind is True  # the cancel left before the submit was answered
+    rec.on_place_failed(["0xe"], now=12.0, unknown=False, reason="400 bad")
+    assert e.state is S.CANCELED and e.updated_at == 12.0 and e.reason == "400 bad"
+
+
+def test_a_listing_judges_exactly_the_orders_it_could_show():
+    rec = Reconciler()
+    first = own("0x1")  # still unanswered: never judged by its absence, nor stops the others
+    sent(rec, first, now=1.0)
+    a, b, c, d = own("0xa"), own("0xb"), own("0xc"), own("0xd")
+    sent(rec, d, now=1.0)
+    rec.on_cancels_sent(["0xd"], now=1.2)  # a cancel racing its own place: left alone, nor stops the others
+    sent(rec, a, now=1.0)
+    rec.on_acks(["0xa"], [ack("0xa")], now=1.5)
+    sent(rec, b, now=2.0)
+    rec.on_acks(["0xb"], [ack("0xb")], now=2.0)  # sent and answered at the very instant asked
+    sent(rec, c, now=2.5)  # sent after the listing was asked for
+    rec.on_acks(["0xc"], [ack("0xc")], now=2.5)
+    out = rec.on_open_orders([], now=3.0, as_of=2.0)
+    assert (first.state, a.state, b.state, c.state, d.state) == (
+        S.PENDING_SUBMIT, S.CANCELED, S.CANCELED, S.LIVE, S.PENDING_CANCEL)
+    assert a.updated_at == 3.0 and of(out, FetchTrades) == [FetchTrades(("0xa", "0xb"))]
+    e = own("0xe")
+    sent(rec, e, now=4.0)
+    rec.on_acks(["0xe"], [ack("0xe")], now=4.0)
+    rec.on_cancels_sent(["0xe"], now=4.5)
+    rec.on_open_orders([], now=6.0, as_of=5.0)  # a cancel out for an answered order: judged
+    assert e.state is S.CANCELED
+
+
+def test_an_unknown_order_absent_from_a_listing_is_resent_by_default():
+    rec = Reconciler()
+    u = own("0xu")
+    sent(rec, u, now=1.0)
+    rec.on_place_failed(["0xu"], now=1.5, unknown=True)
+    u.answered_at = 1.6  # the lookup found nothing yet; the venue answered about it
+    out = rec.on_open_orders([], now=3.0, as_of=2.0)
+    assert [r.order_id for r in of(out, ResendOrder)] == ["0xu"]
+
+
+def test_a_listing_reopens_only_what_closed_before_it_was_asked():
+    rec = Reconciler()
+    a, b = own("0xa"), own("0xb")
+    sent(rec, a, b, now=1.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], now=1.0)
+    rec.on_cancels_sent(["0xa", "0xb"], now=2.0)
+    rec.on_cancel_result({"canceled": ["0xa"], "not_canceled": {}}, now=2.0)
+    rec.on_cancel_result({"canceled": ["0xb"], "not_canceled": {}}, now=5.0)
+    rec.on_open_orders([oevent("0xa"), oevent("0xb")], now=6.0, as_of=5.0)
+    assert a.state is S.LIVE and a.updated_at == 6.0  # closed at 2.0, listed open at 5.0: the venue wins
+    assert b.state is S.CANCELED  # closed at the instant asked: the listing may predate the cancel
+
+
+def test_an_unknown_order_is_an_orphan_unless_the_event_cancels_it():
+    rec = Reconciler()
+    assert rec.on_order_event(oevent("0xz", status="LIVE", typ="CANCELLATION"), now=1.0) == []
+    assert of(rec.on_order_event(oevent("0xz", status="LIVE", typ="PLACEMENT"), now=1.0), CancelOrder) != []
+    assert rec.orphans_unknown == 1
+
+
+def test_config_bounds_and_words():
+    import pytest
+
+    assert ReconcilerConfig(max_held_trades=10_000_000).max_held_trades == 10_000_000
+    for bad in (0, 10_000_001):
+        with pytest.raises(ValueError, match=rf"^max_held_trades must be within 1..10000000, got {bad}$"):
+            ReconcilerConfig(max_held_trades=bad)
+
+
+def test_a_delayed_or_live_unknown_order_is_an_orphan_and_may_be_adopted():
+    rec = Reconciler()
+    assert of(rec.on_order_event(oevent("0xq", status="DELAYED", typ="PLACEMENT"), now=1.0), CancelOrder) != []
+    assert rec.on_order_event(oevent("0xr", status="MATCHED", typ="UPDATE"), now=1.0) == []
+    adopt = Reconciler(ReconcilerConfig(orphan_policy="adopt"))
+    adopt.on_order_event(oevent("0xs", status="LIVE", typ="PLACEMENT"), now=2.0)
+    adopt.on_order_event(oevent("0xt", status="LIVE", typ="UPDATE", matched="3"), now=2.5)
+    s, t = adopt.orders.get("0xs"), adopt.orders.get("0xt")
+    assert (s.state, s.market, s.reason, s.answered_at, s.sent_at) == (S.LIVE, "0xm", "adopted", 2.0, 2.0)
+    assert t.state is S.PARTIALLY_FILLED and t.venue_matched == 3 * U
+
+
+def test_a_blind_cancel_of_an_unknown_order_not_cancelled_looks_it_up():
+    rec = Reconciler()
+    u = own("0xu")
+    sent(rec, u, now=1.0)
+    rec.on_place_failed(["0xu"], now=1.5, unknown=True)
+    rec.on_cancels_sent(["0xu"], now=2.0)
+    out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xu": "not found"}}, now=3.0, requested=["0xu"])
+    assert of(out, LookupOrder) == [LookupOrder("0xu")] and None not in out  # its lookup decides

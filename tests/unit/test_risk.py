@@ -303,3 +303,232 @@ def test_limits_config_is_strict():
     with pytest.raises(msgspec.ValidationError, match="negative"):
         msgspec.convert({"max_position": -1}, RiskLimits)
     assert msgspec.convert({"max_position": None}, RiskLimits).max_position is None
+
+
+# -- the projection's figures against an outcome-by-outcome model ----------------------------------
+
+import random  # noqa: E402
+
+from bot.risk.checks import Projection, Universe, check_intents  # noqa: E402
+from bot.risk.limits import RiskLimits as Limits  # noqa: E402
+
+
+def _rows(p: Projection, m: MarketInfo):
+    return p.tok(m.tokens[0]), p.tok(m.tokens[1])
+
+
+def _loss_by_outcome(p: Projection, group, orders=True) -> int:
+    """Worst loss over the group's outcomes (none wins, or one market's YES wins), each market's
+    resting buys filled on its losing token and its resting sells on its winning token."""
+    def token_loss(t, wins: bool) -> int:
+        if wins:  # it pays out what is held; a sell gives up 1 - price per share
+            return -t.pos + ((t.sell_sz - t.sell_ntl) if orders else 0)
+        return t.buy_ntl if orders else 0  # worthless: a buy is lost
+    cost = sum(t.cost for m in group for t in _rows(p, m))
+    outcomes = [None, *range(len(group))]
+    worst = None
+    for winner in outcomes:
+        loss = cost
+        for i, m in enumerate(group):
+            y, n = _rows(p, m)
+            loss += token_loss(y, i == winner) + token_loss(n, i != winner)
+        worst = loss if worst is None else max(worst, loss)
+    return worst
+
+
+def _random_projection(rng: random.Random, markets) -> Projection:
+    small = (-2 * SH, -1, 0, 1, 3 * SH)
+    def amount():
+        return rng.choice(small) if rng.random() < 0.3 else rng.randrange(0, 20) * SH // 2
+    tokens = [t for m in markets for t in m.tokens]
+    p = Projection(Positions({t: amount() for t in tokens}, {t: rng.choice(small) if rng.random() < 0.5
+                                                              else rng.randrange(-5, 9) * SH // 4 for t in tokens}))
+    for t in tokens:
+        for side in (Side.BUY, Side.SELL):
+            if rng.random() < 0.7:
+                shares = rng.randrange(1, 12) * SH
+                p.add(t, side, shares, shares * rng.randrange(1, 100) // 100)
+    return p
+
+
+def test_projection_figures_match_the_outcome_model():
+    rng = random.Random(13)
+    one = MarketInfo("c", ("Y", "N"))
+    group = tuple(MarketInfo(f"e{i}", (f"Y{i}", f"N{i}"), neg_risk=True, event_id="E") for i in range(3))
+    for _ in range(300):
+        p = _random_projection(rng, (one,))
+        y, n = _rows(p, one)
+        assert p.position("Y") == y.pos + y.buy_sz and p.position("N") == n.pos + n.buy_sz
+        assert p.market_notional(one) == max(y.cost, 0) + y.buy_ntl + max(n.cost, 0) + n.buy_ntl
+        assert p.event_notional((one, one)) == 2 * p.market_notional(one)
+        # every fill combination: YES minus NO shares lies in [lo, hi]; the exposure is the largest |.|
+        hi = y.pos + y.buy_sz - (n.pos - n.sell_sz)
+        lo = y.pos - y.sell_sz - (n.pos + n.buy_sz)
+        assert p.net_exposure(one) == max(abs(hi), abs(lo))
+        assert p.worst_loss((one,)) == _loss_by_outcome(p, (one,))
+        assert p.worst_loss((one,), orders=False) == _loss_by_outcome(p, (one,), orders=False)
+        g = _random_projection(rng, group)
+        assert g.worst_loss(group) == _loss_by_outcome(g, group)
+        assert g.worst_loss(group, orders=False) == _loss_by_outcome(g, group, orders=False)
+
+
+def test_projection_counts_costs_of_exactly_one_unit():
+    one = MarketInfo("c", ("Y", "N"))
+    for cy, cn in ((1, 0), (0, 1), (-1, 1), (1, -1)):
+        p = Projection(Positions({}, {"Y": cy, "N": cn}))
+        assert p.market_notional(one) == max(cy, 0) + max(cn, 0)
+
+
+def test_risk_groups_are_neg_risk_events_only():
+    a = MarketInfo("a", ("Ya", "Na"), event_id="X")  # an event id without neg risk: not linked
+    b = MarketInfo("b", ("Yb", "Nb"), event_id="X")
+    c = MarketInfo("c", ("Yc", "Nc"), neg_risk=True, event_id="E")
+    d = MarketInfo("d", ("Yd", "Nd"), neg_risk=True, event_id="E")
+    e = MarketInfo("e", ("Ye", "Ne"), neg_risk=True, event_id="F")
+    f = MarketInfo("f", ("Yf", "Nf"), neg_risk=True, event_id="F")
+    u = Universe(MarketIndex([a, b, c, d, e, f]))
+    assert u.group(a) == (a,) and u.event_markets(a) == (a, b)
+    assert u.group(c) == (c, d) and u.group(f) == (e, f)
+    assert u.links(c) == ((c, d), (c, d)) and u.links(c) == u.links(c)
+    assert u.scope("Ya") == frozenset({"Ya", "Na", "Yb", "Nb"}) and u.scope("zz") == frozenset({"zz"})
+
+
+def test_each_accepted_order_says_whether_it_shrinks_the_exposure():
+    def flags(positions, intents):
+        return check(gate(), intents, positions=Positions(positions)).reducing
+
+    quotes = (q("Y1", Side.SELL, 550_000, 5 * SH), q("Y1", Side.BUY, 450_000, 5 * SH))
+    long_yes = {"Y1": 20 * SH}
+    assert flags(long_yes, [QuoteTarget("Y1", quotes)]) == [(True, False)]
+    assert flags(long_yes, [QuoteTarget("N1", (q("N1", Side.BUY, 450_000, 5 * SH),))]) == [(True,)]
+    long_no = {"N1": 20 * SH}
+    assert flags(long_no, [QuoteTarget("Y1", (q("Y1", Side.BUY, 450_000, 5 * SH),))]) == [(True,)]
+    assert flags(long_no, [QuoteTarget("N1", (q("N1", Side.SELL, 550_000, 5 * SH),
+                                              q("N1", Side.BUY, 450_000, 5 * SH)))]) == [(True, False)]
+    assert flags({"Y1": 1}, [QuoteTarget("Y1", (q("Y1", Side.BUY, 450_000, 5 * SH),))]) == [(False,)]
+    assert flags({"Y1": 5 * SH, "N1": 5 * SH}, [QuoteTarget("Y1", quotes)]) == [(False, False)]  # flat
+    assert flags(long_yes, [Take("Y1", Side.SELL, 500_000, 5 * SH), CancelAll(), QuoteTarget("Y1", ())]) == [
+        True, False, False]
+
+
+def test_a_buy_take_counts_the_shares_the_best_ask_gives():
+    # 5 USDC at a worst price of 0.60 buy 10 shares when the best ask is 0.50
+    take = Take("Y1", Side.BUY, 600_000, 5 * SH)
+    books = {"Y1": Book("Y1", bid=480_000, ask=500_000)}
+    assert reasons(check(gate(max_position=10 * SH), [take], books=books)) == []
+    assert reasons(check(gate(max_position=10 * SH - 1), [take], books=books)) == [Reason.POSITION]
+    # without a book (or an ask) the worst price is the reference: 8.33 shares
+    assert reasons(check(gate(max_position=8_333_333), [take], books={})) == []
+    assert reasons(check(gate(max_position=8_333_332), [take], books={})) == [Reason.POSITION]
+    no_ask = {"Y1": Book("Y1", bid=480_000, ask=None)}
+    assert reasons(check(gate(max_position=8_333_333), [take], books=no_ask)) == []
+    d = check_intents([take], state=TradingState.ACTIVE, limits=Limits(max_position=8_333_333,
+                      max_orders_per_window=None), universe=Universe(MARKETS), positions=Positions(),
+                      open_orders=(), books=None)
+    assert d.rejections == [] and d.accepted == [take]
+
+
+class Resting:
+    def __init__(self, token_id, side, price, size):
+        self.token_id, self.side, self.price, self.remaining = token_id, side, price, size
+
+
+def test_reducing_compares_the_event_loss_with_that_of_the_positions_alone():
+    """Resting orders do not raise the bar: with a buy of b resting, buying YES of a would let the
+    event lose 10 if a resolves YES, while the positions alone risk 5: refused."""
+    g = gate(max_event_loss=None, max_market_notional=None, max_event_notional=None)
+    g.reduce_only("drill")
+    alone = Positions({"Na": 10 * SH}, {"Na": 5 * SH})
+    buy_ya = QuoteTarget("Ya", (q("Ya", size=10 * SH),))
+    assert reasons(check(g, [buy_ya], positions=alone)) == []
+    resting = [Resting("Yb", Side.BUY, 500_000, 10 * SH)]
+    d = check(g, [buy_ya], positions=alone, open_orders=resting)
+    assert reasons(d) == [Reason.REDUCE_ONLY]
+
+
+def _limits(**one) -> Limits:
+    none = dict(max_order_size=None, max_position=None, max_market_notional=None, max_event_notional=None,
+                max_net_exposure=None, max_event_loss=None, max_open_orders=None, max_orders_per_window=None)
+    return Limits(**(none | one))
+
+
+def test_each_limit_passes_an_order_exactly_at_it_and_refuses_one_unit_over():
+    """Against the model's levels (market notional, net exposure, event loss) with random
+    positions, resting orders and a new quote: at the level the order passes; a limit one unit
+    lower refuses it, unless the order does not make the level worse."""
+    rng = random.Random(29)
+    market = MARKETS.get("Y1")
+    checked = 0
+    for _ in range(250):
+        sizes = {t: rng.randrange(0, 40) * SH // 2 for t in market.tokens}
+        costs = {t: rng.choice((-3 * SH, -1, 0, 1, rng.randrange(0, 20) * SH // 4)) for t in market.tokens}
+        positions = Positions(sizes, costs)
+        resting = []
+        for t in market.tokens:
+            for side in (Side.BUY, Side.SELL):
+                if rng.random() < 0.5:
+                    size = rng.randrange(5, 10) * SH
+                    if side is Side.SELL and size > sizes[t]:
+                        continue
+                    resting.append(Resting(t, side, rng.randrange(1, 99) * 10_000, size))
+        token, side = rng.choice(market.tokens), rng.choice((Side.BUY, Side.SELL))
+        price, size = rng.randrange(1, 99) * 10_000, rng.randrange(5, 10) * SH
+        if side is Side.SELL and size > sizes[token]:
+            continue
+        new = Quote(token, side, price, size)
+
+        def levels(with_new: bool):
+            p = Projection(positions)
+            kept = [o for o in resting if o.token_id != token]  # the target replaces its token's orders
+            for o in kept + ([Resting(token, side, price, size)] if with_new else []):
+                p.add(o.token_id, o.side, o.remaining, o.price * o.remaining // UNIT)
+            y, n = _rows(p, market)
+            hi = y.pos + y.buy_sz - (n.pos - n.sell_sz)
+            lo = y.pos - y.sell_sz - (n.pos + n.buy_sz)
+            return {"max_market_notional": max(y.cost, 0) + y.buy_ntl + max(n.cost, 0) + n.buy_ntl,
+                    "max_net_exposure": max(abs(hi), abs(lo)),
+                    "max_event_loss": _loss_by_outcome(p, (market,))}
+
+        after, before = levels(True), levels(False)
+        intents = [QuoteTarget(token, (new,))]
+        for name, level in after.items():
+            if name == "max_market_notional" and side is Side.SELL or level < 1:
+                continue
+
+            def decide(limit):
+                return check_intents(intents, state=TradingState.ACTIVE, limits=_limits(**{name: limit}),
+                                     universe=Universe(MARKETS), positions=positions, open_orders=resting,
+                                     books=BOOKS)
+
+            assert decide(level).rejections == [], (name, level)
+            refused = [r.reason.value for r in decide(level - 1).rejections]
+            assert refused == ([name.removeprefix("max_")] if level > before[name] else []), (name, level, before)
+            checked += 1
+    assert checked > 300
+
+
+def test_live_orders_kept_by_a_target_spend_no_rate_each_once():
+    live = [Resting("Y1", Side.BUY, 500_000, 10 * SH)]
+    d = check(gate(), [QuoteTarget("Y1", (q(), q()))], open_orders=live)
+    assert d.new_orders == 1 and d.rejections == []  # one quote is the live order, the other is new
+
+
+def test_rejections_say_what_was_refused():
+    d = check(gate(), [QuoteTarget("zz", (q("zz"),)), QuoteTarget("Y1", (q(size=5 * SH + 1),))])
+    assert [(r.reason, r.detail) for r in d.rejections] == [
+        (Reason.UNKNOWN_MARKET, "zz"), (Reason.SIZE_OFF_GRID, f"{5 * SH + 1} not a positive multiple of 10000")]
+    big_min = {"Y1": Book("Y1")}
+    big_min["Y1"].min_size = 20 * SH  # the book's minimum is above the market's
+    d = check(gate(), [QuoteTarget("Y1", (q(size=10 * SH),))], books=big_min)
+    assert [(r.reason, r.detail) for r in d.rejections] == [(Reason.BELOW_MIN_SIZE, f"{10 * SH} < {20 * SH}")]
+
+
+def test_a_new_target_takes_the_place_of_the_orders_and_targets_before_it():
+    live = [Resting("Y1", Side.BUY, 500_000, 10 * SH)]
+    g = gate(max_position=10 * SH)
+    # the live buy of Y1 is replaced, not added to, by a later target for Y1
+    d = check(g, [QuoteTarget("N1", ()), QuoteTarget("Y1", (q(size=10 * SH),))], open_orders=live)
+    assert d.rejections == []
+    # and so is an earlier target of the same call
+    d = check(g, [QuoteTarget("Y1", (q(size=10 * SH),)), QuoteTarget("Y1", (q(price=490_000, size=10 * SH),))])
+    assert d.rejections == [] and d.new_orders == 2

@@ -176,3 +176,109 @@ def test_take_up_to_takes_what_every_window_allows() -> None:
     assert th.taken == 6 and th.available(now=1.0) == 0
     with pytest.raises(ParameterError, match="^n: "):
         th.take_up_to(0, now=2.0)
+
+
+# -- exactness and refusals ------------------------------------------------------------------------
+
+import math  # noqa: E402
+import random  # noqa: E402
+
+
+def test_ready_at_is_the_first_instant_a_take_leaves_the_window() -> None:
+    """Exact to the float step, for any stamp (negative ones included: an injected clock may
+    start anywhere) and any window length."""
+    rng = random.Random(5)
+    cases = [(0.1, 0.2), (1.0, 1e-17), (100.3, 0.7), (1e15 + 0.5, 0.3), (-5.5, 1.0), (-0.1, 0.3),
+             (-628.1874682105646, 600.0), (0.0, 10.0)]
+    cases += [(rng.uniform(-1e3, 1e3), rng.choice([0.1, 0.3, 0.7, 10.0, 600.0, rng.uniform(1e-6, 1.0)]))
+              for _ in range(1500)]
+    for stamp, seconds in cases:
+        th = Throttle([RateWindow(1, seconds)])
+        assert th.try_take(1, now=stamp)
+        t = th.ready_at(1, now=stamp)
+        assert t >= stamp and t - seconds >= stamp, (stamp, seconds)
+        before = math.nextafter(t, -math.inf)
+        if before >= stamp:  # the clock never runs back past the take
+            assert not th.try_take(1, now=before), (stamp, seconds)
+        assert stamp + th.delay(1, now=stamp) >= t
+        assert th.try_take(1, now=t), (stamp, seconds)
+
+
+def test_delay_is_exact_when_the_difference_is() -> None:
+    th = Throttle([RateWindow(1, 10.0)])
+    assert th.try_take(1, now=0.0)
+    assert th.ready_at(1, now=5.0) == 10.0
+    assert th.delay(1, now=5.0) == 5.0 and th.delay(1, now=10.0) == 0.0 and th.delay(1, now=12.0) == 0.0
+
+
+def test_windows_refuse_what_is_not_a_count_or_a_length() -> None:
+    for bad in (0, -1, True, 2.5, "3"):
+        with pytest.raises(ParameterError, match=rf"^capacity: must be an integer >= 1, got {bad!r}$"):
+            RateWindow(bad, 1.0)
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ParameterError, match="^seconds: must be a finite number > 0, got "):
+            RateWindow(1, bad)
+    for bad in (0, 0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ParameterError, match="^factor: must be a finite number > 0, got "):
+            RateWindow(3, 1.0).scaled(bad)
+    with pytest.raises(ParameterError, match="^windows: at least one RateWindow is required$"):
+        Throttle([])
+
+
+def test_token_counts_must_be_whole_and_fit() -> None:
+    th = Throttle([RateWindow(15, 10.0)])
+    for bad in (0, True, 1.5):
+        with pytest.raises(ParameterError, match=rf"^n: must be an integer >= 1, got {bad!r}$"):
+            th.try_take(bad, now=0.0)
+        with pytest.raises(ParameterError, match=rf"^n: must be an integer >= 1, got {bad!r}$"):
+            th.take_up_to(bad, now=0.0)
+    with pytest.raises(ParameterError, match=r"^n: 16 tokens can never pass Throttle\(-: 15/10s\)$"):
+        th.try_take(16, now=0.0)
+    th.take(15, now=0.0)
+    with pytest.raises(RuntimeError, match=r"^Throttle\(-: 15/10s\) has no room for 1 tokens$"):
+        th.take(1, now=1.0)
+    assert repr(Throttle([RateWindow(2, 10.0), RateWindow(6, 0.5)], name="book")) == "Throttle(book: 2/10s, 6/0.5s)"
+
+
+def test_an_explicit_now_wins_and_the_clock_is_read_without_one() -> None:
+    t = [100.0]
+    th = Throttle([RateWindow(2, 1.0)], clock=lambda: t[0])
+    th.take(1, now=0.0)
+    th.take(1, now=1.0)  # the take at 0.0 has left the window at 1.0, whatever the clock says
+    assert th.take_up_to(5, now=1.5) == 1 and th.available(now=1.5) == 0
+    assert th.available() == 2 and th.ready_at() == 100.0 and th.delay() == 0.0
+    assert th.try_take(1) and th.take_up_to(5) == 1 and th.available() == 0
+    t[0] = 100.5
+    assert th.ready_at() == 101.0 and th.delay() == 0.5 and not th.try_take(1)
+    assert th.taken == 5
+
+
+def test_take_up_to_takes_nothing_from_a_full_window() -> None:
+    th = Throttle([RateWindow(2, 10.0)])
+    assert th.take_up_to(5, now=0.0) == 2
+    assert th.take_up_to(5, now=1.0) == 0 and th.taken == 2
+    assert th.take_up_to(1, now=10.0) == 1
+
+
+@pytest.mark.anyio
+async def test_every_wait_is_counted_and_summed() -> None:
+    clock = FakeClock()
+    seen: list[tuple[str, float]] = []
+    th = Throttle([RateWindow(1, 0.5)], clock, name="x", on_wait=lambda r, s: seen.append((r, s)), sleep=clock.sleep)
+    assert await th.acquire() == 0.0
+    assert await th.acquire() == 0.5
+    assert await th.acquire() == 0.5
+    assert th.waits == 2 and th.waited_seconds == 1.0 and seen == [("x", 0.5), ("x", 0.5)]
+    small = th.scaled(0.5)  # the same clock, hooks and sleep
+    assert small.windows == (RateWindow(1, 0.5),) and small.name == "x"
+    clock.t = 10.0
+    assert await small.acquire() == 0.0 and await small.acquire() == 0.5 and clock.t == 10.5
+    assert small.waits == 1 and seen == [("x", 0.5)] * 3  # the scaled throttle tells the same hook
+
+
+def test_one_token_is_the_default() -> None:
+    th = Throttle([RateWindow(1, 1.0)])
+    assert th.ready_at(now=0.0) == 0.0 and th.delay(now=0.0) == 0.0
+    assert th.try_take(now=0.0) and not th.try_take(now=0.5)
+    th.take(now=1.0)
+    assert th.taken == 2

@@ -9,11 +9,35 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, TypeVar
 
 import msgspec
 
 T = TypeVar("T")
+
+MAX_JSON_DEPTH = 32  # the deepest payload of the venue (an order batch, a market listing) nests a few levels
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string, escapes included
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+
+
+def json_depth(raw: bytes) -> int:
+    """How deeply ``raw`` nests arrays and objects (brackets inside strings do not count)."""
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def too_deep(data: bytes | str) -> bool:
+    """``data`` nests deeper than :data:`MAX_JSON_DEPTH`, found by a flat scan before any decoder
+    recurses into it (a deep enough nesting exhausts the C stack of a recursive decoder). Only
+    text with more brackets than the bound is scanned."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH:
+        return False
+    return json_depth(raw) > MAX_JSON_DEPTH
 
 
 class DecodeError(ValueError):
@@ -40,10 +64,16 @@ def json_decoder(model: Any) -> msgspec.json.Decoder:
 
 def decode(data: bytes | str, model: type[T] | Any) -> T:
     """Decode JSON bytes straight into ``model``; bad JSON or a bad shape raises :class:`DecodeError`."""
+    if too_deep(data):
+        raise DecodeError(model_name(model), f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         return json_decoder(model).decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise DecodeError(model_name(model), str(exc)) from None
+    except UnicodeDecodeError as exc:  # JSON is UTF-8: a string holding other bytes is malformed
+        raise DecodeError(model_name(model), f"invalid UTF-8 at byte {exc.start}") from None
+    except RecursionError:  # a free-form (``Any``) field nested past the interpreter's depth
+        raise DecodeError(model_name(model), "JSON nested too deeply") from None
 
 
 def convert(obj: Any, model: type[T] | Any) -> T:

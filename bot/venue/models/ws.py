@@ -1,12 +1,15 @@
 """WebSocket frames of the market and user channels (venue.md 9.2, 9.3) and their fast decoders.
 
 Invariants:
-- a frame is one JSON object or a JSON array of them; non-JSON text (``PONG``) decodes to ``[]``;
+- a frame is one JSON object or a JSON array of them; non-JSON text (``PONG``, invalid UTF-8)
+  decodes to ``[]``;
 - events are dispatched on ``event_type``; unknown types are skipped; events without
   ``event_type`` are recognised by their keys when the shape is unambiguous, else skipped;
 - ``price_change`` always comes out in the current schema (``price_changes[]``): the obsolete one
   (top-level ``asset_id`` with ``changes[]`` or a single price/side/size) is converted;
-- a recognised event with a bad shape raises :class:`~bot.venue.models.decoding.DecodeError`;
+- a recognised event with a bad shape, or JSON nested deeper than ``MAX_JSON_DEPTH`` (found by a
+  flat scan before any decoder recurses), raises :class:`~bot.venue.models.decoding.DecodeError`
+  (nothing else escapes);
 - encoding any event with :func:`msgspec.json.encode` yields the venue's field names, with
   ``event_type`` first and unset optional fields left out.
 """
@@ -19,7 +22,7 @@ import msgspec
 
 from .book import Level, OrderBook
 from .bodies import ApiCreds
-from .decoding import DecodeError, FastWire, Wire
+from .decoding import MAX_JSON_DEPTH, DecodeError, FastWire, Wire, too_deep
 from .timestamps import epoch_ms
 from .trade import Trade
 
@@ -225,23 +228,41 @@ _PC_TAIL = -160  # the tag and what may follow it (a timestamp) fit in this many
 
 def decode_market_frame(data: bytes | str) -> list[MarketEvent]:
     """All market-channel events of one frame, in order (see the module invariants)."""
+    if too_deep(data):
+        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        if data.rfind(_PC_TAG, _PC_TAIL) > 0:  # a str frame raises TypeError: general decoder
-            return [_decode_price_change(data)]  # an array, or another tag, fails and falls through
-    except (msgspec.ValidationError, msgspec.DecodeError, TypeError):
-        pass
-    try:
-        out = _market_fast.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
-        return _decode_slow(data, MARKET_EVENT_TYPES, _infer_market_type)
-    return out if type(out) is list else [out]
+        return _market_frame(data)
+    except RecursionError:
+        raise DecodeError("frame", "JSON nested too deeply") from None
 
 
 def decode_user_frame(data: bytes | str) -> list[UserEvent]:
     """All user-channel events of one frame, in order (see the module invariants)."""
+    if too_deep(data):
+        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return _user_frame(data)
+    except RecursionError:
+        raise DecodeError("frame", "JSON nested too deeply") from None
+
+
+def _market_frame(data: bytes | str) -> list[MarketEvent]:
+    try:
+        if data.rfind(_PC_TAG, _PC_TAIL) > 0:  # a str frame raises TypeError: general decoder
+            return [_decode_price_change(data)]  # an array, or another tag, fails and falls through
+    except (msgspec.ValidationError, msgspec.DecodeError, TypeError, UnicodeDecodeError):
+        pass
+    try:
+        out = _market_fast.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
+        return _decode_slow(data, MARKET_EVENT_TYPES, _infer_market_type)
+    return out if type(out) is list else [out]
+
+
+def _user_frame(data: bytes | str) -> list[UserEvent]:
     try:
         out = _user_fast.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
         return _decode_slow(data, USER_EVENT_TYPES, _infer_user_type)
     return out if type(out) is list else [out]
 
@@ -249,8 +270,8 @@ def decode_user_frame(data: bytes | str) -> list[UserEvent]:
 def _decode_slow(data: bytes | str, table: dict[str, type], infer: Any) -> list:
     try:
         parsed = _any_json.decode(data)
-    except msgspec.DecodeError:
-        return []  # PONG and other non-JSON text
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return []  # PONG and other non-JSON text (invalid UTF-8 is not JSON)
     items = parsed if isinstance(parsed, list) else [parsed]
     events = []
     for item in items:

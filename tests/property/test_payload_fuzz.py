@@ -1,0 +1,140 @@
+"""Every real payload of ``../shared/data``, mutated: byte flips, truncation, a value swapped for
+another JSON type, huge and non-finite numbers, deep nesting. Each decoder answers with events or
+a model, or raises its one typed error (:class:`DecodeError`), in bounded time; and a WebSocket
+stream fed the mutated frames counts them and delivers the next good frame as if nothing happened.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.venue.auth import Credentials
+from bot.venue.models import decode, decode_market_frame, decode_user_frame
+from bot.venue.models.decoding import DecodeError
+from bot.venue.stream import MarketStream, UserStream
+from tests.conformance.test_captured_payloads import MARKET, TABLE, USER
+from tests.conftest import SHARED
+
+DATA = SHARED / "data"
+PATHS = sorted(TABLE)
+ODD_VALUES = (None, True, 0, -1, 1.5, 10**400, -(10**400), "", "x" * 5000, "1e999", "NaN", "-0", [], {}, [[[]]],
+              {"a": {"b": None}})
+
+
+def raw(path: str) -> bytes:
+    return (DATA / path).read_bytes()
+
+
+def decode_as(path: str, data: bytes) -> Any:
+    kind = TABLE[path][0]
+    if kind == MARKET:
+        return decode_market_frame(data)
+    if kind == USER:
+        return decode_user_frame(data)
+    return decode(data, kind)
+
+
+def typed_or_ok(path: str, data: bytes) -> None:
+    try:
+        decode_as(path, data)
+    except DecodeError as exc:
+        assert str(exc).startswith("cannot decode ") and "\n" not in str(exc)[:200]
+
+
+def nodes(value: Any, at: tuple = ()) -> list[tuple]:
+    """The path of every value inside ``value`` (itself included)."""
+    out = [at]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += nodes(v, at + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += nodes(v, at + (i,))
+    return out
+
+
+def replaced(value: Any, at: tuple, new: Any) -> Any:
+    if not at:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[at[0]] = replaced(value[at[0]], at[1:], new)
+    return copy
+
+
+def test_every_payload_under_every_kind_of_mutation():
+    """A sweep over every file: truncations, flips, swaps at spread positions (no randomness)."""
+    for path in PATHS:
+        data = raw(path)
+        n = len(data)
+        for cut in sorted({0, 1, n // 2, n - 1, *range(0, n, max(1, n // 23))}):
+            typed_or_ok(path, data[:cut])
+        for pos in range(0, n, max(1, n // 29)):
+            for byte in (0x00, 0x22, 0x7B, 0x5D, 0xFF):
+                typed_or_ok(path, data[:pos] + bytes([byte]) + data[pos + 1:])
+        doc = json.loads(data)
+        every = nodes(doc)
+        for i, at in enumerate(every[:: max(1, len(every) // 40)]):
+            typed_or_ok(path, json.dumps(replaced(doc, at, ODD_VALUES[i % len(ODD_VALUES)])).encode())
+        typed_or_ok(path, b"[" * 100_000 + data + b"]" * 100_000)
+        typed_or_ok(path, json.dumps(replaced(doc, every[-1], float("inf"))).encode())
+
+
+@st.composite
+def mutated(draw) -> tuple[str, bytes]:
+    path = draw(st.sampled_from(PATHS))
+    data = raw(path)
+    how = draw(st.sampled_from(["flip", "cut", "swap", "nest", "splice"]))
+    if how == "flip":
+        pos = draw(st.integers(0, len(data) - 1))
+        return path, data[:pos] + bytes([draw(st.integers(0, 255))]) + data[pos + 1:]
+    if how == "cut":
+        return path, data[: draw(st.integers(0, len(data)))]
+    if how == "nest":
+        depth = draw(st.integers(1, 5000))
+        return path, b'{"a":' * depth + data + b"}" * depth
+    if how == "splice":
+        pos = draw(st.integers(0, len(data)))
+        return path, data[:pos] + draw(st.binary(max_size=64)) + data[pos:]
+    doc = json.loads(data)
+    at = draw(st.sampled_from(nodes(doc)))
+    new = draw(st.one_of(st.sampled_from(ODD_VALUES), st.integers(), st.floats(allow_nan=False),
+                         st.text(max_size=30), st.recursive(st.none() | st.integers(), st.lists, max_leaves=5)))
+    return path, json.dumps(replaced(doc, at, new)).encode()
+
+
+@settings(max_examples=600, deadline=2000, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_any_mutation_of_a_real_payload_decodes_or_is_a_decode_error(case: tuple[str, bytes]) -> None:
+    typed_or_ok(*case)
+
+
+CREDS = Credentials("00000000-0000-0000-0000-000000000000", "c2VjcmV0", "passphrase")
+FRAMES = {kind: [p for p in PATHS if TABLE[p][0] == kind] for kind in (MARKET, USER)}
+
+
+@pytest.mark.parametrize("kind,stream_type", [(MARKET, MarketStream), (USER, UserStream)])
+def test_a_stream_fed_broken_frames_delivers_the_next_good_one(kind, stream_type) -> None:
+    got: list = []
+    stream = MarketStream(got.append) if stream_type is MarketStream else UserStream(got.append, CREDS)
+    link = stream._new_link(())
+    frames = [raw(p) for p in FRAMES[kind]]
+    broken = [f[: len(f) // 2] for f in frames] + [b"\xff" + f for f in frames] + [b"[" * 50_000]
+
+    async def feed() -> None:
+        for bad, good in zip(broken, frames * 3):
+            await stream._on_frame(link, bad)
+            before = len(got)
+            await stream._on_frame(link, good)
+            assert len(got) > before or decode_as(FRAMES[kind][frames.index(good)], good) == []
+
+    anyio.run(feed)
+    c = stream.counters  # a broken frame is a decode error, or no event at all (not JSON)
+    assert c.decode_errors >= 1 and c.decode_errors + c.ignored_frames >= len(broken)
+    assert c.frames == 2 * len(broken) and c.messages >= len(broken) - 1
