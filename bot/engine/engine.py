@@ -157,7 +157,7 @@ class Engine:
         self.settlement: dict[str, TradeStatus] = {}  # trade id -> last status of our fills
         self.stopped = False
         self._tick_at: float | None = None
-        # token -> perf-counter receipt of its oldest book change not yet answered by an order sent
+        # token -> perf-counter receipt of its newest book change, while a batch of updates is handled
         self._ticks: dict[str, float] = {}
         # the shell observes tick-to-order when the request is written (else it is observed here)
         self.stamp_sends = False
@@ -325,8 +325,9 @@ class Engine:
         then the strategy runs once per changed token, on its newest state, and risk and the
         router take all the intents at once: under load, updates coalesce instead of queueing.
         A token whose newest update was received more than ``max_book_age_s`` ago is not quoted
-        from (``requotes_shed``). Tick-to-order runs from the receipt of a token's oldest book
-        change not yet answered by an order sent."""
+        from (``requotes_shed``). Tick-to-order runs from the receipt of the newest change of the
+        token an order is sent for (the book it was quoted from) to that order's batch, for the
+        orders this batch of updates causes."""
         now = self.clock.now()
         books = self.books
         feed = self.feed
@@ -355,7 +356,7 @@ class Engine:
                         if t not in newest:
                             changed.append(t)
                         newest[t] = at
-                        if at is not None and t not in ticks:
+                        if at is not None:
                             ticks[t] = at
             elif et == "book" or et == "tick_size_change":
                 if books.apply_event(ev) is None:
@@ -370,7 +371,7 @@ class Engine:
                 if t not in newest:
                     changed.append(t)
                 newest[t] = at
-                if at is not None and t not in ticks:
+                if at is not None:
                     ticks[t] = at
             elif et == "last_trade_price":
                 books.apply_event(ev)
@@ -399,8 +400,7 @@ class Engine:
                     ticks.pop(t, None)  # nothing to requote: no order answers this change
         self.stats.book_runs += runs
         out = self._run(intents, checked=True) if intents else self._poll()
-        if ticks and self.router.settled():
-            ticks.clear()  # no order is waiting: the changes left unanswered needed none
+        ticks.clear()  # orders sent later (paced, or after a fill or a timer) were not caused by these books
         return out
 
     def resync(self, token_ids: Iterable[str]) -> list[Action]:
@@ -625,7 +625,7 @@ class Engine:
                     for o in batch.orders:
                         self.metrics.orders_submitted.labels(_short(o.token_id)).inc()
                 tick = self._tick_at
-                if served is not None:  # the oldest unanswered book change of the tokens it quotes
+                if served is not None:  # the oldest of the unanswered book changes of its tokens
                     for o in batch.orders:
                         at = ticks.get(o.token_id)
                         if at is not None:
