@@ -223,8 +223,9 @@ class LiveShell:
         self._tg: TaskGroup | None = None
         self._sends: TaskGroup | None = None  # trading writes: not cancelled at stop, awaited
         self._in_flight = 0  # trading writes held or sent, not answered yet
-        self._held: list[tuple[SendPlaces, set[str]]] = []  # place batches, the cancels they wait for
-        self._cancelling: dict[str, Any] = {}  # order id -> our order, its cancel on the wire
+        self._held: list[tuple[Any, set[tuple[str, str]]]] = []  # writes, the answers they wait for
+        self._cancelling: dict[str, Any] = {}  # order id -> our order, its cancel written, unanswered
+        self._placing: dict[str, None] = {}  # order ids whose POST is written, unanswered
         # the market buffer: events in arrival order, each with its frame's socket receipt time
         self._events: list[Any] = []
         self._received: list[float | None] = []
@@ -543,58 +544,73 @@ class LiveShell:
             self._tg.start_soon(fn, *args)
 
     def _write(self, action: Any) -> None:
-        """Send a trading write in its own task; it runs to its answer even through a stop. A
-        place batch with an order that would cross one of our own orders whose cancel is already
-        on the wire waits for the answers to those cancels (``bot.live.writes``); nothing else
-        waits, and a cancel sent later never holds it back."""
+        """Send a trading write in its own task; it runs to its answer even through a stop.
+        Writes on the same orders keep their order on the wire (``bot.live.writes``): a cancel
+        of an order whose POST is unanswered waits for that answer (else it could overtake the
+        POST, find nothing, and leave the order resting), and a place batch that would cross one
+        of our own orders being cancelled waits for that cancel's answer. Nothing else waits."""
         if self._sends is None:
             return
         self._in_flight += 1
+        ids = action.batch.order_ids
         if type(action) is SendCancels:
             store = self.engine.reconciler.orders
-            for oid in action.batch.order_ids:
+            for oid in ids:
                 o = store.get(oid)
                 if o is not None:
                     self._cancelling[oid] = o
-            self._sends.start_soon(self._run_write, self._cancel, action)
-            return
-        waits = crossed_own(action, self._cancelling, self._complement) if self._cancelling else None
+            placing = self._placing
+            waits = {("place", oid) for oid in ids if oid in placing}
+        else:
+            self._placing.update(dict.fromkeys(ids))
+            waits = {("cancel", oid) for oid in crossed_own(action, self._cancelling, self._complement)} \
+                if self._cancelling else None
         if waits:
             self._held.append((action, waits))
         else:
-            self._sends.start_soon(self._run_write, self._place, action)
+            self._start_write(action)
 
-    def _release_held(self, answered: Iterable[str]) -> None:
-        """Cancels answered: send the held place batches that no longer wait for any."""
+    def _start_write(self, action: Any) -> None:
+        if self._sends is not None:
+            self._sends.start_soon(self._run_write, action)
+
+    def _release_held(self, answered: set[tuple[str, str]]) -> None:
+        """Writes answered: send the held writes that no longer wait for any."""
         held, self._held = self._held, []
         for action, waits in held:
             waits.difference_update(answered)
-            if waits or self._sends is None:
+            if waits:
                 self._held.append((action, waits))
             else:
-                self._sends.start_soon(self._run_write, self._place, action)
+                self._start_write(action)
 
     def _complement(self, token_id: str) -> str | None:
         m = self.engine.markets.get(token_id)
         return m.complement(token_id) if m is not None else None
 
     def _unsent(self) -> list[Any]:
-        """Empty the held place batches; their answers as never sent (failed, nothing placed)."""
+        """Empty the held writes; their answers as never sent: places failed with nothing
+        placed, cancels failed (their orders are where they were, for the stop's cancel-all)."""
         held, self._held = self._held, []
         self._in_flight -= len(held)
-        return [PlacesFailed(a.batch, "stopped", False, "not sent: stopping") for a, _ in held]
+        return [PlacesFailed(a.batch, "stopped", False, "not sent: stopping") if type(a) is SendPlaces
+                else CancelsFailed(a.batch, "stopped", "not sent: stopping") for a, _ in held]
 
-    async def _run_write(self, fn: Callable[[Any], Any], action: Any) -> None:
+    async def _run_write(self, action: Any) -> None:
+        cancel = type(action) is SendCancels
         try:
-            await fn(action)
+            await (self._cancel(action) if cancel else self._place(action))
         finally:
             self._in_flight -= 1
-            if type(action) is SendCancels:
-                ids = action.batch.order_ids
+            ids = action.batch.order_ids
+            if cancel:
                 for oid in ids:
                     self._cancelling.pop(oid, None)
-                if self._held:
-                    self._release_held(ids)
+            else:
+                for oid in ids:
+                    self._placing.pop(oid, None)
+            if self._held:
+                self._release_held({("cancel" if cancel else "place", oid) for oid in ids})
 
     def _dispatch(self, actions: list[Any]) -> None:
         if self.sim is not None:
@@ -742,7 +758,7 @@ class LiveShell:
             return
         with anyio.move_on_after(self.config.stop_timeout_s) as scope:
             actions = eng.stop()
-            for answer in self._unsent():  # place batches still held never leave now
+            for answer in self._unsent():  # writes still held never leave now
                 actions += self._handle(answer)
             while True:  # answers (and fills) of the writes on the wire, until none is left
                 msg = None

@@ -1,6 +1,7 @@
 """Trading writes and our own orders: the router emits a replace as cancels then places in one
 poll, but requests race on the wire, so a new quote can reach the venue before the cancel of the
-order it replaces and cross it (refused post-only, or a trade with ourselves).
+order it replaces and cross it (refused post-only, or a trade with ourselves); the live shell
+also keeps a cancel behind the unanswered POST of its order.
 
 Invariant: ``crossed_own`` names the orders of ours, their cancels on the wire, that a place
 batch would trade with; the live shell holds such a batch until those cancels are answered (only
