@@ -224,8 +224,8 @@ class LiveShell:
         self._sends: TaskGroup | None = None  # trading writes: not cancelled at stop, awaited
         self._in_flight = 0  # trading writes held or sent, not answered yet
         self._held: list[tuple[Any, set[tuple[str, str]]]] = []  # writes, the answers they wait for
-        self._cancelling: dict[str, Any] = {}  # order id -> our order, its cancel written, unanswered
-        self._placing: dict[str, None] = {}  # order ids whose POST is written, unanswered
+        self._cancelling: dict[str, Any] = {}  # order id -> our order, its cancel on the wire
+        self._placing: dict[str, None] = {}  # order ids whose POST is on the wire
         # the market buffer: events in arrival order, each with its frame's socket receipt time
         self._events: list[Any] = []
         self._received: list[float | None] = []
@@ -546,23 +546,17 @@ class LiveShell:
     def _write(self, action: Any) -> None:
         """Send a trading write in its own task; it runs to its answer even through a stop.
         Writes on the same orders keep their order on the wire (``bot.live.writes``): a cancel
-        of an order whose POST is unanswered waits for that answer (else it could overtake the
+        of an order whose POST is on the wire waits for its answer (else it could overtake the
         POST, find nothing, and leave the order resting), and a place batch that would cross one
-        of our own orders being cancelled waits for that cancel's answer. Nothing else waits."""
+        of our own orders whose cancel is on the wire waits for that cancel's answer. Nothing
+        else waits, and nothing waits for a held write (no cycle can form)."""
         if self._sends is None:
             return
         self._in_flight += 1
-        ids = action.batch.order_ids
         if type(action) is SendCancels:
-            store = self.engine.reconciler.orders
-            for oid in ids:
-                o = store.get(oid)
-                if o is not None:
-                    self._cancelling[oid] = o
             placing = self._placing
-            waits = {("place", oid) for oid in ids if oid in placing}
+            waits = {("place", oid) for oid in action.batch.order_ids if oid in placing}
         else:
-            self._placing.update(dict.fromkeys(ids))
             waits = {("cancel", oid) for oid in crossed_own(action, self._cancelling, self._complement)} \
                 if self._cancelling else None
         if waits:
@@ -571,8 +565,20 @@ class LiveShell:
             self._start_write(action)
 
     def _start_write(self, action: Any) -> None:
-        if self._sends is not None:
-            self._sends.start_soon(self._run_write, action)
+        """On the wire: only writes on the wire are waited for (they all end, answered or timed
+        out), so held writes never wait on each other."""
+        if self._sends is None:
+            return
+        ids = action.batch.order_ids
+        if type(action) is SendCancels:
+            store = self.engine.reconciler.orders
+            for oid in ids:
+                o = store.get(oid)
+                if o is not None:
+                    self._cancelling[oid] = o
+        else:
+            self._placing.update(dict.fromkeys(ids))
+        self._sends.start_soon(self._run_write, action)
 
     def _release_held(self, answered: set[tuple[str, str]]) -> None:
         """Writes answered: send the held writes that no longer wait for any."""
