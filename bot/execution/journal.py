@@ -126,7 +126,8 @@ def _default_signed_type() -> Any:
 
 
 class Journal:
-    """The reconciler's ``JournalSink`` on SQLite; one writer (the core thread)."""
+    """The reconciler's ``JournalSink`` on SQLite; one writer at a time (the core task, which may
+    hand a ``release`` to a worker thread while it waits for it)."""
 
     def __init__(
         self,
@@ -219,6 +220,11 @@ class Journal:
         holds them over one turn of its loop and releases before any request of the turn leaves,
         so an order is still durable before it is sent, for one sync per turn, not per input."""
         self._held = True
+
+    @property
+    def due(self) -> bool:
+        """A held commit is owed (``release`` will sync)."""
+        return self._due
 
     def release(self) -> None:
         """Stop holding; commit once if a commit was asked for meanwhile."""

@@ -384,7 +384,7 @@ class LiveShell:
         self._dispatch(eng.start())
         next_timer = eng.clock.now() + self.config.timer_interval_s
         sim = self.sim
-        journal = self.journal if hasattr(self.journal, "hold") else None
+        journal = self.journal if hasattr(self.journal, "hold") else None  # only the core touches it
         inbox = self._inbox
         while not self._stop.is_set():
             now = eng.clock.now()
@@ -424,9 +424,15 @@ class LiveShell:
                     actions += eng.poll()
                 if sim is not None:
                     actions += self._sim_answers(eng.clock.now())
-            finally:
+            except BaseException:
                 if journal is not None:
-                    journal.release()  # the turn's orders are durable before any request leaves
+                    journal.release()
+                raise
+            if journal is not None:  # the turn's orders are durable before any request leaves
+                if journal.due:  # its sync runs in a worker thread: the loop serves the sockets meanwhile
+                    await anyio.to_thread.run_sync(journal.release)
+                else:
+                    journal.release()
             self._dispatch(actions)
             await checkpoint()  # the socket readers and senders run between turns
 

@@ -40,3 +40,15 @@ def test_held_commits_are_made_once_at_release_and_are_then_durable(tmp_path: Pa
     j.commit()  # not held: at once
     assert conn.commits == 2
     j.close()
+
+
+def test_a_held_journal_says_when_a_commit_is_owed(tmp_path: Path):
+    j = Journal(tmp_path / "j.sqlite")
+    j.hold()
+    assert not j.due
+    j.cursor("a", "1")
+    j.commit()
+    assert j.due
+    j.release()
+    assert not j.due
+    j.close()
