@@ -26,6 +26,7 @@ Run: ``.venv/bin/python bench/bench_backtest_core.py [n_events] [runs]`` (defaul
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import statistics
@@ -245,8 +246,11 @@ def _rate(n: int, times: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # command-line arguments only when run as a script, not via ``-m bench``
         argv = sys.argv[1:] if __name__ == "__main__" else []
-    n = int(argv[0]) if argv else 60_000
-    runs = int(argv[1]) if len(argv) > 1 else 5
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("n", nargs="?", type=int, default=60_000, help="events per run")
+    parser.add_argument("runs", nargs="?", type=int, default=5, help="runs (the median is printed)")
+    args = parser.parse_args(argv)
+    n, runs = args.n, args.runs
     if n <= 0 or runs <= 0:
         raise SystemExit("n_events and runs must be positive")
     from bot.compiled import summary

@@ -23,6 +23,7 @@ Run: ``.venv/bin/python bench/bench_matching.py [n_orders] [runs]`` (defaults 10
 
 from __future__ import annotations
 
+import argparse
 import bisect
 import gc
 import random
@@ -128,8 +129,11 @@ def _rate(n: int, times: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # command-line arguments only when run as a script, not via ``-m bench``
         argv = sys.argv[1:] if __name__ == "__main__" else []
-    n = int(argv[0]) if argv else 100_000
-    runs = int(argv[1]) if len(argv) > 1 else 7
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("n", nargs="?", type=int, default=100_000, help="orders per run")
+    parser.add_argument("runs", nargs="?", type=int, default=7, help="runs (the median is printed)")
+    args = parser.parse_args(argv)
+    n, runs = args.n, args.runs
     if n <= 0 or runs <= 0:
         raise SystemExit("n_orders and runs must be positive")
     orders = make_orders(n)

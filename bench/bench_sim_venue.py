@@ -23,6 +23,7 @@ Run: ``.venv/bin/python bench/bench_sim_venue.py [n_events] [runs]`` (defaults 2
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -167,8 +168,11 @@ def _rate(n: int, times: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # command-line arguments only when run as a script, not via ``-m bench``
         argv = sys.argv[1:] if __name__ == "__main__" else []
-    n = int(argv[0]) if argv else 200_000
-    runs = int(argv[1]) if len(argv) > 1 else 5
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("n", nargs="?", type=int, default=200_000, help="events per run")
+    parser.add_argument("runs", nargs="?", type=int, default=5, help="runs (the median is printed)")
+    args = parser.parse_args(argv)
+    n, runs = args.n, args.runs
     if n <= 0 or runs <= 0:
         raise SystemExit("n_events and runs must be positive")
     frames = make_frames(n)

@@ -236,7 +236,7 @@ def _venue_lines(urls, signature_type: int = 0, funder: str = "") -> list[str]:
     from bot.ops.config import VenueConfig
 
     default = VenueConfig()
-    mine = {"clob_url": urls.clob, "catalog_url": urls.catalog, "data_url": urls.data, "ws_url": urls.ws}
+    mine = urls.venue_settings()
     if signature_type == default.signature_type and all(getattr(default, k) == v for k, v in mine.items()):
         return []
     lines = [f'#   {k} = "{v}"' for k, v in mine.items()]

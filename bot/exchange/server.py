@@ -32,6 +32,14 @@ class Urls(msgspec.Struct, frozen=True):
     data: str
     ws: str  # WebSocket base: {ws}/ws/market, {ws}/ws/user
 
+    def venue_settings(self) -> dict[str, str]:
+        """The bot config's ``[venue]`` URL keys that point a bot at this exchange."""
+        return {"clob_url": self.clob, "catalog_url": self.catalog, "data_url": self.data, "ws_url": self.ws}
+
+    def venue_toml(self) -> str:
+        """A bot config's ``[venue]`` section pointing at this exchange (TOML, ends with a newline)."""
+        return "[venue]\n" + "".join(f'{k} = "{v}"\n' for k, v in self.venue_settings().items())
+
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -51,12 +51,7 @@ def config_text(ex, cond: str, strategy: str) -> str:
     u = ex.urls
     params = ", ".join(f"{k} = {v}" for k, v in PARAMS.items())
     return f"""
-[venue]
-clob_url = "{u.clob}"
-catalog_url = "{u.catalog}"
-data_url = "{u.data}"
-ws_url = "{u.ws}"
-
+{u.venue_toml()}
 [strategy]
 path = "{strategy}"
 markets = ["{cond}"]

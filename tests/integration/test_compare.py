@@ -35,12 +35,7 @@ def config_text(ex, cond: str) -> str:
     u = ex.urls
     params = ", ".join(f"{k} = {v}" for k, v in PARAMS.items())
     return f"""
-[venue]
-clob_url = "{u.clob}"
-catalog_url = "{u.catalog}"
-data_url = "{u.data}"
-ws_url = "{u.ws}"
-[strategy]
+{u.venue_toml()}[strategy]
 path = "strategies.market_maker:MarketMaker"
 markets = ["{cond}"]
 params = {{ {params} }}

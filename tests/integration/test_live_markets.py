@@ -23,8 +23,8 @@ def test_no_market_named_means_every_market(tmp_path: Path):
         tokens = {t for m in listed for t in m.info.tokens}
         u = ex.urls
         cfg = tmp_path / "bot.toml"
-        cfg.write_text(f'[venue]\nclob_url = "{u.clob}"\ncatalog_url = "{u.catalog}"\ndata_url = "{u.data}"\n'
-                       f'ws_url = "{u.ws}"\n[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
+        cfg.write_text(u.venue_toml() +
+                       f'[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
                        f'[metrics]\nenabled = false\n[journal]\npath = "{tmp_path / "j.sqlite"}"\n')
         env = dict(os.environ, BOT_PRIVATE_KEY=acct.private_key, BOT_API_KEY=acct.creds.apiKey,
                    BOT_API_SECRET=acct.creds.secret, BOT_API_PASSPHRASE=acct.creds.passphrase)

@@ -30,12 +30,7 @@ DAILY_LOSS = 1_000_000_000  # 1000 USDC: far above what the test's one fill can 
 def config_text(ex, cond: str, journal: Path) -> str:
     u = ex.urls
     return f"""
-[venue]
-clob_url = "{u.clob}"
-catalog_url = "{u.catalog}"
-data_url = "{u.data}"
-ws_url = "{u.ws}"
-
+{u.venue_toml()}
 [strategy]
 path = "strategies.market_maker:MarketMaker"
 markets = ["{cond}"]

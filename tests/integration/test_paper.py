@@ -22,12 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 def config_text(ex, cond: str, journal: Path) -> str:
     u = ex.urls
     return f"""
-[venue]
-clob_url = "{u.clob}"
-catalog_url = "{u.catalog}"
-data_url = "{u.data}"
-ws_url = "{u.ws}"
-
+{u.venue_toml()}
 [strategy]
 path = "strategies.market_maker:MarketMaker"
 markets = ["{cond}"]

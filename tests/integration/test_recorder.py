@@ -136,8 +136,8 @@ def test_a_reconnect_is_a_gap_then_fresh_snapshots_and_metadata(tmp_path: Path) 
 def config_file(tmp_path: Path, ex: Any) -> Path:
     u = ex.urls
     path = tmp_path / "bot.toml"
-    path.write_text(f'[venue]\nclob_url = "{u.clob}"\ncatalog_url = "{u.catalog}"\ndata_url = "{u.data}"\n'
-                    f'ws_url = "{u.ws}"\n\n[log]\nlevel = "warning"\n')
+    path.write_text(u.venue_toml() +
+                    f'\n[log]\nlevel = "warning"\n')
     return path
 
 

@@ -437,8 +437,7 @@ def test_exchange_delegates(capsys, monkeypatch):
 def live(exchange, tmp_path, monkeypatch):  # noqa: F811
     u, d = exchange.urls, exchange.demo_account
     cfg = tmp_path / "live.toml"
-    cfg.write_text(f'[venue]\nclob_url = "{u.clob}"\ncatalog_url = "{u.catalog}"\ndata_url = "{u.data}"\n'
-                   f'ws_url = "{u.ws}"\n')
+    cfg.write_text(u.venue_toml())
     monkeypatch.setenv("BOT_PRIVATE_KEY", d.private_key)
     monkeypatch.setenv("BOT_API_KEY", d.creds.apiKey)
     monkeypatch.setenv("BOT_API_SECRET", d.creds.secret)
