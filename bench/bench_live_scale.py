@@ -16,6 +16,7 @@ median of several runs, and the wire-to-wire ratio to it.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -229,6 +230,16 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
     }
 
 
+def _counts(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of market counts: {text!r}") from None
+    if not counts or min(counts) < 1 or max(counts) > 1000:
+        raise argparse.ArgumentTypeError("market counts must be within 1..1000")
+    return counts
+
+
 def in_process_tick_to_order(runs: int = 5, updates: int = 1000) -> tuple[float, float]:
     """Median over ``runs`` of the in-process median and p99 (``bench_tick_to_order``), seconds."""
     from bench.bench_tick_to_order import p99, tick_to_order
@@ -264,19 +275,20 @@ HEADER = ("| markets | load (1 min) | bot CPU % | main thread runnable % | lag p
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["--serve-exchange"]:
-        serve_exchange(int(args[1]), args[2])
+    if argv is None:  # command-line arguments only when run as a script, not via ``-m bench``
+        argv = sys.argv[1:] if __name__ == "__main__" else []
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--markets", type=_counts, default=MARKETS, help="market counts, e.g. 4,16,64,128")
+    parser.add_argument("--seconds", type=float, default=SECONDS, help="seconds of each run")
+    parser.add_argument("--bot-repo", type=Path, default=REPO, help="the checkout (with .venv) whose bot runs")
+    parser.add_argument("--serve-exchange", nargs=2, metavar=("MARKETS", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_exchange:
+        serve_exchange(int(args.serve_exchange[0]), args.serve_exchange[1])
         return
-    markets, seconds, bot_repo = MARKETS, SECONDS, REPO
-    while args:
-        flag = args.pop(0)
-        if flag == "--markets":
-            markets = tuple(int(x) for x in args.pop(0).split(","))
-        elif flag == "--seconds":
-            seconds = float(args.pop(0))
-        elif flag == "--bot-repo":
-            bot_repo = Path(args.pop(0)).resolve()
+    if args.seconds <= WARMUP_S + 2:
+        parser.error(f"--seconds must be more than {WARMUP_S + 2:g}")
+    markets, seconds, bot_repo = args.markets, args.seconds, args.bot_repo.resolve()
     print(f"bot from {bot_repo}, {seconds:.0f} s per row (first {WARMUP_S:.0f} s left out), "
           f"{os.cpu_count()} cores", flush=True)
     print(HEADER, flush=True)
