@@ -16,6 +16,8 @@ cdef class Engine:
     cdef public Router router
     cdef public dict settlement, _tops, _handlers
     cdef public bint stopped, _prints
+    cdef public dict _ticks
+    cdef public bint stamp_sends
 
     cpdef object next_wakeup(self)
     cpdef list on_market_event(self, object ev, object received_at=*)
@@ -33,3 +35,4 @@ cdef class EngineStats:
     cdef public long long orders_sent, orders_accepted, orders_rejected, cancels_sent, canceled, fills
     cdef public long long reversals, volume, notional, rate_limited, send_errors, risk_rejections
     cdef public long long book_events, halts, reconnects, orphans
+    cdef public long long book_runs, requotes_shed

@@ -42,6 +42,7 @@ from bot.portfolio import DailyPnl, Portfolio, marks_from_books
 from bot.risk import Connectivity, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
 from bot.strategy import Strategy, StrategyContext, intents_of
 from bot.venue.enums import OrderType, TradeStatus
+from bot.venue.errors import classify_rejection
 
 _STATE_GAUGE = {TradingState.ACTIVE: 0, TradingState.REDUCING: 1, TradingState.HALTED: 2}
 
@@ -82,7 +83,8 @@ class EngineStats:
 
     __slots__ = ("orders_sent", "orders_accepted", "orders_rejected", "cancels_sent", "canceled",
                  "fills", "reversals", "volume", "notional", "rate_limited", "send_errors",
-                 "risk_rejections", "book_events", "halts", "reconnects", "orphans")
+                 "risk_rejections", "book_events", "halts", "reconnects", "orphans",
+                 "book_runs", "requotes_shed")
 
     def __init__(self) -> None:
         for name in self.__slots__:
@@ -100,6 +102,11 @@ class EngineConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     latency_samples: int = 10_000
     recent_fills: int = 20
     forget_closed_after_s: float = 120.0  # closed orders leave memory (the journal keeps them)
+    max_book_age_s: float = 0.5  # a batch's token updated longer ago than this is not quoted from
+
+    def __post_init__(self) -> None:
+        if not self.max_book_age_s > 0:
+            raise ValueError("max_book_age_s must be positive")
 
 
 class Engine:
@@ -150,6 +157,10 @@ class Engine:
         self.settlement: dict[str, TradeStatus] = {}  # trade id -> last status of our fills
         self.stopped = False
         self._tick_at: float | None = None
+        # token -> perf-counter receipt of its newest book change, while a batch of updates is handled
+        self._ticks: dict[str, float] = {}
+        # the shell observes tick-to-order when the request is written (else it is observed here)
+        self.stamp_sends = False
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
         # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
         self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
@@ -308,6 +319,90 @@ class Engine:
             tops[token_id] = top
         return intents_of(self.strategy.on_book(self.ctx, token_id))
 
+    def on_market_batch(self, events: list, received: list) -> list[Action]:
+        """Market events received together, oldest first, with their perf-counter receipt times
+        (``None``: unknown). Every event is applied to the books in order (no update is lost),
+        then the strategy runs once per changed token, on its newest state, and risk and the
+        router take all the intents at once: under load, updates coalesce instead of queueing.
+        A token whose newest update was received more than ``max_book_age_s`` ago is not quoted
+        from (``requotes_shed``). Tick-to-order runs from the receipt of the newest change of the
+        token an order is sent for (the book it was quoted from) to that order's batch, for the
+        orders this batch of updates causes."""
+        now = self.clock.now()
+        books = self.books
+        feed = self.feed
+        ticks = self._ticks
+        newest: dict[str, Any] = {}
+        changed: list[str] = []
+        intents: list[Intent] = []
+        publish = False
+        n = len(events)
+        self.stats.book_events += n
+        for i in range(n):
+            ev = events[i]
+            at = received[i]
+            et = event_type(ev)
+            if et == "price_change":
+                if type(ev) is PriceLevels:
+                    tokens = ev.tokens
+                else:
+                    tokens = [ch.asset_id for ch in ev.price_changes]
+                books.apply_event(ev)
+                last = None
+                for t in tokens:
+                    if t != last and t in books:
+                        last = t
+                        feed.on_update(t, now)
+                        if t not in newest:
+                            changed.append(t)
+                        newest[t] = at
+                        if at is not None:
+                            ticks[t] = at
+            elif et == "book" or et == "tick_size_change":
+                if books.apply_event(ev) is None:
+                    continue
+                t = ev.asset_id
+                if et == "book":
+                    feed.on_snapshot(t, now)
+                    publish = True
+                else:
+                    feed.on_update(t, now)
+                    self.router.invalidate()  # quotes and orders now sit on another grid
+                if t not in newest:
+                    changed.append(t)
+                newest[t] = at
+                if at is not None:
+                    ticks[t] = at
+            elif et == "last_trade_price":
+                books.apply_event(ev)
+                feed.on_update(ev.asset_id, now)
+                if self._prints:
+                    intents += intents_of(self.strategy.on_trade_print(self.ctx, ev))
+                continue
+        if publish:
+            self._publish(now)
+        runs = 0
+        if changed:
+            oldest = self.perf() - self.config.max_book_age_s
+            for t in changed:
+                at = newest[t]
+                if at is not None and at < oldest:
+                    self.stats.requotes_shed += 1
+                    ticks.pop(t, None)
+                    if self.metrics is not None:
+                        self.metrics.requotes_shed.inc()
+                    continue
+                runs += 1
+                got = self._on_book(t)
+                if got:
+                    intents += got
+                else:
+                    ticks.pop(t, None)  # nothing to requote: no order answers this change
+        self.stats.book_runs += runs
+        out = self._run(intents, checked=True) if intents else self._poll()
+        ticks.clear()  # orders sent later (paced, or after a fill or a timer) were not caused by these books
+        return out
+
     def resync(self, token_ids: Iterable[str]) -> list[Action]:
         """The feed of these tokens starts (again) here, after a gap in a recording or at the start
         of a replay: their books are stale until their next snapshot, which counts at once."""
@@ -378,7 +473,7 @@ class Engine:
             else:
                 self.stats.orders_rejected += 1
                 if self.metrics is not None:
-                    self.metrics.orders_rejected.labels("venue").inc()
+                    self.metrics.orders_rejected.labels(classify_rejection(res.error_msg).value).inc()
                 halt += self.risk.on_event(VenueReject((res.error_msg or "rejected")[:60]), now)
         return self._apply_halt(halt, "venue rejects") + self._outputs(outputs)
 
@@ -520,6 +615,8 @@ class Engine:
             return []
         now = self.clock.now()
         out: list[Action] = []
+        ticks = self._ticks
+        served: list[str] | None = [] if ticks else None
         for batch in self.router.poll(now):
             if isinstance(batch, PlaceBatch):
                 outputs = self.reconciler.on_places_sent(batch.orders, now)
@@ -527,17 +624,28 @@ class Engine:
                 if self.metrics is not None:
                     for o in batch.orders:
                         self.metrics.orders_submitted.labels(_short(o.token_id)).inc()
-                if self._tick_at is not None:
-                    dt = self.perf() - self._tick_at
+                tick = self._tick_at
+                if served is not None:  # the oldest of the unanswered book changes of its tokens
+                    for o in batch.orders:
+                        at = ticks.get(o.token_id)
+                        if at is not None:
+                            served.append(o.token_id)
+                            if tick is None or at < tick:
+                                tick = at
+                if tick is not None:
+                    dt = self.perf() - tick
                     self.latencies.append(dt)
-                    if self.metrics is not None:
+                    if self.metrics is not None and not self.stamp_sends:
                         self.metrics.tick_to_order.observe(dt)
-                out.append(SendPlaces(batch, self._tick_at))
+                out.append(SendPlaces(batch, tick))
             else:
                 outputs = self.reconciler.on_cancels_sent(batch.order_ids, now)
                 self.stats.cancels_sent += len(batch.order_ids)
                 out.append(SendCancels(batch))
             out += self._outputs(outputs, poll=False)
+        if served:
+            for t in served:
+                ticks.pop(t, None)
         return out
 
     def _outputs(self, outputs: Iterable[Any], poll: bool = True) -> list[Action]:

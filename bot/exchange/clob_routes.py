@@ -15,6 +15,7 @@ window and batch a client names is bounded before any work is sized by it. Curso
 from __future__ import annotations
 
 import base64
+import time
 from typing import Any
 
 import msgspec
@@ -300,7 +301,11 @@ class ClobRoutes:
         return json_response(self._place_all(ident, [body])[0])
 
     async def post_orders(self, request: Request):
+        at = time.perf_counter()
         raw, body = await json_body(request)
+        stamps = getattr(self.state.hub, "stamps", None)
+        if stamps is not None:
+            stamps.request(raw, at)
         ident = await self._l2(request, raw)
         if not isinstance(body, list) or not 1 <= len(body) <= 15:
             raise bad_request("body must be an array of 1 to 15 orders")

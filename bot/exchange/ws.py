@@ -12,6 +12,8 @@ Frames are queued per connection; a subscriber too slow to drain 10 000 frames i
 
 from __future__ import annotations
 
+import time
+
 import anyio
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
@@ -61,6 +63,7 @@ class Hub:
         self.state = state
         self.market_conns: set[Conn] = set()
         self.user_conns: set[Conn] = set()
+        self.stamps = None  # a ``bot.exchange.wire.WireStamps`` records market frames as written
         state.hub = self
 
     # -- fan-out ---------------------------------------------------------------------------
@@ -168,8 +171,12 @@ class Hub:
         delay = self.state.config.faults.user_event_delay_ms / 1000.0 if channel == "user" else 0.0
         reorder = self.state.faults.reorder_user_event if channel == "user" else None
 
+        stamps = self.stamps if channel == "market" else None
+
         async def emit(payload) -> None:
             await ws.send_text(payload.decode() if isinstance(payload, bytes) else payload)
+            if stamps is not None:
+                stamps.frame(payload, time.perf_counter())
 
         async def writer() -> None:
             try:

@@ -10,7 +10,8 @@ PENDING_SUBMIT before the shell sends them; FULL fsyncs the WAL at each commit, 
 loss cannot forget an order the venue may hold (that would be an orphan we could not explain).
 ``NORMAL`` survives a process crash but may lose the last commits on power loss; fills lost that
 way are re-read from ``/data/trades`` and orders show up as orphans, so it is an acceptable
-speed option (config), not the default. Commits are per reconciler input, a few per second.
+speed option (config), not the default. Commits are per reconciler input, grouped by the live
+shell into one per turn of its loop (``hold`` / ``release``), always before the turn's requests leave.
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def _default_signed_type() -> Any:
 
 
 class Journal:
-    """The reconciler's ``JournalSink`` on SQLite; one writer (the core thread)."""
+    """The reconciler's ``JournalSink`` on SQLite; one writer at a time (the core task, which may
+    hand a ``release`` to a worker thread while it waits for it)."""
 
     def __init__(
         self,
@@ -144,6 +146,8 @@ class Journal:
         self._db.commit()
         self._signed_type = _default_signed_type() if signed_type is ... else signed_type
         self._last_state: dict[str, tuple[str, int]] = {}
+        self._held = False  # commits grouped until release (see hold)
+        self._due = False
         self._fill_seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM fills").fetchone()[0]
 
     @classmethod
@@ -205,9 +209,32 @@ class Journal:
         self._db.commit()
 
     def commit(self) -> None:
+        """Make what was written durable now, or at ``release`` while commits are held."""
+        if self._held:
+            self._due = True
+            return
         self._db.commit()
 
+    def hold(self) -> None:
+        """Group the commits asked for from now on into one, made by ``release``: the live shell
+        holds them over one turn of its loop and releases before any request of the turn leaves,
+        so an order is still durable before it is sent, for one sync per turn, not per input."""
+        self._held = True
+
+    @property
+    def due(self) -> bool:
+        """A held commit is owed (``release`` will sync)."""
+        return self._due
+
+    def release(self) -> None:
+        """Stop holding; commit once if a commit was asked for meanwhile."""
+        self._held = False
+        if self._due:
+            self._due = False
+            self._db.commit()
+
     def close(self) -> None:
+        self._held = self._due = False
         self._db.commit()
         self._db.close()
 

@@ -2,9 +2,16 @@
 
 Invariants:
 
-- the engine is touched only by the core loop task: streams, pollers and senders put their
-  results into one inbox (an anyio memory stream) and the core loop feeds them to the engine
-  one at a time, so the core stays single-threaded and deterministic;
+- the engine is touched only by the core loop task: pollers, senders and the user channel put
+  their results into one inbox (an anyio memory stream), the market channel appends its events
+  (with the time each frame came off the socket) to a market buffer, and the core loop feeds them
+  to the engine, so the core stays single-threaded and deterministic;
+- under load the bot sheds work instead of queueing it: each turn of the core loop takes the
+  whole market buffer as one batch (``Engine.on_market_batch``: every update applied, the
+  strategy run once per changed token), after at most ``MAX_INBOX_PER_TURN`` inbox messages, so
+  answers and periodic tasks never starve the market stream nor the other way round; a market
+  buffer past ``MAX_MARKET_PENDING`` events holds the socket reader until the core takes it;
+- the journal's commits are grouped per turn and made before the turn's requests leave;
 - trading writes (POST /orders, DELETE /orders) go out through a client *without* client-side
   throttling: the router already spent the very same ``orders``/``cancels``/``clob:all``
   throttles the limiter owns, so nothing is charged twice and no window is exceeded;
@@ -23,12 +30,13 @@ from __future__ import annotations
 
 import signal
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import anyio
 import msgspec
 import structlog
 from anyio.abc import TaskGroup
+from anyio.lowlevel import checkpoint
 
 from bot.core.markets import MarketIndex, MarketInfo, RewardTerms
 from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
@@ -39,6 +47,7 @@ from bot.engine.results import (
 from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder
 from bot.execution.records import cancel_result, order_record, order_result, trade_record
 from bot.execution.router import CancelBatch
+from bot.live.writes import crossed_own
 from bot.ops.config import ShellConfig
 from bot.venue.account import AccountClient
 from bot.venue.auth import AuthConfig, Credentials
@@ -154,6 +163,9 @@ class _Msg(msgspec.Struct, frozen=True):
 
 
 _STOP = _Msg("stop")  # wakes the core loop; the stop event says the rest
+_MARKET = _Msg("market")  # wakes the core loop: the market buffer has events
+MAX_INBOX_PER_TURN = 1_000  # inbox messages handled before the market buffer gets its turn
+MAX_MARKET_PENDING = 50_000  # market events buffered before the socket reader waits for the core
 
 
 async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), limit: int | None = None,
@@ -251,7 +263,15 @@ class LiveShell:
         self._sync_busy = False
         self._tg: TaskGroup | None = None
         self._sends: TaskGroup | None = None  # trading writes: not cancelled at stop, awaited
-        self._in_flight = 0  # trading writes sent and not answered yet
+        self._in_flight = 0  # trading writes held or sent, not answered yet
+        self._held: list[tuple[Any, set[tuple[str, str]]]] = []  # writes, the answers they wait for
+        self._cancelling: dict[str, Any] = {}  # order id -> our order, its cancel on the wire
+        self._placing: dict[str, None] = {}  # order ids whose POST is on the wire
+        # the market buffer: events in arrival order, each with its frame's socket receipt time
+        self._events: list[Any] = []
+        self._received: list[float | None] = []
+        self._drained: anyio.Event | None = None  # set when the core takes a buffer that was full
+        self._market: MarketStream | None = None
         self.stop_reason = ""
         self.heartbeats_ok = 0
         self.drifts: list[Any] = []
@@ -282,13 +302,27 @@ class LiveShell:
         scfg = msgspec.structs.replace(self.config.stream, url=self.venue.ws_url)
         send = self._send
 
-        async def market_sink(ev: Any) -> None:
-            await send.send(_Msg("ws", ev, time.perf_counter()))
+        def market_sink(ev: Any) -> Any:
+            events = self._events
+            if not events:
+                try:
+                    send.send_nowait(_MARKET)
+                except anyio.WouldBlock:
+                    pass  # the core is behind on the inbox; it takes the buffer every turn
+            events.append(ev)
+            self._received.append(None if type(ev) is ConnectionEvent else market.rx_at)
+            if len(events) >= MAX_MARKET_PENDING:
+                if self._drained is None:
+                    self._drained = anyio.Event()
+                return self._drained.wait()  # the reader waits for the core to take the batch
+            return None
 
         async def user_sink(ev: Any) -> None:
             await send.send(_user_result(ev))
 
-        market = MarketStream(market_sink, tokens, scfg)
+        market = self._market = MarketStream(market_sink, tokens, scfg)
+        if eng.metrics is not None:
+            eng.stamp_sends = self.sim is None  # live: tick-to-order ends where the request is written
         streams: tuple[Any, ...] = (market,)
         async with anyio.create_task_group() as sends:
             self._sends = sends
@@ -359,7 +393,7 @@ class LiveShell:
                 if c.decode_errors > seen_errors[stream]:
                     m.decode_errors.labels(name).inc(c.decode_errors - seen_errors[stream])
                     seen_errors[stream] = c.decode_errors
-                if c.last_message_at != seen_message[stream]:
+                if name == "user" and c.last_message_at != seen_message[stream]:  # market: per frame (core)
                     seen_message[stream] = c.last_message_at
                     m.message_lag.labels(name).observe(max(c.last_lag_s, 0.0))
             for book in self.engine.books:
@@ -400,6 +434,8 @@ class LiveShell:
         self._dispatch(eng.start())
         next_timer = eng.clock.now() + self.config.timer_interval_s
         sim = self.sim
+        journal = self.journal if hasattr(self.journal, "hold") else None  # only the core touches it
+        inbox = self._inbox
         while not self._stop.is_set():
             now = eng.clock.now()
             wake = next_timer
@@ -410,33 +446,103 @@ class LiveShell:
                 wake = min(wake, due)
             timeout = max(0.0, wake - now)
             msg = None
-            with anyio.move_on_after(timeout):
-                msg = await self._inbox.receive()
-            if msg is not None and msg is not _STOP:
-                self._dispatch(self._handle(msg))
-                # drain what is already queued before looking at timers again
-                while True:
+            if not self._events:
+                with anyio.move_on_after(timeout):
+                    msg = await inbox.receive()
+            if journal is not None:
+                journal.hold()
+            actions: list[Any] = []
+            try:
+                if msg is not None and msg is not _STOP:
+                    actions += self._handle(msg)
+                # what is already queued, up to a bound, then the market buffer as one batch
+                for _ in range(MAX_INBOX_PER_TURN):
                     try:
-                        msg = self._inbox.receive_nowait()
+                        msg = inbox.receive_nowait()
                     except anyio.WouldBlock:
                         break
-                    self._dispatch(self._handle(msg))
-            now = eng.clock.now()
-            if now >= next_timer:
-                next_timer = now + self.config.timer_interval_s
-                self._dispatch(eng.on_timer())
-                if self.on_timer is not None:
-                    self.on_timer()
-            ready = eng.next_wakeup()
-            if ready is not None and ready <= eng.clock.now():
-                self._dispatch(eng.poll())
-            if sim is not None:
-                self._sim_answers(eng.clock.now())
+                    actions += self._handle(msg)
+                actions += self._market_turn()
+                now = eng.clock.now()
+                if now >= next_timer:
+                    next_timer = now + self.config.timer_interval_s
+                    actions += eng.on_timer()
+                    if self.on_timer is not None:
+                        self.on_timer()
+                ready = eng.next_wakeup()
+                if ready is not None and ready <= eng.clock.now():
+                    actions += eng.poll()
+                if sim is not None:
+                    actions += self._sim_answers(eng.clock.now())
+            except BaseException:
+                if journal is not None:
+                    journal.release()
+                raise
+            if journal is not None:  # the turn's orders are durable before any request leaves
+                if journal.due:  # its sync runs in a worker thread: the loop serves the sockets meanwhile
+                    await anyio.to_thread.run_sync(journal.release)
+                else:
+                    journal.release()
+            self._dispatch(actions)
+            await checkpoint()  # the socket readers and senders run between turns
 
-    def _sim_answers(self, now: float) -> None:
+    def _market_turn(self) -> list[Any]:
+        """The market buffer as it stands, into the engine: book events in batches, split at
+        connection events (which mark books stale in order); the lag of each frame (venue
+        timestamp to now, when its events reach the books) is observed."""
+        events, received = self._events, self._received
+        if not events:
+            return []
+        self._events, self._received = [], []
+        if self._drained is not None:
+            self._drained.set()
+            self._drained = None
+        eng = self.engine
+        sim = self.sim
+        if eng.metrics is not None:
+            self._observe_lag(events, received)
+        out: list[Any] = []
+        start = 0
+        n = len(events)
+        for i in range(n + 1):
+            if i < n and type(events[i]) is not ConnectionEvent:
+                continue
+            try:
+                if i > start:
+                    batch = events[start:i]
+                    if sim is not None:  # paper: the simulated venue sees the books as the strategy does
+                        now = eng.clock.now()
+                        for ev in batch:
+                            sim.on_market(ev, now)
+                    out += eng.on_market_batch(batch, received[start:i])
+                if i < n:
+                    out += eng.on_connection(events[i])
+            except Exception as exc:  # noqa: BLE001 - one bad input must not end the run
+                log.error("core_error", kind="market", error=f"{type(exc).__name__}: {exc}"[:300])
+                if eng.metrics is not None:
+                    eng.metrics.errors.labels("core").inc()
+            start = i + 1
+        return out
+
+    def _observe_lag(self, events: list[Any], received: list[float | None]) -> None:
+        """Venue timestamp to now, once per frame (the events of one frame share a receipt)."""
+        lag = self.engine.metrics.message_lag.labels("market")
+        wall = time.time()
+        last = None
+        for ev, at in zip(events, received):
+            if at is None or at == last:
+                continue
+            last = at
+            ts = getattr(ev, "timestamp", None)
+            if isinstance(ts, str) and ts.isdigit():
+                lag.observe(max(wall - int(ts) / 1000.0, 0.0))
+
+    def _sim_answers(self, now: float) -> list[Any]:
         """Paper trading: what the simulated venue has done by ``now``, into the engine."""
+        out: list[Any] = []
         for result in self.sim.due(now):
-            self._dispatch(self._handle(result))
+            out += self._handle(result)
+        return out
 
     def _handle(self, msg: Any) -> list[Any]:
         """Feed one inbox message (a typed result, or a ``_Msg``) to the engine; returns the
@@ -452,13 +558,10 @@ class LiveShell:
                                 policy=eng.reconciler.config.orphan_policy)
                 return actions
             k = msg.kind
-            if k == "ws":
-                ev = msg.a
-                if isinstance(ev, ConnectionEvent):
-                    return eng.on_connection(ev)
-                if self.sim is not None:  # paper: the simulated venue sees the book as the strategy does
-                    self.sim.on_market(ev, eng.clock.now())
-                return eng.on_market_event(ev, msg.b)
+            if k == "ws":  # the user channel's connection events (market data: ``_market_turn``)
+                return eng.on_connection(msg.a)
+            elif k == "market":
+                return []  # a wake-up: the turn takes the market buffer
             elif k == "rest_books":
                 return eng.on_rest_books(msg.a)
             elif k == "positions_seen":
@@ -496,29 +599,88 @@ class LiveShell:
         if self._tg is not None:
             self._tg.start_soon(fn, *args)
 
-    def _write(self, fn: Callable[[Any], Any], action: Any) -> None:
-        """Send a trading write in its own task; it runs to its answer even through a stop."""
+    def _write(self, action: Any) -> None:
+        """Send a trading write in its own task; it runs to its answer even through a stop.
+        Writes on the same orders keep their order on the wire (``bot.live.writes``): a cancel
+        of an order whose POST is on the wire waits for its answer (else it could overtake the
+        POST, find nothing, and leave the order resting), and a place batch that would cross one
+        of our own orders whose cancel is on the wire waits for that cancel's answer. Nothing
+        else waits, and nothing waits for a held write (no cycle can form)."""
         if self._sends is None:
             return
         self._in_flight += 1
+        if type(action) is SendCancels:
+            placing = self._placing
+            waits = {("place", oid) for oid in action.batch.order_ids if oid in placing}
+        else:
+            waits = {("cancel", oid) for oid in crossed_own(action, self._cancelling, self._complement)} \
+                if self._cancelling else None
+        if waits:
+            self._held.append((action, waits))
+        else:
+            self._start_write(action)
 
-        async def send() -> None:
-            try:
-                await fn(action)
-            finally:
-                self._in_flight -= 1
+    def _start_write(self, action: Any) -> None:
+        """On the wire: only writes on the wire are waited for (they all end, answered or timed
+        out), so held writes never wait on each other."""
+        if self._sends is None:
+            return
+        ids = action.batch.order_ids
+        if type(action) is SendCancels:
+            store = self.engine.reconciler.orders
+            for oid in ids:
+                o = store.get(oid)
+                if o is not None:
+                    self._cancelling[oid] = o
+        else:
+            self._placing.update(dict.fromkeys(ids))
+        self._sends.start_soon(self._run_write, action)
 
-        self._sends.start_soon(send)
+    def _release_held(self, answered: set[tuple[str, str]]) -> None:
+        """Writes answered: send the held writes that no longer wait for any."""
+        held, self._held = self._held, []
+        for action, waits in held:
+            waits.difference_update(answered)
+            if waits:
+                self._held.append((action, waits))
+            else:
+                self._start_write(action)
+
+    def _complement(self, token_id: str) -> str | None:
+        m = self.engine.markets.get(token_id)
+        return m.complement(token_id) if m is not None else None
+
+    def _unsent(self) -> list[Any]:
+        """Empty the held writes; their answers as never sent: places failed with nothing
+        placed, cancels failed (their orders are where they were, for the stop's cancel-all)."""
+        held, self._held = self._held, []
+        self._in_flight -= len(held)
+        return [PlacesFailed(a.batch, "stopped", False, "not sent: stopping") if type(a) is SendPlaces
+                else CancelsFailed(a.batch, "stopped", "not sent: stopping") for a, _ in held]
+
+    async def _run_write(self, action: Any) -> None:
+        cancel = type(action) is SendCancels
+        try:
+            await (self._cancel(action) if cancel else self._place(action))
+        finally:
+            self._in_flight -= 1
+            ids = action.batch.order_ids
+            if cancel:
+                for oid in ids:
+                    self._cancelling.pop(oid, None)
+            else:
+                for oid in ids:
+                    self._placing.pop(oid, None)
+            if self._held:
+                self._release_held({("cancel" if cancel else "place", oid) for oid in ids})
 
     def _dispatch(self, actions: list[Any]) -> None:
         if self.sim is not None:
             self._simulate(actions)
             return
         for a in actions:
-            if isinstance(a, SendPlaces):
-                self._write(self._place, a)
-            elif isinstance(a, SendCancels):
-                self._write(self._cancel, a)
+            if isinstance(a, (SendPlaces, SendCancels)):
+                self._write(a)
             elif isinstance(a, VenueCancelAll):
                 self._spawn(self._cancel_all, a.reason)
             elif isinstance(a, SyncOrders):
@@ -544,8 +706,14 @@ class LiveShell:
 
     async def _place(self, action: SendPlaces) -> None:
         batch = action.batch
+        tick = action.tick_at
+        m = self.engine.metrics
+        written = None
+        if tick is not None and m is not None:
+            def written() -> None:  # tick-to-order: the frame off the socket to this request written
+                m.tick_to_order.observe(time.perf_counter() - tick)
         try:
-            results = await self.venue.writes.post_orders([o.signed for o in batch.orders])
+            results = await self.venue.writes.post_orders([o.signed for o in batch.orders], on_written=written)
         except VenueError as exc:
             await self._send.send(PlacesFailed(batch, error_kind(exc), exc.outcome_unknown, str(exc)[:200]))
             return
@@ -647,11 +815,13 @@ class LiveShell:
         eng = self.engine
         if self.sim is not None:  # paper: everything is cancelled in the simulated venue
             self._dispatch(eng.stop())
-            self._sim_answers(float("inf"))
+            self._dispatch(self._sim_answers(float("inf")))
             log.info("stopped", reason=self.stop_reason or "done")
             return
         with anyio.move_on_after(self.config.stop_timeout_s) as scope:
             actions = eng.stop()
+            for answer in self._unsent():  # writes still held never leave now
+                actions += self._handle(answer)
             while True:  # answers (and fills) of the writes on the wire, until none is left
                 msg = None
                 if self._in_flight:

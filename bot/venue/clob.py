@@ -151,9 +151,11 @@ class ClobClient:
         auth: HeaderFactory | None = None,
         write: bool = False,
         items: int = 1,
+        on_written: Callable[[], None] | None = None,
     ) -> object:
         response = await self.transport.request(
-            method, path, params=params, body=body, auth=auth, write=write, items=items  # type: ignore[arg-type]
+            method, path, params=params, body=body, auth=auth, write=write, items=items,  # type: ignore[arg-type]
+            on_written=on_written,
         )
         return decode_body(response, model)
 
@@ -359,8 +361,10 @@ class ClobClient:
             raise ParameterError("order", str(exc)) from None
         return await self._call("POST", "/order", OrderResult, body=body, auth=auth, write=True)  # type: ignore[return-value]
 
-    async def post_orders(self, orders: Sequence[SignedOrder], *, defer_exec: bool = False) -> list[OrderResult]:
-        """``POST /orders`` with 1 to 15 orders (one result per order, in order); never retried."""
+    async def post_orders(self, orders: Sequence[SignedOrder], *, defer_exec: bool = False,
+                          on_written: Callable[[], None] | None = None) -> list[OrderResult]:
+        """``POST /orders`` with 1 to 15 orders (one result per order, in order); never retried.
+        ``on_written`` is called when the request has been written to the connection."""
         if not 1 <= len(orders) <= MAX_BATCH:
             raise ParameterError("orders", f"a batch holds 1 to {MAX_BATCH} orders, got {len(orders)}")
         auth = self._l2()
@@ -369,7 +373,8 @@ class ClobClient:
         except ValueError as exc:
             raise ParameterError("orders", str(exc)) from None
         return await self._call(  # type: ignore[return-value]
-            "POST", "/orders", list[OrderResult], body=body, auth=auth, write=True, items=len(orders)
+            "POST", "/orders", list[OrderResult], body=body, auth=auth, write=True, items=len(orders),
+            on_written=on_written,
         )
 
     async def cancel(self, order_id: str) -> CancelResult:

@@ -18,12 +18,17 @@ Invariants:
 - A ``tap`` given to a stream sees every frame exactly as received (``PONG`` included), with its
   shard and its receive time (``time.time_ns()``), before it is decoded; without a tap the frame
   path does nothing more than a ``None`` check.
+- A frame's receive time is taken where its last bytes came off the socket (the connection's
+  ``data_received``), not when the reader got to it: ``rx_at`` (perf counter) and ``rx_wall``
+  (unix seconds) hold it while the frame's events are delivered, so time spent queued in the
+  client counts in the message lag and in tick-to-order.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal
 
@@ -33,6 +38,7 @@ import structlog
 from anyio.abc import ObjectSendStream, TaskGroup
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.frames import DATA_OPCODES, Frame
 
 from bot.venue.models.bodies import ApiCreds
 from bot.venue.models.decoding import DecodeError
@@ -149,6 +155,26 @@ def _make_deliver(sink: Sink) -> Callable[[Any], Awaitable[None]]:
 _encoder = msgspec.json.Encoder()
 
 
+class StampedConnection(ClientConnection):
+    """A client connection that notes when each message's last bytes came off the socket:
+    ``rx_stamps`` holds one perf-counter time per complete data message, in the order ``recv``
+    returns them (the reader pops one per message)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rx_stamps: deque[float] = deque()
+        self._rx_now = 0.0
+
+    def data_received(self, data: bytes) -> None:
+        self._rx_now = time.perf_counter()
+        super().data_received(data)
+
+    def process_event(self, event: Any) -> None:
+        if type(event) is Frame and event.fin and event.opcode in DATA_OPCODES:
+            self.rx_stamps.append(self._rx_now)
+        super().process_event(event)
+
+
 class _Link:
     """One WebSocket connection with its subscriptions, keepalive and reconnect loop."""
 
@@ -188,6 +214,7 @@ class _Link:
                 close_timeout=cfg.close_timeout_s,
                 max_size=cfg.max_frame_bytes,
                 proxy=True if cfg.use_env_proxy else None,
+                create_connection=StampedConnection,
             ) as ws:
                 self.ws = ws
                 self.last_rx = time.monotonic()
@@ -234,11 +261,15 @@ class _Link:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(keepalive, tg)
+            stamps: deque[float] | None = getattr(ws, "rx_stamps", None)
+            perf = time.perf_counter
+            wall = time.time() - perf()  # perf counter -> unix seconds, fixed per connection (monotone)
             try:
                 while True:
                     frame = await ws.recv(decode=False)
                     self.last_rx = time.monotonic()
-                    await st._on_frame(self, frame)
+                    at = stamps.popleft() if stamps else perf()
+                    await st._on_frame(self, frame, at, at + wall)
             except ConnectionClosed as exc:
                 outcome[0] = f"closed: {exc}"
             tg.cancel_scope.cancel()
@@ -275,6 +306,8 @@ class _Stream:
         self._next_shard = 0
         self._tg: TaskGroup | None = None
         self.endpoint = self.config.url.rstrip("/") + self.path
+        self.rx_at = 0.0  # perf-counter receipt of the frame being delivered (see the invariants)
+        self.rx_wall = 0.0  # the same instant in unix seconds
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -325,13 +358,20 @@ class _Stream:
                  attempt=link.attempt, subscriptions=len(link.subs), reason=reason)
         await self._deliver(ev)
 
-    async def _on_frame(self, link: _Link, frame: bytes) -> None:
+    async def _on_frame(self, link: _Link, frame: bytes, rx_at: float | None = None,
+                        rx_wall: float | None = None) -> None:
+        """One frame received at ``rx_at`` (perf counter) = ``rx_wall`` (unix seconds); both
+        default to now."""
+        if rx_at is None:
+            rx_at = time.perf_counter()
+        if rx_wall is None:
+            rx_wall = time.time()
         tap = self.tap
         if tap is not None:
-            tap(link.shard, frame, time.time_ns())
+            tap(link.shard, frame, int(rx_wall * 1e9))
         c = self.counters
         c.frames += 1
-        c.last_message_at = now = time.time()
+        c.last_message_at = now = rx_wall
         if frame == b"PONG":
             c.pongs += 1
             return
@@ -355,6 +395,7 @@ class _Stream:
         ts = getattr(events[-1], "timestamp", None)
         if isinstance(ts, str) and ts.isdigit():
             c.last_lag_s = now - int(ts) / 1000.0
+        self.rx_at, self.rx_wall = rx_at, rx_wall
         deliver = self._deliver
         for ev in events:
             await deliver(ev)

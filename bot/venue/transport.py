@@ -11,8 +11,10 @@ most ``max_retry_wait`` seconds, at most ``max_read_retries`` times. Writes are 
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated
@@ -31,6 +33,17 @@ from bot.venue.errors import (
     error_from_response,
 )
 from bot.venue.limits import RouteLimiter
+
+def _settle_async_library_probe() -> None:
+    """httpcore asks ``import sniffio`` each time it sets up a lock or an event (several per
+    request); with sniffio not installed, each ask is a failed import that searches every path
+    entry again (a tenth of the live bot's CPU at 64 markets). Recording the absence in
+    ``sys.modules`` makes the ask fail at once; httpcore then assumes asyncio, as it did."""
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
+
+
+_settle_async_library_probe()
 
 __all__ = ["TransportConfig", "RateLimitInfo", "Transport", "encode_query", "read_rate_limit", "decode_body"]
 
@@ -188,11 +201,13 @@ class Transport:
         auth: HeaderFactory | None = None,
         write: bool = False,
         items: int = 1,
+        on_written: Callable[[], None] | None = None,
     ) -> httpx.Response:
         """Send one request and return its 2xx response, or raise a typed ``VenueError``.
 
         ``write`` marks a request whose repetition could act twice (never retried); ``items``
-        is the number of orders or ids it carries, charged to per-item scopes.
+        is the number of orders or ids it carries, charged to per-item scopes; ``on_written`` is
+        called the moment the request's last byte has been written to the connection.
         """
         method = method.upper()
         query = encode_query(params)
@@ -209,7 +224,11 @@ class Transport:
                 headers.update(auth(method, path, body))
             started = time.perf_counter()
             try:
-                response = await self._client.request(method, url, content=body, headers=headers)
+                if on_written is None:
+                    response = await self._client.request(method, url, content=body, headers=headers)
+                else:
+                    response = await self._client.request(method, url, content=body, headers=headers,
+                                                          extensions={"trace": _written_trace(on_written)})
             except httpx.TimeoutException as exc:
                 self._observe(route, 0, started)
                 raise TransportTimeout(f"timeout ({type(exc).__name__})", route=route) from None
@@ -242,6 +261,19 @@ class Transport:
         if not math.isfinite(error.retry_after) or error.retry_after > self.config.max_retry_wait:
             return False
         return attempt < self.config.max_read_retries
+
+
+_BODY_WRITTEN = frozenset({"http11.send_request_body.complete", "http2.send_request_body.complete"})
+
+
+def _written_trace(on_written: Callable[[], None]) -> Callable[[str, dict], Awaitable[None]]:
+    """An httpcore ``trace`` extension calling ``on_written`` once the request body is written."""
+
+    async def trace(event: str, info: dict) -> None:
+        if event in _BODY_WRITTEN:
+            on_written()
+
+    return trace
 
 
 def decode_body(response: httpx.Response, model: object) -> object:

@@ -83,8 +83,9 @@ def test_a_backtest_of_a_recorded_live_session_quotes_as_live_did(tmp_path: Path
             SEEN["live"].clear()
             live = TracedMaker(PARAMS)
             with running_bot(ex, strategy=live) as bot:
-                wait_for(lambda: bot.read(lambda: bot.engine.stats.fills) >= 3, deadline_s=30,
-                         what="a few live fills")
+                # updates received together are quoted once (their newest book): wait for enough states
+                wait_for(lambda: bot.read(lambda: bot.engine.stats.fills) >= 3 and len(SEEN["live"]) >= 20,
+                         deadline_s=30, what="a few live fills and 20 book states quoted")
         finally:
             recorder.terminate()
             assert recorder.wait(timeout=20) == 0

@@ -300,3 +300,20 @@ async def test_account_positions_and_holders(exchange):
         with pytest.raises(BadRequest) as br:
             await t.request("GET", "/positions", params={"user": acct.address, "bogus": "1"})
         assert br.value.message == "unknown_field: bogus"
+
+
+async def test_a_request_reports_when_its_body_is_written(exchange):
+    """``on_written`` fires once, after the request left and before its answer is read."""
+    import sys
+    import time
+
+    from bot.venue.transport import Transport
+
+    stamps: list[float] = []
+    async with Transport(exchange.urls.clob) as t:
+        before = time.perf_counter()
+        response = await t.request("GET", "/ok", on_written=lambda: stamps.append(time.perf_counter()))
+        after = time.perf_counter()
+    assert response.status_code == 200 and len(stamps) == 1 and before <= stamps[0] <= after
+    # httpcore's probe for sniffio fails at once when sniffio is not installed
+    assert "sniffio" in sys.modules

@@ -488,3 +488,34 @@ async def test_poll_books_batches_and_feeds_the_books(data_dir: Path) -> None:
     updated = feed.apply_rest_books(books, result.books, 0.5)
     assert len(updated) == 4 and all(b.best_ask == 140_000 and b.epoch == 1 for b in updated)
     assert books["t4"].stale and feed.is_stale("t4", 0.5) and not feed.is_stale("t0", 0.5)
+
+
+async def test_a_frame_is_stamped_when_it_came_off_the_socket_not_when_the_reader_got_to_it() -> None:
+    later = json.dumps({"event_type": "price_change", "market": "m", "timestamp": "2", "price_changes": [
+        {"asset_id": "A", "price": "0.5", "size": "1", "side": "BUY", "hash": "x"}]})
+
+    async def script(venue: Venue, conn: Conn) -> None:
+        await conn.ws.send(book_frame(["A"]))
+        await conn.ws.send(later)  # arrives while the consumer still holds the first frame
+        await answer(venue, conn)
+
+    seen: list[tuple[str, float, float, float]] = []
+    stream: MarketStream
+
+    async def sink(ev: Any) -> None:
+        if isinstance(ev, (BookEvent, PriceChangeEvent)):
+            seen.append((type(ev).__name__, stream.rx_at, stream.rx_wall, time.perf_counter()))
+            if isinstance(ev, BookEvent):
+                await anyio.sleep(0.3)  # a busy consumer
+
+    async with running_venue(Venue(script)) as venue:
+        stream = MarketStream(sink, ["A"], fast_config(venue.url))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stream.run)
+            await wait_for(lambda: len(seen) >= 2)
+            tg.cancel_scope.cancel()
+    (_, rx_book, _, _), (kind, rx_change, wall_change, delivered) = seen[:2]
+    assert kind == "PriceChangeEvent"
+    assert delivered - rx_change >= 0.25  # it waited in the client, and its stamp says so
+    assert rx_change - rx_book < 0.25  # both came off the socket together
+    assert abs((time.time() - time.perf_counter()) - (wall_change - rx_change)) < 0.05

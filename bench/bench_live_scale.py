@@ -1,0 +1,310 @@
+"""Live at scale: ``bot run`` quoting every market of a local exchange with synthetic flow on each
+(books step every 0.25 s), the exchange in its own process, for N markets.
+
+Run: ``.venv/bin/python bench/bench_live_scale.py [--markets 4,16,64,128] [--seconds 60]
+[--bot-repo PATH]`` (``PATH``: another checkout with its own ``.venv``, e.g. the code before a
+change; the exchange is always this checkout's). Per row it prints, beside the machine's load
+average: the bot's CPU (% of one core, from /proc, after a warm-up), how much of the time its
+main thread was runnable (running or waiting for a core), market message lag (venue timestamp to
+the frame's events applied, p50 / p99 from the bot's histogram), orders sent and the share
+rejected as "post-only crosses book", halts, orphans, positions drifting at the end, the bot's
+tick-to-order (socket to request written) and the exchange-stamped wire-to-wire latency (market
+frame written -> the order request it caused received), 429s and the lowest order-throttle
+level. Under the table: the in-process tick-to-order of this build (``bench_tick_to_order``),
+median of several runs, and the wire-to-wire ratio to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+REPO = Path(__file__).resolve().parent.parent
+MARKETS = (4, 16, 64, 128)
+SECONDS = 60.0
+WARMUP_S = 8.0  # connect, first snapshot and first quotes: left out of CPU and latency figures
+
+
+# --- the exchange, in its own process ---------------------------------------------------------
+
+
+def serve_exchange(markets: int, out: str) -> None:
+    """Child process: a local exchange with ``markets`` binary markets (flow on every one), its
+    URLs and demo account as one JSON line on stdout; on stdin's end, the wire-to-wire samples
+    (seconds) written to ``out`` as JSON."""
+    import anyio
+
+    from bot.exchange.config import ExchangeConfig
+    from bot.exchange.server import LocalExchange
+    from bot.exchange.wire import WireStamps
+
+    async def main() -> None:
+        config = ExchangeConfig(markets=markets, neg_risk_events=0, seed=1)
+        async with LocalExchange(config) as ex:
+            stamps = WireStamps()
+            ex.exchange.hub.stamps = stamps
+            d, u = ex.demo_account, ex.urls
+            print(json.dumps({"clob": u.clob, "catalog": u.catalog, "data": u.data, "ws": u.ws,
+                              "key": d.private_key, "api_key": d.creds.apiKey, "secret": d.creds.secret,
+                              "passphrase": d.creds.passphrase}), flush=True)
+            await anyio.to_thread.run_sync(sys.stdin.read)
+            Path(out).write_text(json.dumps({"wire": stamps.latencies(), "frames": len(stamps.frames),
+                                             "requests": len(stamps.requests), "dropped": stamps.dropped}))
+
+    anyio.run(main)
+
+
+# --- reading the bot ----------------------------------------------------------------------------
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Prometheus text as {(name, labels): value}."""
+    out: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+    text = urllib.request.urlopen(url, timeout=5).read().decode()
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$', line)
+        if not m:
+            continue
+        labels = tuple(sorted(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or "")))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def total(sample: dict, name: str, **match: str) -> float:
+    return sum(v for (n, labels), v in sample.items()
+               if n == name and all((k, val) in labels for k, val in match.items()))
+
+
+def quantile(before: dict, after: dict, name: str, q: float, **match: str) -> float | None:
+    """``histogram_quantile`` of ``name`` over what was observed between two scrapes."""
+    buckets: dict[float, float] = {}
+    for (n, labels), v in after.items():
+        if n != name + "_bucket" or not all((k, val) in labels for k, val in match.items()):
+            continue
+        le = dict(labels)["le"]
+        bound = float("inf") if le == "+Inf" else float(le)
+        buckets[bound] = buckets.get(bound, 0.0) + v - before.get((n, labels), 0.0)
+    if not buckets:
+        return None
+    bounds = sorted(buckets)
+    count = buckets[bounds[-1]]
+    if count <= 0:
+        return None
+    rank, prev_bound, prev_count = q * count, 0.0, 0.0
+    for b in bounds:
+        c = buckets[b]
+        if c >= rank:
+            if b == float("inf"):
+                return prev_bound
+            return prev_bound + (b - prev_bound) * (rank - prev_count) / max(c - prev_count, 1e-12)
+        prev_bound, prev_count = b, c
+    return prev_bound
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def runnable_seconds(pid: int) -> float:
+    """Main thread: time on a core plus time waiting for one (``schedstat``)."""
+    run_ns, wait_ns, _ = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    return (int(run_ns) + int(wait_ns)) / 1e9
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pct(xs: list[float], q: float) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+# --- one row --------------------------------------------------------------------------------------
+
+
+def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workdir: Path | None = None) -> dict:
+    """``bot run`` (from ``bot_repo``) on a fresh exchange of ``markets`` markets for ``seconds``;
+    the figures of one row."""
+    tmp = Path(workdir or tempfile.mkdtemp(prefix="live-scale-"))
+    stamps_out = tmp / "wire.json"
+    ex = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve-exchange", str(markets),
+                           str(stamps_out)], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=(tmp / "exchange.log").open("w"), text=True)
+    bot = None
+    try:
+        info = json.loads(ex.stdout.readline())
+        port = free_port()
+        cfg = tmp / "bot.toml"
+        cfg.write_text(
+            f'[venue]\nclob_url = "{info["clob"]}"\ncatalog_url = "{info["catalog"]}"\n'
+            f'data_url = "{info["data"]}"\nws_url = "{info["ws"]}"\n'
+            '[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
+            # every market quoted on both tokens: 4 resting orders a market, requotes paced by the venue's limits only
+            '[risk]\nmax_open_orders = 4000\nmax_orders_per_window = "off"\n'
+            f'[metrics]\nenabled = true\nport = {port}\n[journal]\npath = "{tmp / "journal.sqlite"}"\n')
+        env = dict(os.environ, BOT_PRIVATE_KEY=info["key"], BOT_API_KEY=info["api_key"],
+                   BOT_API_SECRET=info["secret"], BOT_API_PASSPHRASE=info["passphrase"])
+        python = bot_repo / ".venv" / "bin" / "python"
+        log = tmp / "bot.log"
+        bot = subprocess.Popen([str(python), "-m", "bot.cli", "run", "--config", str(cfg), "--duration", str(seconds)],
+                               cwd=bot_repo, env=env, stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
+        url = f"http://127.0.0.1:{port}/metrics"
+        started = time.monotonic()
+        first = last = None
+        cpu0 = run0 = t0 = 0.0
+        cpu1 = run1 = t1 = 0.0
+        halted_at = None
+        lowest_tokens = None
+        while bot.poll() is None and time.monotonic() - started < seconds - 1.0:
+            time.sleep(0.5)
+            elapsed = time.monotonic() - started
+            try:
+                sample = scrape(url)
+                cpu, run = cpu_seconds(bot.pid), runnable_seconds(bot.pid)
+            except (OSError, ValueError):
+                continue
+            if first is None and elapsed >= WARMUP_S:
+                first, cpu0, run0, t0 = sample, cpu, run, time.monotonic()
+            if first is not None:
+                last, cpu1, run1, t1 = sample, cpu, run, time.monotonic()
+            if halted_at is None and total(sample, "bot_trading_state") >= 2:
+                halted_at = elapsed
+            tokens = [v for (n, lb), v in sample.items() if n == "bot_throttle_tokens" and ("throttle", "orders") in lb]
+            if tokens and first is not None:
+                lowest_tokens = min(tokens + ([lowest_tokens] if lowest_tokens is not None else []))
+        out, _ = bot.communicate(timeout=60)
+        bot = None
+    finally:
+        if bot is not None:
+            bot.send_signal(signal.SIGTERM)
+            bot.wait(timeout=30)
+        ex.stdin.close()
+        ex.wait(timeout=60)
+    wire = json.loads(stamps_out.read_text())["wire"] if stamps_out.exists() else []
+    if first is None or last is None:
+        raise RuntimeError(f"bot run gave no metrics (see {tmp})")
+    halts = sum(1 for line in log.read_text().splitlines() if '"risk_halt"' in line)
+    wall = max(t1 - t0, 1e-9)
+    sent = total(last, "bot_orders_submitted_total") - total(first, "bot_orders_submitted_total")
+    crosses = (total(last, "bot_orders_rejected_total", reason="post_only_crosses")
+               + total(last, "bot_orders_rejected_total", reason="venue")) - (
+        total(first, "bot_orders_rejected_total", reason="post_only_crosses")
+        + total(first, "bot_orders_rejected_total", reason="venue"))
+    drift = sum(1 for (n, _), v in last.items() if n == "bot_position_drift_shares" and v != 0)
+    return {
+        "markets": markets, "load": os.getloadavg(), "cpu": 100 * (cpu1 - cpu0) / wall,
+        "runnable": 100 * (run1 - run0) / wall,
+        "lag_p50": quantile(first, last, "bot_stream_message_lag_seconds", 0.5, stream="market"),
+        "lag_p99": quantile(first, last, "bot_stream_message_lag_seconds", 0.99, stream="market"),
+        "sent": sent, "crosses": crosses, "halts": halts, "halted_at": halted_at,
+        "orphans": total(last, "bot_orphan_orders_total"),
+        "orphans_unknown": total(last, "bot_orphan_orders_total", kind="unknown"), "drift": drift,
+        "t2o_p50": quantile(first, last, "bot_tick_to_order_seconds", 0.5),
+        "t2o_p99": quantile(first, last, "bot_tick_to_order_seconds", 0.99),
+        "w2w_p50": pct(wire, 0.5), "w2w_p99": pct(wire, 0.99), "w2w_n": len(wire),
+        "rate_limited": total(last, "bot_errors_total", kind="rate_limited"), "lowest_tokens": lowest_tokens,
+        "summary": out.strip().splitlines()[-1] if out.strip() else "",
+    }
+
+
+def _counts(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of market counts: {text!r}") from None
+    if not counts or min(counts) < 1 or max(counts) > 1000:
+        raise argparse.ArgumentTypeError("market counts must be within 1..1000")
+    return counts
+
+
+def in_process_tick_to_order(runs: int = 5, updates: int = 1000) -> tuple[float, float]:
+    """Median over ``runs`` of the in-process median and p99 (``bench_tick_to_order``), seconds."""
+    from bench.bench_tick_to_order import p99, tick_to_order
+    from bot.ops.logging import configure
+
+    configure(level="warning")
+    meds, tails = [], []
+    for _ in range(runs):
+        xs = tick_to_order(updates)
+        meds.append(statistics.median(xs))
+        tails.append(p99(xs))
+    return statistics.median(meds), statistics.median(tails)
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else (f"{x * 1e3:.1f}" if x < 10 else f"{x:.0f} s")
+
+
+def format_row(r: dict) -> str:
+    sent = r["sent"]
+    cross = f"{100 * r['crosses'] / sent:.1f}%" if sent else "-"
+    halts = f"{r['halts']}" + (f" (at {r['halted_at']:.0f} s)" if r["halted_at"] is not None else "")
+    tokens = "-" if r["lowest_tokens"] is None else f"{r['lowest_tokens']:.0f}"
+    return (f"| {r['markets']} | {r['load'][0]:.1f} | {r['cpu']:.0f} | {r['runnable']:.0f} | "
+            f"{_ms(r['lag_p50'])} / {_ms(r['lag_p99'])} | {sent:.0f} | {cross} | {halts} | {r['orphans']:.0f} | "
+            f"{r['drift']} | {_ms(r['t2o_p50'])} / {_ms(r['t2o_p99'])} | {_ms(r['w2w_p50'])} / {_ms(r['w2w_p99'])} | "
+            f"{r['rate_limited']:.0f}; {tokens} |")
+
+
+HEADER = ("| markets | load (1 min) | bot CPU % | main thread runnable % | lag p50 / p99 ms | orders sent | "
+          "post-only crosses | halts | orphans | drift | tick-to-order p50 / p99 ms | wire-to-wire p50 / p99 ms | "
+          "429s; lowest order tokens |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def main(argv: list[str] | None = None) -> None:
+    if argv is None:  # command-line arguments only when run as a script, not via ``-m bench``
+        argv = sys.argv[1:] if __name__ == "__main__" else []
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--markets", type=_counts, default=MARKETS, help="market counts, e.g. 4,16,64,128")
+    parser.add_argument("--seconds", type=float, default=SECONDS, help="seconds of each run")
+    parser.add_argument("--bot-repo", type=Path, default=REPO, help="the checkout (with .venv) whose bot runs")
+    parser.add_argument("--serve-exchange", nargs=2, metavar=("MARKETS", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_exchange:
+        serve_exchange(int(args.serve_exchange[0]), args.serve_exchange[1])
+        return
+    if args.seconds <= WARMUP_S + 2:
+        parser.error(f"--seconds must be more than {WARMUP_S + 2:g}")
+    markets, seconds, bot_repo = args.markets, args.seconds, args.bot_repo.resolve()
+    print(f"bot from {bot_repo}, {seconds:.0f} s per row (first {WARMUP_S:.0f} s left out), "
+          f"{os.cpu_count()} cores", flush=True)
+    print(HEADER, flush=True)
+    rows = []
+    for n in markets:
+        r = run_row(n, seconds, bot_repo)
+        rows.append(r)
+        print(format_row(r), flush=True)
+    med, tail = in_process_tick_to_order()
+    print(f"in-process tick-to-order (this build, median of 5 runs): median {med * 1e6:.0f} µs, p99 {tail * 1e6:.0f} µs;"
+          f" load {os.getloadavg()[0]:.1f}")
+    for r in rows:
+        if r["w2w_p50"] is not None:
+            print(f"  {r['markets']} markets: wire-to-wire / in-process = {r['w2w_p50'] / med:.0f}x median, "
+                  f"{r['w2w_p99'] / tail:.0f}x p99 ({r['w2w_n']} samples)")
+
+
+if __name__ == "__main__":
+    main()

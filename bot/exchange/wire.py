@@ -1,0 +1,102 @@
+"""Wire stamps: when the exchange wrote each market frame and when it received each order
+request, both on its own perf counter, for wire-to-wire latency (a book update written to a
+subscriber -> the order request it caused, received).
+
+Invariant: stamping only records (bounded: at most ``limit`` frames and ``limit`` requests, the
+rest counted as dropped); nothing recorded is read back by the exchange, so a stamped exchange
+behaves as an unstamped one. Off unless a ``WireStamps`` is set on the hub.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+
+import msgspec
+
+_decode = msgspec.json.Decoder()
+
+
+class WireStamps:
+    """Raw stamps (decoded only when asked for the latencies, off the hot path)."""
+
+    def __init__(self, limit: int = 1_000_000) -> None:
+        self.limit = limit
+        self.frames: list[tuple[float, bytes | str]] = []
+        self.requests: list[tuple[float, bytes]] = []
+        self.dropped = 0
+
+    def frame(self, payload: bytes | str, at: float) -> None:
+        """A market-channel frame, written to a subscriber at ``at``."""
+        if len(self.frames) < self.limit:
+            self.frames.append((at, payload))
+        else:
+            self.dropped += 1
+
+    def request(self, body: bytes, at: float) -> None:
+        """A ``POST /orders`` body, received at ``at``."""
+        if len(self.requests) < self.limit:
+            self.requests.append((at, body))
+        else:
+            self.dropped += 1
+
+    def latencies(self) -> list[float]:
+        """Wire-to-wire seconds (see ``wire_latencies``) of what was stamped."""
+        frames = [(at, frame_tokens(p)) for at, p in self.frames]
+        requests = [(at, request_tokens(b)) for at, b in self.requests]
+        return wire_latencies(frames, requests)
+
+
+def frame_tokens(payload: bytes | str) -> tuple[str, ...]:
+    """The tokens whose book a ``price_change`` frame changes (none for anything else)."""
+    try:
+        msg = _decode.decode(payload)
+    except msgspec.DecodeError:
+        return ()
+    if not isinstance(msg, dict) or msg.get("event_type") != "price_change":
+        return ()
+    return tuple(dict.fromkeys(c.get("asset_id") for c in msg.get("price_changes") or () if isinstance(c, dict)))
+
+
+def request_tokens(body: bytes) -> tuple[str, ...]:
+    """The tokens a ``POST /orders`` body places orders on."""
+    try:
+        items = _decode.decode(body)
+    except msgspec.DecodeError:
+        return ()
+    if not isinstance(items, list):
+        return ()
+    out: dict[str, None] = {}
+    for it in items:
+        order = it.get("order") if isinstance(it, dict) else None
+        if isinstance(order, dict) and isinstance(order.get("tokenId"), str):
+            out[order["tokenId"]] = None
+    return tuple(out)
+
+
+def wire_latencies(frames: Iterable[tuple[float, Iterable[str]]],
+                   requests: Iterable[tuple[float, Iterable[str]]]) -> list[float]:
+    """For each request, per token it places on: the time since the latest frame that changed
+    that token's book before the request arrived, if no earlier request already answered that
+    frame. Each book update is counted at most once, by the first order it caused; requests with
+    no unanswered update before them (fills, timers) are not counted."""
+    by_token: dict[str, list[float]] = {}
+    for at, tokens in sorted(frames, key=lambda f: f[0]):
+        for t in tokens:
+            by_token.setdefault(t, []).append(at)
+    answered: dict[str, float] = {}
+    out: list[float] = []
+    for at, tokens in sorted(requests, key=lambda r: r[0]):
+        for t in tokens:
+            times = by_token.get(t)
+            if not times:
+                continue
+            i = bisect.bisect_right(times, at)
+            if i == 0:
+                continue
+            f = times[i - 1]
+            if answered.get(t) == f:
+                continue
+            answered[t] = f
+            out.append(at - f)
+    return out

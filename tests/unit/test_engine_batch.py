@@ -1,0 +1,128 @@
+"""Market updates received together: ``Engine.on_market_batch`` applies every one, runs the
+strategy once per changed token on its newest state, refuses books that waited too long, and
+times tick-to-order from the receipt of the book each order was quoted from."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.core.clock import SimClock
+from bot.engine.engine import Engine, EngineConfig, SendPlaces
+from bot.engine.results import PlacesAnswered, all_live
+from bot.execution.records import OrderResult
+from bot.ops.metrics import Metrics
+from bot.venue.models.ws import decode_market_frame
+from tests.unit.test_engine import COND, NO, YES, book, make_engine, places, up
+
+
+def price_change(token: str, price: str, size: str, side: str = "BUY", ts: int = 2) -> object:
+    frame = {"event_type": "price_change", "market": COND, "timestamp": str(ts),
+             "price_changes": [{"asset_id": token, "price": price, "size": size, "side": side, "hash": "x"}]}
+    return decode_market_frame(json.dumps(frame).encode())
+
+
+class Counting:
+    """Wraps the strategy's ``on_book`` to count its calls per token."""
+
+    def __init__(self, eng: Engine) -> None:
+        self.calls: list[str] = []
+        inner = eng.strategy.on_book
+
+        def on_book(ctx, token_id):
+            self.calls.append(token_id)
+            return inner(ctx, token_id)
+
+        eng.strategy.on_book = on_book
+
+
+def started(clock: SimClock, **kw) -> Engine:
+    eng = make_engine(clock, **kw)
+    eng.start()
+    eng.on_connection(up(clock))
+    out = eng.on_market_batch([book(YES, [("0.48", "100")], [("0.52", "100")]),
+                               book(NO, [("0.48", "100")], [("0.52", "100")])], [clock.now(), clock.now()])
+    for a in out:
+        if isinstance(a, SendPlaces):
+            eng.on_result(all_live(a.batch))
+    return eng
+
+
+def test_a_batch_runs_the_strategy_once_per_token_on_the_newest_book():
+    clock = SimClock(1_000.0)
+    eng = started(clock)
+    calls = Counting(eng)
+    # three updates of YES's bid and one of NO's: every one applied, YES quoted from the last
+    evs = price_change(YES, "0.49", "100") + price_change(YES, "0.50", "100") + price_change(YES, "0.51", "100") \
+        + price_change(NO, "0.49", "100")
+    out = eng.on_market_batch(evs, [clock.now()] * len(evs))
+    assert sorted(calls.calls) == sorted([YES, NO])
+    assert eng.books[YES].best_bid == 510_000 and eng.books[NO].best_bid == 490_000
+    bid = next(o for o in places(out) if o.token_id == YES and o.side.value == "BUY")
+    assert bid.price == 500_000  # mid (0.51 + 0.52) / 2 minus one tick, floored to the grid
+    assert eng.stats.book_events == 2 + len(evs) and eng.stats.book_runs == 2 + 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([YES, NO]), st.integers(40, 51), st.integers(0, 300)), min_size=1,
+                max_size=12))
+def test_a_batch_leaves_the_books_as_the_same_updates_one_by_one(changes):
+    clock = SimClock(1_000.0)
+    one, many = started(clock), started(clock)
+    evs = [e for t, p, s in changes for e in price_change(t, f"0.{p:02d}", str(s))]
+    for ev in evs:
+        one.on_market_event(ev)
+    many.on_market_batch(evs, [None] * len(evs))
+    for t in (YES, NO):
+        assert one.books[t].top() == many.books[t].top()
+        assert one.books[t].best_bid_size == many.books[t].best_bid_size
+
+
+def test_a_book_that_waited_longer_than_the_max_age_is_not_quoted_from():
+    clock = SimClock(1_000.0)
+    perf = [100.0]
+    eng = make_engine(clock, metrics=Metrics())
+    eng.perf = lambda: perf[0]
+    eng.config = EngineConfig(max_book_age_s=0.2)
+    eng.start()
+    eng.on_connection(up(clock))
+    calls = Counting(eng)
+    out = eng.on_market_batch([book(YES, [("0.48", "100")], [("0.52", "100")])], [perf[0] - 0.5])
+    assert calls.calls == [] and places(out) == [] and eng.stats.requotes_shed == 1
+    assert eng.metrics.registry.get_sample_value("bot_requotes_shed_total") == 1
+    out = eng.on_market_batch([book(YES, [("0.47", "100")], [("0.52", "100")])], [perf[0] - 0.1])
+    assert calls.calls == [YES] and places(out)
+
+
+def test_tick_to_order_runs_from_the_receipt_of_the_book_quoted():
+    clock = SimClock(1_000.0)
+    perf = [100.0]
+    eng = make_engine(clock, metrics=Metrics())
+    eng.perf = lambda: perf[0]
+    eng.start()
+    eng.on_connection(up(clock))
+    out = eng.on_market_batch([book(YES, [("0.48", "100")], [("0.52", "100")])], [99.99])
+    sends = [a for a in out if isinstance(a, SendPlaces)]
+    assert sends and all(a.tick_at == 99.99 for a in sends)
+    assert abs(eng.latencies[-1] - 0.01) < 1e-9
+    assert eng.metrics.registry.get_sample_value("bot_tick_to_order_seconds_count") == len(sends)
+    eng.stamp_sends = True  # the live shell observes at the write instead
+    out = eng.on_market_batch(price_change(YES, "0.50", "100"), [99.995])
+    assert any(isinstance(a, SendPlaces) and a.tick_at == 99.995 for a in out)
+    assert eng.metrics.registry.get_sample_value("bot_tick_to_order_seconds_count") == len(sends)
+
+
+def test_venue_rejections_are_counted_by_reason():
+    clock = SimClock(1_000.0)
+    eng = make_engine(clock, metrics=Metrics())
+    eng.start()
+    eng.on_connection(up(clock))
+    out = eng.on_market_event(book(YES, [("0.48", "100")], [("0.52", "100")]))
+    batch = next(a.batch for a in out if isinstance(a, SendPlaces))
+    refused = OrderResult(success=False, error_msg="invalid post-only order: order crosses book")
+    eng.on_result(PlacesAnswered(batch, tuple(refused for _ in batch.orders)))
+    get = eng.metrics.registry.get_sample_value
+    assert get("bot_orders_rejected_total", {"reason": "post_only_crosses"}) == len(batch.orders)
+    assert get("bot_orders_rejected_total", {"reason": "venue"}) is None
