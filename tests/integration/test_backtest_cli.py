@@ -1,9 +1,11 @@
 """``bot backtest`` on the shipped sample recording: a summary, a complete results folder, the same
-results for the same seed, and one-line errors for what cannot run."""
+results for the same seed, and one-line errors for what cannot run; `bot compare` on the shipped
+sample session."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +76,16 @@ def test_a_run_without_a_results_folder_counts_the_same(tmp_path: Path):
     assert written.fills > 0
     same = ("fills", "maker_fills", "volume", "fill_rate", "maker_share", "pnl", "orders_sent", "max_drawdown")
     assert {k: getattr(counted, k) for k in same} == {k: getattr(written, k) for k in same}
+
+
+def test_the_sample_session_compares_with_its_backtest(tmp_path: Path):
+    """The shipped session (journal, config, recording) goes through ``bot compare``: most of its
+    fills have a twin in the backtest, and the report carries the comparison section."""
+    session = REPO / "data" / "sample-session"
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "compare", "--config", str(session / "bot.toml"),
+                           "--journal", str(session / "journal.sqlite"), "--recording", str(session),
+                           "--out", str(tmp_path / "cmp")], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    agreement = re.search(r"fill agreement\s*│\s*([\d.]+)%", done.stdout)
+    assert agreement and float(agreement.group(1)) >= 50.0, done.stdout
+    assert "comparison" in (tmp_path / "cmp" / "report.html").read_text().lower()
