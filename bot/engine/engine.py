@@ -402,6 +402,7 @@ class Engine:
         if self.metrics is not None:
             self.metrics.cancels.labels("failed").inc()
         outputs = self.reconciler.on_cancel_failed(r.batch.order_ids, now)
+        self.router.cancels_failed(r.batch.order_ids, now)
         return self._apply_halt(self._error_event(r.kind, now), r.kind) + self._outputs(outputs)
 
     def _order_seen(self, r: OrderSeen) -> list[Action]:
@@ -423,7 +424,7 @@ class Engine:
         return self._outputs(outputs)
 
     def _order_lookup(self, r: OrderLookup) -> list[Action]:
-        return self._outputs(self.reconciler.on_order_lookup(r.order_id, r.record, self.clock.now()))
+        return self._outputs(self.reconciler.on_order_lookup(r.order_id, r.record, self.clock.now(), r.as_of))
 
     def _request_failed(self, r: RequestFailed) -> list[Action]:
         """A read or heartbeat failed: counts towards the error-rate kill switch."""

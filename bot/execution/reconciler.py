@@ -394,14 +394,17 @@ class Reconciler:
         self._commit()
         return out
 
-    def on_order_lookup(self, order_id: str, found: Any | None, now: float) -> list[Output]:
-        """``GET /data/order/{id}``: the order, or ``None`` when the venue does not have it."""
+    def on_order_lookup(self, order_id: str, found: Any | None, now: float, as_of: float | None = None) -> list[Output]:
+        """``GET /data/order/{id}``, asked at ``as_of``: the order, or ``None`` when the venue does
+        not have it. Absence proves nothing for an order on its way (PENDING_SUBMIT), nor for one
+        (re)sent or answered after the lookup was asked (a resend may reach the venue later)."""
         out: list[Output] = []
         o = self.orders.get(order_id)
         if o is not None:
             if found is not None:
                 self._apply_order(o, order_record(found), now, out)
-            else:
+            elif not (o.state is _PENDING_SUBMIT or (as_of is not None and (o.sent_at > as_of
+                                                                           or o.answered_at > as_of))):
                 self._absent(o, now, out)
         self._commit()
         return out

@@ -536,6 +536,7 @@ class LiveShell:
         await self._send.send(OpenOrders(tuple(order_record(o) for o in items), as_of))
 
     async def _lookup(self, order_id: str) -> None:
+        as_of = self.engine.clock.now()
         try:
             found = await self.venue.clob.get_order(order_id)
         except NotFound:
@@ -543,7 +544,7 @@ class LiveShell:
         except VenueError as exc:
             log.warning("lookup_failed", order_id=order_id[:12], error=str(exc)[:200])
             return
-        await self._send.send(OrderLookup(order_id, order_record(found) if found is not None else None))
+        await self._send.send(OrderLookup(order_id, order_record(found) if found is not None else None, as_of))
 
     async def _resend(self, action: ResendOrder) -> None:
         """Wait for a place token (resends bypass the router), then let the core resend."""

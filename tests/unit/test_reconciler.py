@@ -194,6 +194,23 @@ def test_submit_timeout_goes_unknown_and_is_resolved_not_resent_blindly():
     assert rec.orders.get("0xb").state is S.PENDING_SUBMIT
 
 
+def test_a_lookup_asked_before_a_resend_does_not_close_the_resent_order():
+    # the venue did not have 0xa when asked: it is resent; a second lookup, asked before the
+    # resend (two were asked: the failed POST and a listing), answers "absent" after it left
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_place_failed(["0xa"], 1.0, unknown=True)
+    assert rec.on_order_lookup("0xa", None, 2.0) == [ResendOrder("0xa", {"hash": "0xa"})]
+    rec.on_places_sent([own("0xa")], 3.0)
+    assert rec.on_order_lookup("0xa", None, 3.1) == []  # on its way: absence proves nothing
+    assert rec.orders.get("0xa").state is S.PENDING_SUBMIT
+    rec.on_acks(["0xa"], [ack("0xa")], 3.2)
+    assert rec.on_order_lookup("0xa", None, 3.3, as_of=2.5) == []  # asked before the venue showed it
+    assert rec.orders.get("0xa").state is S.LIVE
+    # a lookup asked after the venue answered is believed
+    assert rec.on_order_lookup("0xa", None, 4.0, as_of=3.5)[0].state is S.CANCELED
+
+
 def test_plain_http_failure_rejects_nothing_placed():
     rec = Reconciler()
     sent(rec, own("0xa"))
