@@ -12,8 +12,9 @@ Invariants:
   lookup, never resent blindly (the reconciler decides);
 - on stop (duration, SIGINT/SIGTERM, or ``request_stop``) the shell lets the trading requests
   already on the wire finish (a POST answered after a cancel-all would leave its order resting),
-  then sends DELETE /cancel-all and cancels every own order before it returns; nothing is left
-  resting;
+  then sends DELETE /cancel-all and cancels every own order, then reads the trades pages one
+  last time (fills the user channel had not delivered yet), before it returns; nothing is left
+  resting and every fill is booked;
 - every ``orders_sync_s`` the complete ``GET /data/orders`` listing is reconciled: what the venue
   holds open and the bot does not count as working is an orphan, handled by the configured policy;
 - no secret is ever logged (credentials only reach the auth headers and the user channel).
@@ -628,11 +629,26 @@ class LiveShell:
                     result = await _retrying(lambda ids=ids: self.venue.writes.cancel_orders(ids))
                     if result is not None:
                         eng.on_result(CancelsAnswered(a.batch, cancel_result(result)))
+            await self._last_trades()
         if scope.cancelled_caught:
             log.error("stop_cancel_incomplete", timeout_s=self.config.stop_timeout_s,
                       in_flight=self._in_flight)
         log.info("stopped", reason=self.stop_reason or "done")
 
+
+    async def _last_trades(self) -> None:
+        """Once nothing of ours rests, the trades pages are read one last time: fills the user
+        channel has not delivered yet (it may lag) are booked before the run ends."""
+        eng = self.engine
+        cursor = eng.reconciler.trades_cursor
+        for _ in range(50):
+            page = await _retrying(lambda c=cursor: self.venue.clob.trades_page(cursor=c))
+            if page is None:
+                return
+            eng.on_result(TradesPage(tuple(trade_record(t) for t in page.data), cursor, page.next_cursor))
+            if page.is_last or not page.next_cursor:
+                return
+            cursor = page.next_cursor
 
 
 async def _retrying(call: Callable[[], Any]) -> Any:
