@@ -299,7 +299,8 @@ class LiveShell:
             await anyio.sleep_forever()
 
     async def _gauges(self, streams: tuple[Any, ...], interval: float = 1.0) -> None:
-        """Export what the core does not see: stream health, book staleness, throttle tokens."""
+        """Export what the core does not see: stream health, book staleness, throttle tokens, the
+        event loop's tasks."""
         m = self.engine.metrics
         seen_errors = {s: 0 for s in streams}
         seen_message = {s: None for s in streams}
@@ -319,6 +320,7 @@ class LiveShell:
                     m.book_staleness.labels(book.token_id[-8:]).set(max(now - book.timestamp_ms / 1000, 0.0))
             for name, level in self.venue.throttle_levels(now).items():
                 m.throttle_tokens.labels(name).set(level)
+            m.tasks.set(len(anyio.get_running_tasks()))
             await anyio.sleep(interval)
 
     async def _every(self, interval: float, kind: str) -> None:

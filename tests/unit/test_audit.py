@@ -56,3 +56,20 @@ def test_only_duplicates_that_last_two_samples_count():
     assert lasting_duplicates([], groups) == 0  # a replacement beside its predecessor for a moment
     assert lasting_duplicates(groups, groups) == 1
     assert lasting_duplicates([frozenset({"a", "z"})], groups) == 0  # not the same pair
+
+
+def test_the_soak_judge_flags_a_trend_not_noise():
+    import random
+
+    from bench.soak import Sample, judge
+
+    rng = random.Random(1)
+
+    def run(rss):
+        return [Sample(float(t), rss(t), 20 + rng.choice((-1, 0, 1)), 30, 0.0, 100 + t, 2000.0) for t in range(60)]
+
+    flat = judge(run(lambda t: 80 + rng.gauss(0, 2) + (40 if t % 17 == 0 else 0)))  # noise, and spikes
+    assert all(v.ok for v in flat)
+    leaking = {v.series: v for v in judge(run(lambda t: 80 + 0.5 * t + rng.gauss(0, 2)))}
+    assert not leaking["rss_mb"].ok and 1500 < leaking["rss_mb"].slope_per_hour < 2100
+    assert leaking["fds"].ok and leaking["tasks"].ok
