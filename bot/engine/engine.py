@@ -39,7 +39,7 @@ from bot.execution.reconciler import FetchTrades, LookupOrder, OrderUpdate, Reco
 from bot.execution.restart import restore
 from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router
 from bot.portfolio import DailyPnl, Portfolio, marks_from_books
-from bot.risk import Connectivity, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
+from bot.risk import Connectivity, HaltReason, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
 from bot.strategy import Strategy, StrategyContext, intents_of
 from bot.venue.enums import OrderType, TradeStatus
 
@@ -74,7 +74,18 @@ class SyncOrders(msgspec.Struct, frozen=True):
     it was asked for."""
 
 
-Action = SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder | ResendOrder | FetchTrades
+class CheckPositions(msgspec.Struct, frozen=True):
+    """GET /positions after ``delay_s`` (retried until read), answered with the holdings for
+    ``Engine.reconcile_positions``."""
+
+    delay_s: float = 0.0
+
+
+Action = (SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder | ResendOrder | FetchTrades
+          | CheckPositions)
+
+MAX_VERIFY_CHECKS = 10  # positions reads after a reconnect before an unconfirmed position halts
+VERIFY_EVERY_S = 1.0
 
 
 class EngineStats:
@@ -150,6 +161,11 @@ class Engine:
         self.settlement: dict[str, TradeStatus] = {}  # trade id -> last status of our fills
         self.stopped = False
         self._tick_at: float | None = None
+        self.drifts: list[Any] = []  # the last positions check's differences (``reconcile_positions``)
+        self._drifts_before: dict[str, tuple[int, int]] = {}  # token -> (booked, venue) at the check before
+        self.verifying = 0  # positions checks since the user channel came back (0: not verifying)
+        self._trades_pages = 0  # trades pages read, all told
+        self._trades_pages_before = 0  # ... as of the check before
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
         # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
         self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
@@ -206,6 +222,7 @@ class Engine:
 
     def stop(self) -> list[Action]:
         """Strategy stop hook, then cancel everything we know and everything at the venue."""
+        self.verifying = 0
         out = self._run(self.strategy.on_stop(self.ctx))
         self.stopped = True
         self.router.cancel_all()
@@ -351,8 +368,12 @@ class Engine:
                 self.metrics.stream_state.labels("user", str(ev.shard)).set(1 if up else 0)
             out += self._apply_halt(self.risk.on_event(Connectivity(up, "user_ws"), now), "user stream")
             if ev.kind == "reconnected":
-                # the venue does not replay missed user events: reconcile from REST
-                out += [SyncOrders(), FetchTrades()]
+                # the venue does not replay missed user events: reconcile from REST, and send
+                # nothing new until the venue's holdings are the booked ones (the venue may have
+                # come back without them: ``reconcile_positions``)
+                out += [SyncOrders(), FetchTrades(), CheckPositions()]
+                if not self.stopped:
+                    self.verifying = 1
         if ev.kind == "reconnected":
             self.stats.reconnects += 1
             if self.metrics is not None:
@@ -414,6 +435,7 @@ class Engine:
         return self._outputs(self.reconciler.on_trade_event(r.record, self.clock.now()))
 
     def _trades_page(self, r: TradesPage) -> list[Action]:
+        self._trades_pages += 1
         return self._outputs(self.reconciler.on_trades_page(r.records, self.clock.now(), r.cursor, r.next_cursor))
 
     def _open_orders(self, r: OpenOrders) -> list[Action]:
@@ -438,6 +460,37 @@ class Engine:
             for d in drifts:
                 self.metrics.drift.labels(_short(d.token_id)).set(d.ours - d.venue)
         return drifts
+
+    def reconcile_positions(self, venue: dict[str, int]) -> list[Action]:
+        """The venue's holdings (token -> share units) against the booked fills.
+
+        A difference is *confirmed* when it is still there, the same, after a trades read came in
+        since the check before: fills in flight explain a passing one, not one that outlives a
+        read of the trades. A confirmed difference halts (``position_unreconciled``, everything
+        cancelled): the bot never trades on a position it cannot reconcile, and it stays halted
+        until an operator resumes it (a restart seeds the portfolio from the venue again).
+        After the user channel reconnects nothing new is sent until a check finds no difference
+        (one every ``VERIFY_EVERY_S``; after ``MAX_VERIFY_CHECKS`` unconfirmed ones, it halts)."""
+        drifts = self.on_positions(venue)
+        self.drifts = drifts
+        read_since = self._trades_pages > self._trades_pages_before
+        before = self._drifts_before
+        confirmed = [d for d in drifts if read_since and before.get(d.token_id) == (d.ours, d.venue)]
+        self._drifts_before = {d.token_id: (d.ours, d.venue) for d in drifts}
+        self._trades_pages_before = self._trades_pages
+        verifying = self.verifying
+        if confirmed or (verifying and drifts and verifying >= MAX_VERIFY_CHECKS):
+            self.verifying = 0
+            shown = "; ".join(f"{d.token_id[-10:]} booked {d.ours} venue {d.venue}" for d in (confirmed or drifts)[:4])
+            halt = self.risk.halt_for(HaltReason.POSITION_UNRECONCILED, shown)
+            return self._apply_halt(halt, "position unreconciled")
+        if verifying and not self.stopped:
+            if drifts:
+                self.verifying += 1
+                return [CheckPositions(VERIFY_EVERY_S)]
+            self.verifying = 0
+            return self._poll()
+        return []
 
     # --- time ----------------------------------------------------------------------------------
     def on_timer(self) -> list[Action]:
@@ -517,7 +570,7 @@ class Engine:
         return self._poll()
 
     def _poll(self) -> list[Action]:
-        if self.router.settled():
+        if self.router.settled() or (self.verifying and self.risk.state is not TradingState.HALTED):
             return []
         now = self.clock.now()
         out: list[Action] = []

@@ -17,6 +17,9 @@ Invariants:
   resting and every fill is booked;
 - every ``orders_sync_s`` the complete ``GET /data/orders`` listing is reconciled: what the venue
   holds open and the bot does not count as working is an orphan, handled by the configured policy;
+- the venue's holdings are read every ``positions_poll_s`` and, after the user channel comes back,
+  at once: a difference from the booked fills that outlives a trades read halts the bot, and
+  after a reconnect nothing new is sent until they agree (``Engine.reconcile_positions``);
 - no secret is ever logged (credentials only reach the auth headers and the user channel).
 """
 
@@ -32,7 +35,7 @@ import structlog
 from anyio.abc import TaskGroup
 
 from bot.core.markets import MarketIndex, MarketInfo
-from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
+from bot.engine.engine import CheckPositions, Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
 from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
     RequestFailed, TradeSeen, TradesPage,
@@ -415,10 +418,12 @@ class LiveShell:
             elif k == "rest_books":
                 return eng.on_rest_books(msg.a)
             elif k == "positions_seen":
-                self.drifts = eng.on_positions(msg.a)
+                actions = eng.reconcile_positions(msg.a)
+                self.drifts = eng.drifts
                 if self.drifts:
                     log.warning("position_drift", tokens=len(self.drifts),
                                 detail=[(d.token_id[-8:], d.ours, d.venue) for d in self.drifts][:4])
+                return actions
             elif k == "trades":
                 self._spawn(self._fetch_trades)
             elif k == "positions":
@@ -482,6 +487,8 @@ class LiveShell:
                 self._spawn(self._resend, a)
             elif isinstance(a, FetchTrades):
                 self._spawn(self._fetch_trades)
+            elif isinstance(a, CheckPositions):
+                self._spawn(self._check_positions, a.delay_s)
 
     def _simulate(self, actions: list[Any]) -> None:
         """Paper trading: the engine's actions go to the simulated venue (listings, lookups and
@@ -582,6 +589,19 @@ class LiveShell:
             log.warning("positions_poll_failed", error=str(exc)[:200])
             return
         await self._send.send(_Msg("positions_seen", venue_positions(items, self.engine.markets)))
+
+    async def _check_positions(self, delay_s: float) -> None:
+        """The venue's holdings after ``delay_s``, read again every second until they are."""
+        await anyio.sleep(delay_s)
+        while True:
+            try:
+                items = await held_positions(self.venue)
+            except VenueError as exc:
+                log.warning("positions_check_failed", error=str(exc)[:200])
+                await anyio.sleep(1.0)
+                continue
+            await self._send.send(_Msg("positions_seen", venue_positions(items, self.engine.markets)))
+            return
 
     async def _fetch_books(self, batch: list[str]) -> None:
         try:
