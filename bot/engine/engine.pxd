@@ -17,7 +17,7 @@ cdef class Engine:
     cdef public dict settlement, _tops, _handlers
     cdef public bint stopped, _prints
     cdef public object drifts, _drifts_before
-    cdef public long long verifying, _trades_pages, _trades_pages_before
+    cdef public long long verifying, _trades_pages
 
     cpdef list _poll(self)
     cpdef list _run(self, object intents, bint checked=*)

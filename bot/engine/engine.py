@@ -84,8 +84,10 @@ class CheckPositions(msgspec.Struct, frozen=True):
 Action = (SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder | ResendOrder | FetchTrades
           | CheckPositions)
 
-MAX_VERIFY_CHECKS = 10  # positions reads after a reconnect before an unconfirmed position halts
+MAX_VERIFY_CHECKS = 30  # positions reads after a reconnect before an unconfirmed position halts
 VERIFY_EVERY_S = 1.0
+CONFIRM_DRIFT_S = 10.0  # a difference from the venue's holdings lasting this long ...
+CONFIRM_TRADES_READS = 2  # ... through this many trades reads is confirmed
 
 
 class EngineStats:
@@ -162,10 +164,10 @@ class Engine:
         self.stopped = False
         self._tick_at: float | None = None
         self.drifts: list[Any] = []  # the last positions check's differences (``reconcile_positions``)
-        self._drifts_before: dict[str, tuple[int, int]] = {}  # token -> (booked, venue) at the check before
+        # token -> (booked, venue, first seen, trades reads then) of each difference still seen
+        self._drifts_before: dict[str, tuple[int, int, float, int]] = {}
         self.verifying = 0  # positions checks since the user channel came back (0: not verifying)
         self._trades_pages = 0  # trades pages read, all told
-        self._trades_pages_before = 0  # ... as of the check before
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
         # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
         self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
@@ -464,20 +466,28 @@ class Engine:
     def reconcile_positions(self, venue: dict[str, int]) -> list[Action]:
         """The venue's holdings (token -> share units) against the booked fills.
 
-        A difference is *confirmed* when it is still there, the same, after a trades read came in
-        since the check before: fills in flight explain a passing one, not one that outlives a
-        read of the trades. A confirmed difference halts (``position_unreconciled``, everything
-        cancelled): the bot never trades on a position it cannot reconcile, and it stays halted
-        until an operator resumes it (a restart seeds the portfolio from the venue again).
-        After the user channel reconnects nothing new is sent until a check finds no difference
-        (one every ``VERIFY_EVERY_S``; after ``MAX_VERIFY_CHECKS`` unconfirmed ones, it halts)."""
+        A difference is *confirmed* when the same one (same token, same sizes) has been seen for
+        ``CONFIRM_DRIFT_S`` and ``CONFIRM_TRADES_READS`` trades reads have come in since it was
+        first seen: fills in flight explain a passing one, not one that outlives reads of the
+        trades. A confirmed difference halts (``position_unreconciled``, everything cancelled):
+        the bot never trades on a position it cannot reconcile, and it stays halted until an
+        operator resumes it (a restart seeds the portfolio from the venue again). After the user
+        channel reconnects nothing new is sent until a check finds no difference (one every
+        ``VERIFY_EVERY_S``; after ``MAX_VERIFY_CHECKS`` without agreement, it halts)."""
+        now = self.clock.now()
         drifts = self.on_positions(venue)
         self.drifts = drifts
-        read_since = self._trades_pages > self._trades_pages_before
-        before = self._drifts_before
-        confirmed = [d for d in drifts if read_since and before.get(d.token_id) == (d.ours, d.venue)]
-        self._drifts_before = {d.token_id: (d.ours, d.venue) for d in drifts}
-        self._trades_pages_before = self._trades_pages
+        seen = self._drifts_before
+        confirmed = []
+        since: dict[str, tuple[int, int, float, int]] = {}
+        for d in drifts:
+            first = seen.get(d.token_id)
+            if first is None or first[:2] != (d.ours, d.venue):
+                first = (d.ours, d.venue, now, self._trades_pages)
+            since[d.token_id] = first
+            if now - first[2] >= CONFIRM_DRIFT_S and self._trades_pages - first[3] >= CONFIRM_TRADES_READS:
+                confirmed.append(d)
+        self._drifts_before = since
         verifying = self.verifying
         if confirmed or (verifying and drifts and verifying >= MAX_VERIFY_CHECKS):
             self.verifying = 0

@@ -56,7 +56,7 @@ def test_an_exchange_restarted_empty_halts_the_bot_until_an_operator_steps_in():
             def halted() -> bool:
                 return bot.read(lambda: eng.risk.status.has_reason(HaltReason.POSITION_UNRECONCILED))
 
-            wait_for(halted, 20, "the halt on the unreconciled position")
+            wait_for(halted, 45, "the halt on the unreconciled position")
             assert bot.read(lambda: eng.state.value) == "HALTED"
             assert bot.read(lambda: [d.token_id for d in eng.drifts]) != []  # what it says, and why
             assert account_orders(second) == []  # it sent nothing to the empty exchange
