@@ -651,10 +651,13 @@ class LiveShell:
                     result = await _retrying(lambda ids=ids: self.venue.writes.cancel_orders(ids))
                     if result is not None:
                         eng.on_result(CancelsAnswered(a.batch, cancel_result(result)))
-            await self._last_trades()
         if scope.cancelled_caught:
             log.error("stop_cancel_incomplete", timeout_s=self.config.stop_timeout_s,
                       in_flight=self._in_flight)
+        with anyio.move_on_after(self.config.stop_timeout_s) as scope:  # a budget of its own
+            await self._last_trades()
+        if scope.cancelled_caught:
+            log.error("stop_trades_incomplete", timeout_s=self.config.stop_timeout_s)
         log.info("stopped", reason=self.stop_reason or "done")
 
 
