@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # The compiled hot path (setup.py, bot/compiled.py): rebuilt, incrementally, when a source changes.
 BUILT   := $(VENV)/.built
-# The optional dependencies the tests use (Ray and Optuna, for sweeps): requirements-extras.lock.
+# The optional dependencies the tests use (Ray and Optuna for sweeps; hadolint and check-jsonschema
+# lint deploy/): requirements-extras.lock.
 EXTRAS  := $(VENV)/.extras
 SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py strategies/*.pxd)
 

@@ -30,7 +30,8 @@ import msgspec
 
 from bot.ops.arguments import OneLineParser, decimal, integer, number, run_seconds, with_range
 from bot.venue.orders import MAX_SALT
-from bot.ops.config import DEFAULT_CONFIG_PATH, BotConfig, ConfigError, load_bot_config, resolve_bot_config, summarize
+from bot.ops.config import (DEFAULT_CONFIG_PATH, BotConfig, ConfigError, has_strategy, load_bot_config,
+                            resolve_bot_config, summarize)
 from bot.ops.logging import configure as configure_logging
 from bot.ops.logging import redact, register_secret
 
@@ -203,8 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("backtest", help="backtest the configured strategy on recorded books")
     p.add_argument("--config", dest="config_file", metavar="FILE", default=argparse.SUPPRESS,
                    help="bot config (same as the global --config)")
-    p.add_argument("--data", nargs="+", required=True, metavar="PATH",
-                   help="recordings: files, or folders holding them (merged by receive time)")
+    data = p.add_mutually_exclusive_group(required=True)
+    data.add_argument("--data", nargs="+", metavar="PATH",
+                      help="recordings: files, or folders holding them (merged by receive time)")
+    data.add_argument("--synthetic", nargs="?", const="", metavar="FILE",
+                      help="the seeded synthetic research market instead (its settings: a TOML file of "
+                           "bot.backtest.synthetic.SyntheticConfig; the defaults without one)")
     p.add_argument("--seed", type=(r := integer(0, 2**63 - 1)), help=with_range("seed (default [backtest] seed)", r))
     p.add_argument("--out", metavar="DIR", help="results folder (default results/backtest-<time>)")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
@@ -665,10 +670,10 @@ def cmd_keys_derive(s: Session) -> int:
 def cmd_config_check(s: Session) -> int:
     a = s.args
     config = load_bot_config(a.file)
-    if config.strategy.path:
-        from bot.strategy import load_strategy
+    if has_strategy(config):
+        from bot.engine.assembly import configured_strategy
 
-        load_strategy(config.strategy.path, config.strategy.params)
+        configured_strategy(config)
     line = f"ok: {a.file}: {summarize(config)}"
     if a.secrets:
         from bot.ops.secrets import load_secrets
@@ -828,31 +833,31 @@ def cmd_run(s: Session) -> int:
     run = _entry_point("bot.live.run", "run")
     if s.config_path is None:
         raise CommandError(f"bot run needs a config: --config FILE (or {DEFAULT_CONFIG_PATH})")
-    if not s.config.strategy.path:
-        raise ConfigError(f"{s.config_path}: [strategy] path is not set")
+    if not has_strategy(s.config):
+        raise ConfigError(f"{s.config_path}: [strategy] path (or [[strategies]]) is not set")
     _configure_run_logging(s)
     return _finish(run(s.config, s.args))
 
 
 def cmd_backtest(s: Session) -> int:
     run = _entry_point("bot.backtest.cli", "backtest")
-    if not s.config.strategy.path:
+    if not has_strategy(s.config):
         where = s.config_path or "the default config"
-        raise ConfigError(f"{where}: [strategy] path is not set (bot backtest --config FILE)")
+        raise ConfigError(f"{where}: [strategy] path (or [[strategies]]) is not set (bot backtest --config FILE)")
     return _finish(run(s.config, s.args))
 
 
 def cmd_compare(s: Session) -> int:
     from bot.backtest.cli import compare
 
-    if not s.config.strategy.path:
-        raise ConfigError(f"{s.config_path or 'the default config'}: [strategy] path is not set")
+    if not has_strategy(s.config):
+        raise ConfigError(f"{s.config_path or 'the default config'}: [strategy] path (or [[strategies]]) is not set")
     return compare(s.config, s.args)
 def cmd_sweep(s: Session) -> int:
     run = _entry_point("bot.backtest.sweep", "sweep")
-    if not s.config.strategy.path:
+    if not has_strategy(s.config):
         where = s.config_path or "the default config"
-        raise ConfigError(f"{where}: [strategy] path is not set (bot sweep --config FILE)")
+        raise ConfigError(f"{where}: [strategy] path (or [[strategies]]) is not set (bot sweep --config FILE)")
     return _finish(run(s.config, s.args))
 
 

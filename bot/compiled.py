@@ -43,6 +43,7 @@ HOT_PATH = (
     "bot.sim.venue",
     "bot.sim.resting",
     "bot.sim.depth",
+    "bot.backtest.timeline",
 )
 
 _EXTENSION_SUFFIXES = (".so", ".pyd")

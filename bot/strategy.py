@@ -157,6 +157,13 @@ class Strategy:
     def on_stop(self, ctx: StrategyContext) -> list[Intent] | None:
         return None
 
+    def estimates(self) -> Mapping[str, Mapping[str, float]]:
+        """What the strategy estimates as it runs, by token: ``{token_id: {name: value}}`` (a
+        volatility, an intensity, a reward earned). Metrics export it (``bot_strategy_estimate``)
+        and run summaries keep it. The metrics thread reads it at scrape time: return a value the
+        strategy does not mutate afterwards (build a new one on each change). None by default."""
+        return {}
+
 
 def decode_params(cls: type[Strategy], raw: Mapping[str, Any]) -> msgspec.Struct:
     """``raw`` (a config table) as ``cls.Params``; unknown or mistyped keys raise ``StrategyError``

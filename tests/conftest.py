@@ -21,6 +21,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                     "`make test` (or `.venv/bin/python setup.py build_ext --inplace`)", returncode=2)
 
 
+@pytest.fixture(autouse=True)
+def _logging_left_as_found():
+    """A test that configures logging for the process (an in-process ``bot`` command logs to the
+    test's captured stderr, closed once the test ends) leaves it as it found it."""
+    import structlog
+
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

@@ -36,7 +36,7 @@ from typing import Any, Union
 import msgspec
 import zstandard
 
-from bot.backtest.recording import RecordingError
+from bot.backtest.recording import ReadMeter, RecordingError
 from bot.core.levels import PriceLevels
 from bot.venue.models.ws import (
     BestBidAskEvent, BookEvent, LastTradePriceEvent, MarketResolvedEvent, NewMarketEvent, TickSizeChangeEvent,
@@ -93,9 +93,10 @@ def _source_stat(source: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-def open_cache(source: Path) -> tuple[bytes, Iterator[Chunk]] | None:
+def open_cache(source: Path, meter: ReadMeter | None = None) -> tuple[bytes, Iterator[Chunk]] | None:
     """``(header line, chunks)`` of a valid cache of ``source``, else None (missing, stale or not a
-    cache). A chunk that fails its check raises CacheError (and the cache file is removed)."""
+    cache). A chunk that fails its check raises CacheError (and the cache file is removed).
+    ``meter`` counts the cache's reading for ``source``."""
     path = cache_path(source)
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed by the chunk iterator
@@ -119,6 +120,8 @@ def open_cache(source: Path) -> tuple[bytes, Iterator[Chunk]] | None:
     except (OSError, ValueError, msgspec.MsgspecError, struct.error):
         fh.close()
         return None
+    if meter is not None:
+        meter.reading(source, fh)
     return header.header_line, _chunks(fh, path)
 
 

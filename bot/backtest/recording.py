@@ -527,9 +527,44 @@ def recording_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def _chunks(path: Path) -> Iterator[bytes]:
+class ReadMeter:
+    """How much of a set of recording files has been read, as a fraction of their sizes: what a
+    progress bar's ETA stands on.
+
+    Each recording weighs its size; the file actually read for it (the recording or its derived
+    cache) counts by its read position over its own size, so a cached file counts as much as the
+    recording it stands for. Invariant: ``fraction()`` is within 0..1, does not decrease while
+    the files are read in order, and is 1 once every file was read to its end (a file is done
+    when its reader closed it)."""
+
+    __slots__ = ("_weights", "_total", "_reading")
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        self._weights: dict[Path, int] = {}
+        for p in paths:
+            self._weights[Path(p)] = max(1, Path(p).stat().st_size)
+        self._total = sum(self._weights.values())
+        self._reading: dict[Path, tuple[Any, int]] = {}  # recording -> (open file read for it, its size)
+
+    def reading(self, source: Path, fh: Any) -> None:
+        """``fh`` (an open binary file) is read, from its start, for the recording ``source``."""
+        if source in self._weights:
+            self._reading[source] = (fh, max(1, os.fstat(fh.fileno()).st_size))
+
+    def fraction(self) -> float:
+        """The share of the recordings read so far, 0..1."""
+        done = 0.0
+        for source, (fh, size) in self._reading.items():
+            pos = size if fh.closed else fh.tell()
+            done += self._weights[source] * min(1.0, pos / size)
+        return min(1.0, done / self._total) if self._total else 1.0
+
+
+def _chunks(path: Path, meter: ReadMeter | None = None) -> Iterator[bytes]:
     """The file's decompressed bytes in chunks (plain JSON lines pass through)."""
     with open(path, "rb") as fh:
+        if meter is not None:
+            meter.reading(path, fh)
         head = fh.read(4)
         fh.seek(0)
         if head != ZSTD_MAGIC:
@@ -541,13 +576,13 @@ def _chunks(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def raw_lines(path: Path) -> Iterator[bytes | Damage]:
+def raw_lines(path: Path, meter: ReadMeter | None = None) -> Iterator[bytes | Damage]:
     """Every complete line of the file (without its newline), in order; a :class:`Damage` (with
     ``t`` 0) for compressed data that stops decompressing (nothing after it is read) and for an
     unterminated last line. Blank lines are skipped."""
     carry = b""
     try:
-        for chunk in _chunks(path):
+        for chunk in _chunks(path, meter):
             data = carry + chunk if carry else chunk
             parts = data.split(b"\n")
             carry = parts.pop()
@@ -574,13 +609,13 @@ class FileReader:
     kind are skipped and counted.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, strict: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, strict: bool = False, meter: ReadMeter | None = None) -> None:
         self.path = Path(path)
         self.strict = strict
         self.bad_lines = 0
         self.unknown_lines = 0
         self.truncated = False
-        self._lines = raw_lines(self.path)
+        self._lines = raw_lines(self.path, meter)
         self.header = self._read_header()
 
     def _read_header(self) -> Header:

@@ -42,7 +42,7 @@ import structlog
 from bot.backtest.cache import CACHED_TYPES, CacheWriter, Chunk, open_cache
 from bot.backtest.recording import (
     BookLine, Damage, EndLine, FileReader, Gap, GapLine, Header, LineError, MarketLine, MarketMeta,
-    RestBook, UnknownKind, WsLine, decode_line, fast_ws, recording_files,
+    ReadMeter, RestBook, UnknownKind, WsLine, decode_line, fast_ws, recording_files,
 )
 from bot.core.book import price_levels_of
 from bot.core.levels import PriceLevels
@@ -70,14 +70,18 @@ class ReplayStats:
 
 class Events(chain):
     """``(t, event)`` pairs, iterated in C (a ``chain`` of the per-file streams); ``close()``
-    closes every file still open (a replay left unfinished writes no cache)."""
+    closes every file still open (a replay left unfinished writes no cache); ``meter`` (when
+    given) tells how much of the files has been read."""
 
     _closers: list[Any]
+    meter: ReadMeter | None
 
     @classmethod
-    def of(cls, parts: Iterable[Iterable[tuple[int, Any]]], closers: list[Any]) -> "Events":
+    def of(cls, parts: Iterable[Iterable[tuple[int, Any]]], closers: list[Any],
+           meter: ReadMeter | None = None) -> "Events":
         events = cls.from_iterable(parts)
         events._closers = closers
+        events.meter = meter
         return events
 
     def close(self) -> None:
@@ -259,15 +263,16 @@ def _cached_parts(st: _File, chunks: Iterator[Chunk]) -> Iterator[Iterable[tuple
 
 
 def file_events(path: str | os.PathLike[str], *, cache: bool = False, strict: bool = False,
-                stats: ReplayStats | None = None, closers: list[Any] | None = None) -> Events:
+                stats: ReplayStats | None = None, closers: list[Any] | None = None,
+                meter: ReadMeter | None = None) -> Events:
     """``(t, event)`` of one file (see the module invariants). The file is opened (its header
-    read) before this returns."""
+    read) before this returns; ``meter`` counts its reading."""
     stats = stats if stats is not None else ReplayStats()
     closers = closers if closers is not None else []
     path = Path(path)
     parts: Iterator[Iterable[tuple[int, Any]]] | None = None
     if cache:
-        found = open_cache(path)
+        found = open_cache(path, meter)
         if found is not None:
             header_line, chunks = found
             header = decode_line(header_line)
@@ -279,7 +284,7 @@ def file_events(path: str | os.PathLike[str], *, cache: bool = False, strict: bo
             else:
                 chunks.close()
     if parts is None:
-        reader = FileReader(path, strict=strict)
+        reader = FileReader(path, strict=strict, meter=meter)
         closers.append(reader.lines())
         stats.files += 1
         st = _File(path, reader.header, stats, strict=strict, levels=cache)
@@ -328,14 +333,14 @@ def markets(paths: Iterable[str | os.PathLike[str]]) -> list[MarketMeta]:
 
 
 def _run_parts(files: list[tuple[Path, Header]], cache: bool, strict: bool, stats: ReplayStats,
-               closers: list[Any]) -> Iterator[Iterable[tuple[int, Any]]]:
+               closers: list[Any], meter: ReadMeter) -> Iterator[Iterable[tuple[int, Any]]]:
     prev: int | None = None
     for path, header in files:
         if prev is not None and header.file > prev + 1:
             stats.gaps += 1
             missing = f"files {prev + 1}..{header.file - 1}" if header.file > prev + 2 else f"file {prev + 1}"
             yield ((header.t, Gap(header.all_tokens(), f"run {header.run}: {missing} missing")),)
-        yield file_events(path, cache=cache, strict=strict, stats=stats, closers=closers)
+        yield file_events(path, cache=cache, strict=strict, stats=stats, closers=closers, meter=meter)
         prev = header.file
 
 
@@ -348,16 +353,18 @@ def replay(paths: Iterable[str | os.PathLike[str]], *, cache: bool = True, stric
 
     The files are opened (headers read) before this returns, so a path that is not a recording
     is a RecordingError here, not in the middle of a replay. ``close()`` (or ``with``) closes the
-    files of a replay left unfinished."""
+    files of a replay left unfinished. Its ``meter`` tells how much of the files has been read."""
     stats = stats if stats is not None else ReplayStats()
     closers: list[Any] = []
     runs_ = []
-    for group in runs(paths):
-        parts = _run_parts(group, cache, strict, stats, closers)
+    groups = runs(paths)
+    meter = ReadMeter(path for group in groups for path, _ in group)
+    for group in groups:
+        parts = _run_parts(group, cache, strict, stats, closers, meter)
         closers.append(parts)
         runs_.append(chain.from_iterable(parts))
     if len(runs_) == 1:
-        return Events.of((runs_[0],), closers)
+        return Events.of((runs_[0],), closers, meter)
     merged = heapq.merge(*runs_, key=_T)
     closers.append(merged)
-    return Events.of((merged,), closers)
+    return Events.of((merged,), closers, meter)

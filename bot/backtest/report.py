@@ -26,7 +26,7 @@ import msgspec
 
 from bot.backtest import stats
 from bot.backtest.read import FillRecord, RunResults, Sample
-from bot.backtest.results import Summary
+from bot.backtest.results import Summary, strategy_rows
 from bot.execution.orders import OrderState
 from bot.venue.enums import Side
 from bot.venue.units import UNIT, format_units
@@ -136,6 +136,10 @@ def summary_rows(summary: Summary) -> list[tuple[str, str]]:
     rows.append(("market time", market_time(summary.seconds)))
     for token, (lo, hi) in summary.inventory.items():
         rows.append((f"inventory …{token[-8:]} (shares)", f"{m(lo)} .. {m(hi)}"))
+    for token, values in summary.estimates.items():
+        for name, value in values.items():
+            rows.append((f"estimate {name} (…{token[-8:]})", f"{value:.6g}"))
+    rows += strategy_rows(summary.strategies)
     if summary.seed is not None:
         rows.append(("seed", str(summary.seed)))
     return rows

@@ -26,6 +26,7 @@ import msgspec
 from bot.core.events import Fill
 from bot.execution.orders import OwnOrder
 from bot.venue.enums import Side, TradeStatus
+from bot.venue.units import format_units
 
 _enc = msgspec.json.Encoder()
 
@@ -56,6 +57,9 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     final_position: dict[str, int]
     seed: int | None = None
     assumptions: tuple[str, ...] = ()
+    estimates: dict[str, dict[str, float]] = {}  # token -> what the strategy estimated at the end
+    # several strategies on one account: name -> fills, volume, realized_pnl, rejections
+    strategies: dict[str, dict[str, int]] = {}
 
 
 class ResultsSink:
@@ -221,4 +225,27 @@ def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, even
         realized=realized, unrealized=unrealized, fees=fees, pnl=realized + unrealized - fees,
         max_drawdown=series.max_drawdown, inventory={t: series.inventory.get(t, (0, 0)) for t in tokens},
         final_position={t: pf.size(t) for t in tokens}, seed=seed, assumptions=tuple(assumptions),
+        estimates=strategy_estimates(engine.strategy),
+        strategies=getattr(engine.strategy, "figures", dict)(),
     )
+
+
+def strategy_estimates(strategy: Any) -> dict[str, dict[str, float]]:
+    """What ``strategy`` estimates (``Strategy.estimates``), numbers only, as plain floats."""
+    found = getattr(strategy, "estimates", None)
+    if found is None:
+        return {}
+    return {str(token): {str(k): float(v) for k, v in values.items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            for token, values in found().items()}
+
+
+def strategy_rows(figures: dict[str, dict[str, int]]) -> list[tuple[str, str]]:
+    """Each strategy's figures when several share the account (``StrategySet.figures``)."""
+    m = format_units
+    rows: list[tuple[str, str]] = []
+    for name, f in figures.items():
+        rows += [(f"strategy {name}: fills", f"{f['fills']:,}"), (f"strategy {name}: volume (shares)", m(f["volume"])),
+                 (f"strategy {name}: realized (USDC)", m(f["realized_pnl"])),
+                 (f"strategy {name}: rejections", f"{f['rejections']:,}")]
+    return rows

@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 import msgspec
 
+from bot.backtest.timeline import Backtest
 from bot.core.clock import SimClock
 from bot.core.markets import MarketInfo
-from bot.engine.assembly import Signing, build_engine, simulated_throttles
-from bot.engine.engine import Engine, SendCancels, SendPlaces, VenueCancelAll
-from bot.ops.config import BacktestConfig
+from bot.engine.assembly import Signing, build_engine, configured_strategy, simulated_throttles
+from bot.ops.config import BacktestConfig, traded_markets
 from bot.sim.venue import SimVenue
 
 ASSUMPTIONS = (
@@ -47,151 +46,34 @@ class BacktestError(Exception):
     """A backtest cannot run (no recording, no market, a market the config names is missing)."""
 
 
-def exchange_time(ev: Any, received: float) -> float:
-    """When the venue produced ``ev`` (its millisecond timestamp), never after it was received."""
-    ms = getattr(ev, "timestamp_ms", None)
-    if ms is None:
-        raw = getattr(ev, "timestamp", None)
-        try:
-            ms = int(raw) if raw else 0
-        except (TypeError, ValueError):
-            ms = 0
-    t = ms / 1000.0 if ms else received
-    return t if t < received else received
-
-
-class Backtest:
-    """One run: an engine and a simulated venue on one simulated clock."""
-
-    def __init__(self, engine: Engine, venue: SimVenue, clock: SimClock, *, timer_s: float, feed_delay: bool,
-                 on_sample: Callable[[float], None] | None = None,
-                 venue_view: Callable[[int, Any], Any] | None = None) -> None:
-        """``venue_view(recv_ns, event)``: the event as the simulated venue should meet it, when
-        that differs from what the strategy sees (a recording of our own live session: its books
-        without our live orders, so the queue there is ours)."""
-        self.engine = engine
-        self.venue = venue
-        self.clock = clock
-        self.timer_s = timer_s
-        self.feed_delay = feed_delay
-        self.on_sample = on_sample
-        self.venue_view = venue_view
-        self.events = 0
-        self.first_t: float | None = None  # receive times of the first and last events
-        self.last_t: float | None = None
-        self._pending: deque[tuple[float, Any]] = deque()  # (receive time, event) the engine has not seen
-        self._next_timer: float | None = None
-
-    # --- the loop ------------------------------------------------------------------------
-    def run(self, events: Iterable[tuple[int, Any]], progress: Callable[[int, float], None] | None = None) -> None:
-        """Feed every ``(receive ns, event)`` and drain what follows the last one."""
-        venue = self.venue
-        started = False
-        for i, (ns, ev) in enumerate(events):
-            t = ns / 1e9
-            if not started:
-                self._start(t)
-                started = True
-                self.first_t = t
-            self.last_t = t
-            self.events += 1
-            if type(ev).__name__ in ("Gap", "MarketMeta"):
-                self._advance(t)
-                self._special(ev)
-                continue
-            at = exchange_time(ev, t) if self.feed_delay else t
-            self._advance(at)
-            venue.on_market(ev if self.venue_view is None else self.venue_view(ns, ev), at)
-            self._pending.append((t, ev))
-            if progress is not None and i & 4095 == 0:
-                progress(self.events, t)
-        if started:
-            self._advance(float("inf"), drain=True)
-
-    def _start(self, t: float) -> None:
-        self.clock.set(t)
-        self._next_timer = t + self.timer_s
-        eng = self.engine
-        self._dispatch(eng.resync([tok for m in eng.markets for tok in m.tokens]))
-        self._dispatch(eng.start())
-
-    def _advance(self, until: float, drain: bool = False) -> None:
-        """Run everything due before ``until``, in time order: venue answers, the engine's view of
-        market events, timers and throttled sends. ``drain``: until nothing is left but timers."""
-        eng, venue, clock, pending = self.engine, self.venue, self.clock, self._pending
-        while True:
-            t_venue = venue.next_due()
-            t_event = pending[0][0] if pending else None
-            t_wake = eng.next_wakeup()
-            t = until
-            kind = 0
-            if t_venue is not None and t_venue < t:
-                t, kind = t_venue, 1
-            if t_event is not None and t_event <= t:
-                t, kind = t_event, 2
-            if t_wake is not None and t_wake < t:
-                t, kind = t_wake, 3
-            if not drain and self._next_timer is not None and self._next_timer < t:
-                t, kind = self._next_timer, 4
-            if kind == 0:
-                return
-            if t > clock.now():
-                clock.set(t)
-            if kind == 1:
-                for r in venue.due(t):
-                    self._dispatch(eng.on_result(r))
-            elif kind == 2:
-                _, ev = pending.popleft()
-                self._dispatch(eng.on_market_event(ev))
-            elif kind == 3:
-                self._dispatch(eng.poll())
-            else:
-                self._next_timer += self.timer_s
-                self._dispatch(eng.on_timer())
-                if self.on_sample is not None:
-                    self.on_sample(t)
-
-    def _special(self, ev: Any) -> None:
-        name = type(ev).__name__
-        if name == "Gap":  # the books were not continuous: stale until their next snapshot
-            self._dispatch(self.engine.resync(ev.tokens))
-
-    def _dispatch(self, actions: list[Any]) -> None:
-        venue, now = self.venue, self.clock.now()
-        for a in actions:
-            ta = type(a)
-            if ta is SendPlaces:
-                venue.place(a.batch, now)
-            elif ta is SendCancels:
-                venue.cancel(a.batch, now)
-            elif ta is VenueCancelAll:
-                venue.cancel_all(now)
-            # order listings, lookups and trade pages are not needed: the simulated venue tells
-            # every change of our orders and trades as it happens
-
-
 def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,
                  seed: int | None = None, log: Any = None,
                  events: tuple[list[Any], Iterator[tuple[int, Any]]] | None = None,
-                 venue_view: Callable[[int, Any], Any] | None = None) -> Any:
+                 venue_view: Callable[[int, Any], Any] | None = None, source: Any = None) -> Any:
     """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
     writes the results folder ``out`` when given). ``events``: the markets and events to replay
-    instead of reading ``paths`` (a transformed replay); ``venue_view``: see ``Backtest``. Raises ``BacktestError`` for a run that
-    cannot start, ``RecordingError`` for a path that is not a recording."""
+    instead of reading ``paths`` (a transformed replay); ``venue_view``: see ``Backtest``.
+    ``source`` replaces the recordings with a data source that is not a file: an object with
+    ``markets`` (``MarketInfo``) and ``events()`` (``(receive ns, event)`` in time order), such as
+    ``bot.backtest.synthetic.SyntheticMarket``. Raises ``BacktestError`` for a run that cannot
+    start, ``RecordingError`` for a path that is not a recording."""
     from bot.backtest.results import ResultsSink, Series, summarize
-    from bot.strategy import load_strategy
 
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed
-    wanted = set(config.strategy.markets)
-    metas, stream = events if events is not None else _sources(paths, bt, wanted)
-    markets: list[MarketInfo] = [m.info() for m in metas if not wanted or m.condition_id in wanted]
+    wanted = set(traded_markets(config))
+    if source is not None:
+        found, stream = list(source.markets), source.events()
+    else:
+        metas, stream = events if events is not None else _sources(paths, bt, wanted)
+        found = [m.info() for m in metas]
+    markets: list[MarketInfo] = [m for m in found if not wanted or m.condition_id in wanted]
     if not markets:
         raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
     if wanted - {m.condition_id for m in markets}:
         missing = ", ".join(sorted(wanted - {m.condition_id for m in markets}))
         raise BacktestError(f"configured markets not in the recordings: {missing}")
-    strategy = load_strategy(config.strategy.path, config.strategy.params)
+    strategy = configured_strategy(config)
     clock = SimClock(0.0)
     sink = ResultsSink(out)  # with no folder, it only counts
     engine = build_engine(
@@ -216,15 +98,17 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
                    on_sample=sample, venue_view=venue_view)
     wall = time.perf_counter()
     bar = _progress(paths) if progress else None
+    meter = getattr(stream, "meter", None)  # how much of the recordings was read (a replay's)
+
     def tick(n: int, t: float) -> None:
         if bar is not None:
-            bar(n, t - (run.first_t or t))
+            bar(n, t - (run.first_t or t), meter.fraction() if meter is not None else None)
 
     try:
         run.run(stream, tick)
     finally:
         if bar is not None:
-            bar(None, 0.0)
+            bar(None, 0.0, None)
     wall = time.perf_counter() - wall
     span = (run.last_t - run.first_t) if run.first_t is not None and run.last_t is not None else 0.0
     if engine.markets and series.next_at is None and run.events:
@@ -266,12 +150,27 @@ def _sources(paths: list[str | Path], bt: BacktestConfig, wanted: set[str]) -> t
     return metas, heapq.merge(*streams, key=lambda item: item[0])
 
 
-def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
-    """A progress line on a terminal (events, events/s, simulated time); nothing otherwise."""
+def progress_line(n: int, elapsed: float, market_s: float, fraction: float | None) -> str:
+    """The progress line: events read, their rate, hours of market replayed, and, when the share
+    of the input read so far (``fraction``, 0..1) is known, the percentage and the time left at the
+    rate so far (``ETA m:ss``)."""
+    rate = n / elapsed if elapsed > 0 else 0.0
+    line = f"backtest: {n:,} events, {rate:,.0f} events/s, {market_s / 3600:.2f} h of market"
+    if fraction is not None and fraction > 0 and elapsed > 0:
+        left = round(elapsed * (1.0 - min(fraction, 1.0)) / fraction)
+        hours, rest = divmod(left, 3600)
+        clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+        line += f", {min(fraction, 1.0):.0%} read, ETA {clock}"
+    return line
+
+
+def _progress(paths: list[str | Path]) -> Callable[[int | None, float, float | None], None]:
+    """A progress line on a terminal (``progress_line``); nothing otherwise. Called with the
+    events so far, the market time replayed and the share of the input read, then with None."""
     import sys
 
     if not sys.stderr.isatty():
-        return lambda n, t: None
+        return lambda n, t, f: None
     from rich.console import Console
 
     console = Console(file=sys.stderr)
@@ -279,11 +178,10 @@ def _progress(paths: list[str | Path]) -> Callable[[int | None, float], None]:
     status = console.status("backtest starting")
     status.start()
 
-    def show(n: int | None, sim_s: float) -> None:
+    def show(n: int | None, sim_s: float, fraction: float | None) -> None:
         if n is None:
             status.stop()
             return
-        dt = time.perf_counter() - start
-        status.update(f"backtest: {n:,} events, {n / dt if dt else 0:,.0f} events/s, {sim_s / 3600:.2f} h of market")
+        status.update(progress_line(n, time.perf_counter() - start, sim_s, fraction))
 
     return show

@@ -534,7 +534,7 @@ def config_toml(config: Any, comment: str = "") -> str:
             return OFF
         if isinstance(value, dict):
             return {k: off(v) for k, v in value.items()}
-        if isinstance(value, list):
+        if isinstance(value, (list, tuple)):  # a list, or an array of tables ([[strategies]])
             return [off(v) for v in value]
         return value
 

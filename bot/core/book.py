@@ -256,17 +256,27 @@ class Book:
 
     @property
     def best_bid(self) -> int | None:
-        bb = self._bb
-        if bb == _HIGH:
-            bb = self._bb = max(self.bids) if self.bids else _LOW
+        bb = self._bid()
         return None if bb == _LOW else bb
 
     @property
     def best_ask(self) -> int | None:
+        ba = self._ask()
+        return None if ba == _HIGH else ba
+
+    def _bid(self) -> int:
+        """The best bid, ``_LOW`` when there is none (recomputed here when it must be)."""
+        bb = self._bb
+        if bb == _HIGH:
+            bb = self._bb = max(self.bids) if self.bids else _LOW
+        return bb
+
+    def _ask(self) -> int:
+        """The best ask, ``_HIGH`` when there is none (recomputed here when it must be)."""
         ba = self._ba
         if ba == _LOW:
             ba = self._ba = min(self.asks) if self.asks else _HIGH
-        return None if ba == _HIGH else ba
+        return ba
 
     @property
     def best_bid_size(self) -> int:
@@ -281,8 +291,10 @@ class Book:
     def top(self) -> tuple:
         """The touch as one comparable value: best bid and ask, their sizes, staleness and tick
         (what a strategy quoting at the top of the book reads; it changes iff one of them does)."""
-        bb, ba = self.best_bid, self.best_ask
-        return (bb, ba, 0 if bb is None else self.bids[bb], 0 if ba is None else self.asks[ba], self.stale, self.tick)
+        bb = self._bid()
+        ba = self._ask()
+        return (None if bb == _LOW else bb, None if ba == _HIGH else ba, 0 if bb == _LOW else self.bids[bb],
+                0 if ba == _HIGH else self.asks[ba], self.stale, self.tick)
 
     @property
     def mid(self) -> int | None:

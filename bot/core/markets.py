@@ -1,4 +1,5 @@
-"""What the core knows of a market: its two outcome tokens, grid and neg-risk membership.
+"""What the core knows of a market: its two outcome tokens, grid, neg-risk membership, end date
+and liquidity rewards.
 
 Invariant: ``tick`` and ``min_size`` are micro-units; ``tokens[0]``/``tokens[1]`` are the YES/NO
 (first/second outcome) tokens and are each other's complement.
@@ -9,6 +10,20 @@ from __future__ import annotations
 import msgspec
 
 
+class RewardTerms(msgspec.Struct, frozen=True):
+    """A market's liquidity-reward programme, in micro-units: ``daily_rate`` USDC paid per day to
+    the market's makers, shared by score; only orders of at least ``min_size`` shares within
+    ``max_spread`` (price units) of the mid score."""
+
+    daily_rate: int = 0
+    min_size: int = 0
+    max_spread: int = 0
+
+    @property
+    def active(self) -> bool:
+        return self.daily_rate > 0 and self.max_spread > 0
+
+
 class MarketInfo(msgspec.Struct, frozen=True):
     condition_id: str
     tokens: tuple[str, str]
@@ -17,6 +32,8 @@ class MarketInfo(msgspec.Struct, frozen=True):
     neg_risk: bool = False
     event_id: str = ""  # markets of one neg-risk event share this id
     outcomes: tuple[str, str] = ("Yes", "No")
+    end_ts: int = 0  # the market's end date, unix seconds (0: not known)
+    rewards: RewardTerms | None = None
 
     def complement(self, token_id: str) -> str:
         a, b = self.tokens

@@ -19,6 +19,11 @@ cdef class Engine:
     cdef public object drifts, _drifts_before
     cdef public long long verifying, _trades_pages
 
+    cpdef object next_wakeup(self)
+    cpdef list on_market_event(self, object ev, object received_at=*)
+    cpdef list on_result(self, object result)
+    cpdef list on_timer(self)
+    cpdef list poll(self)
     cpdef list _poll(self)
     cpdef list _run(self, object intents, bint checked=*)
     cpdef object _on_book(self, object token_id)

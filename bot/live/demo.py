@@ -1,9 +1,10 @@
-"""``bot demo``: the market maker against an in-process local exchange, end to end.
+"""``bot demo``: a shipped strategy against an in-process local exchange, end to end.
 
-Starts the local exchange (synthetic flow on), loads two binary markets from it, runs the
-``MarketMaker`` on both outcome tokens of each over real HTTP and WebSocket for ``--duration``
-seconds with a live view (or plain lines when stdout is not a terminal, or with ``--no-view``),
-serves Prometheus metrics, then cancels everything and prints a summary table.
+Starts the local exchange (synthetic flow on), loads two binary markets from it (every market it
+lists for a strategy that needs whole neg-risk events), runs the strategy ``--strategy`` names
+(``strategies.shipped``; the ``MarketMaker`` by default) over real HTTP and WebSocket for
+``--duration`` seconds with a live view (or plain lines when stdout is not a terminal, or with
+``--no-view``), serves Prometheus metrics, then cancels everything and prints a summary table.
 
 Invariant: the demo always ends with every own order cancelled and exit code 0 unless something
 failed; a failure prints one line, never a traceback.
@@ -22,12 +23,13 @@ import anyio
 
 DEFAULT_DURATION = 60.0
 DEFAULT_METRICS_PORT = 9464
+DEFAULT_STRATEGY = "market-maker"
 
 
 class DemoOptions:
     """The demo's options, read from an argparse namespace (missing ones take defaults)."""
 
-    __slots__ = ("duration", "seed", "metrics_port", "no_view", "markets", "journal", "paper")
+    __slots__ = ("duration", "seed", "metrics_port", "no_view", "markets", "journal", "paper", "strategy")
 
     def __init__(self, args: Any = None) -> None:
         def opt(name: str, default: Any) -> Any:
@@ -41,6 +43,7 @@ class DemoOptions:
         self.markets = int(opt("markets", 2))
         self.journal = str(opt("journal", ""))
         self.paper = bool(opt("paper", False))
+        self.strategy = str(opt("strategy", DEFAULT_STRATEGY))
 
 
 def _port_free(port: int) -> bool:
@@ -75,7 +78,8 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
     from bot.live.view import ending, header_lines, plain_line, render
     from bot.ops.metrics import Metrics
     from bot.risk import RiskLimits
-    from strategies.market_maker import MarketMaker, Params
+    from bot.strategy import load_strategy
+    from strategies.shipped import SHIPPED
 
     console = Console(file=out)
     live_view = not opts.no_view and out.isatty()
@@ -86,13 +90,14 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
         venue = Venue(clob_url=ex.urls.clob, data_url=ex.urls.data, ws_url=ex.urls.ws,
                       creds=acct.creds, address=acct.address, chain_id=config.chain_id)
         try:
-            markets = await load_markets(venue.clob, limit=opts.markets)
+            shipped = SHIPPED[opts.strategy]
+            markets = await load_markets(venue.clob, limit=None if shipped.all_markets else opts.markets)
             if not markets:
                 console.print("demo: the exchange lists no binary market")
                 return 1
             metrics = Metrics(mode="paper" if opts.paper else "live")
             port = _serve_metrics(metrics, opts.metrics_port)
-            strategy = MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000, max_inventory=100_000_000))
+            strategy = load_strategy(shipped.path, shipped.demo_params)
             journal = None
             if opts.journal:
                 from bot.execution.journal import Journal
@@ -120,7 +125,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
                 await seed_positions(engine, venue)
             urls = [("exchange", ex.urls.clob)] + ([("metrics", f"http://127.0.0.1:{port}/metrics")] if port else [])
             against = "on the local exchange's books, paper trading" if opts.paper else "against the local exchange"
-            for line in header_lines(f"demo: market making on {len(markets)} market(s) for {opts.duration:.0f}s "
+            for line in header_lines(f"demo: {opts.strategy} on {len(markets)} market(s) for {opts.duration:.0f}s "
                                      f"{against}", urls):
                 console.print(line, soft_wrap=True)
             started = time.monotonic()
@@ -192,12 +197,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--journal", help="SQLite journal path (default: none)")
     p.add_argument("--paper", action="store_true", default=None,
                    help="paper trading: the exchange's live books, orders filled by the simulated venue")
+    from strategies.shipped import NAMES
+
+    p.add_argument("--strategy", choices=NAMES, metavar="NAME",
+                   help=f"the shipped strategy to run: {', '.join(NAMES)} (default {DEFAULT_STRATEGY})")
 
 
 def parser() -> argparse.ArgumentParser:
     from bot.ops.arguments import OneLineParser
 
-    p = OneLineParser(prog="bot demo", description="Market making against the local exchange")
+    p = OneLineParser(prog="bot demo", description="A shipped strategy against the local exchange")
     add_arguments(p)
     return p
 

@@ -30,7 +30,8 @@ async def _run(config: Any, args: Any) -> int:
     from bot.live.view import ending, plain_line
     from bot.ops.metrics import Metrics
     from bot.ops.secrets import load_secrets
-    from bot.strategy import load_strategy
+    from bot.engine.assembly import configured_strategy
+    from bot.ops.config import traded_markets
 
     secrets = load_secrets(config.secrets)
     wallet = secrets.wallet()
@@ -38,11 +39,11 @@ async def _run(config: Any, args: Any) -> int:
     venue = venue_of(config, creds, wallet.address)
     journal = None
     try:
-        markets = await load_markets(venue.clob, tuple(config.strategy.markets))
+        markets = await load_markets(venue.clob, traded_markets(config))
         if not markets:
             print("bot run: none of the configured markets is listed by the venue", file=sys.stderr)
             return 2
-        strategy = load_strategy(config.strategy.path, config.strategy.params)
+        strategy = configured_strategy(config)
         metrics = Metrics()
         if config.metrics.enabled:
             metrics.serve(config.metrics.host, config.metrics.port)
@@ -88,13 +89,14 @@ async def _run(config: Any, args: Any) -> int:
 
 
 def venue_of(config: Any, creds: Any, address: str) -> Any:
-    """The venue clients ``[venue]`` describes (URLs, chain, limits, timeouts, funder)."""
+    """The venue clients ``[venue]`` describes (URLs, chain, limits, timeouts, funder), their rate
+    windows kept where ``[throttle]`` says."""
     from bot.live.shell import Venue
 
     v = config.venue
     return Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=creds, address=address,
                  chain_id=v.chain_id, limits=v.limits, timeouts=v.timeouts, holder=v.funder,
-                 timestamp_unit=v.timestamp_unit)
+                 timestamp_unit=v.timestamp_unit, shared=config.throttle)
 
 
 def engine_of(config: Any, strategy: Any, markets: list[Any], venue: Any, wallet: Any, *, journal: Any = None,
@@ -118,24 +120,24 @@ async def _paper(config: Any, args: Any) -> int:
     from rich.console import Console
 
     from bot.core.clock import LiveClock
-    from bot.engine.assembly import Signing, build_engine, simulated_throttles
+    from bot.engine.assembly import Signing, build_engine, configured_strategy, simulated_throttles
     from bot.execution.journal import Journal, JournalConfig
     from bot.live.shell import LiveShell, Venue, load_markets
     from bot.live.view import ending, plain_line
     from bot.ops.metrics import Metrics
     from bot.sim.venue import SimVenueConfig, SimVenue
-    from bot.strategy import load_strategy
+    from bot.ops.config import traded_markets
 
     v = config.venue
     venue = Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=None, address="",
                   chain_id=v.chain_id, limits=v.limits, timeouts=v.timeouts)
     journal = None
     try:
-        markets = await load_markets(venue.clob, tuple(config.strategy.markets))
+        markets = await load_markets(venue.clob, traded_markets(config))
         if not markets:
             print("bot run --paper: none of the configured markets is listed by the venue", file=sys.stderr)
             return 2
-        strategy = load_strategy(config.strategy.path, config.strategy.params)
+        strategy = configured_strategy(config)
         metrics = Metrics(mode="paper")
         if config.metrics.enabled:
             metrics.serve(config.metrics.host, config.metrics.port)

@@ -34,7 +34,7 @@ import msgspec
 import structlog
 from anyio.abc import TaskGroup
 
-from bot.core.markets import MarketIndex, MarketInfo
+from bot.core.markets import MarketIndex, MarketInfo, RewardTerms
 from bot.engine.engine import CheckPositions, Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
 from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
@@ -49,12 +49,17 @@ from bot.venue.auth import AuthConfig, Credentials
 from bot.venue.clob import ClobClient
 from bot.venue.errors import NotFound, VenueError, error_kind
 from bot.venue.limits import LimitsConfig, RouteLimiter
+from bot.venue.shared_throttle import SharedLimitsConfig, SharedThrottles
 from bot.venue.stream import ConnectionEvent, MarketStream, UserStream
 from bot.venue.throttle import RateWindow
 from bot.venue.transport import Transport, TransportConfig
-from bot.venue.units import parse_units
+from bot.venue.models.timestamps import epoch_ms
+from bot.venue.units import UnitsError, parse_units
 
 log = structlog.get_logger("bot.live")
+
+# risk limits exported as ``bot_risk_limit{limit=...}`` (shares or USDC), for the alert rules
+RISK_LIMIT_GAUGES = ("max_position", "max_daily_loss", "max_total_loss")
 
 
 class Venue:
@@ -64,11 +69,20 @@ class Venue:
     def __init__(self, *, clob_url: str, data_url: str, ws_url: str, creds: Any, address: str,
                  chain_id: int = 137, limits: LimitsConfig | None = None,
                  timeouts: TransportConfig | None = None, holder: str | None = None,
-                 window_margin_s: float = 0.3, timestamp_unit: str = "ms") -> None:
-        # wall clock: the engine's router spends these throttles with its (wall) clock
-        self.limiter = RouteLimiter(with_margin(limits or LimitsConfig(), window_margin_s), "clob", clock=time.time)
-        self.account_limiter = RouteLimiter(limits or LimitsConfig(), "account", clock=time.time)
+                 window_margin_s: float = 0.3, timestamp_unit: str = "ms",
+                 shared: SharedLimitsConfig | None = None) -> None:
         creds = as_credentials(creds) if creds is not None else None  # None: public data only (paper)
+        # ``[throttle]`` backend "redis": every scope's windows shared by the processes on this key
+        self.shared = None
+        make = None
+        if shared is not None and shared.backend == "redis":
+            if creds is None:
+                raise ValueError("a throttle shared on Redis needs the API key it is shared under")
+            self.shared = make = SharedThrottles(shared, creds.api_key)
+        # wall clock: the engine's router spends these throttles with its (wall) clock
+        self.limiter = RouteLimiter(with_margin(limits or LimitsConfig(), window_margin_s), "clob", clock=time.time,
+                                    make_throttle=make)
+        self.account_limiter = RouteLimiter(limits or LimitsConfig(), "account", clock=time.time, make_throttle=make)
         self._reads_t = Transport(clob_url, limiter=self.limiter, config=timeouts)
         self._writes_t = Transport(clob_url, limiter=None, config=timeouts)
         self._data_t = Transport(data_url, limiter=self.account_limiter, config=timeouts)
@@ -94,6 +108,9 @@ class Venue:
             t.on_response = on_response
         self.limiter.on_wait = on_wait
         self.account_limiter.on_wait = on_wait
+        metrics.shared_throttle_up.set(1)
+        if self.shared is not None:
+            self.shared.on_state = lambda _name, _reason: metrics.shared_throttle_up.set(1 if self.shared.up else 0)
 
     def throttle_levels(self, now: float) -> dict[str, int]:
         """Tokens available now in the throttles the router spends."""
@@ -162,6 +179,7 @@ async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), li
             condition_id=m.condition_id, tokens=(m.tokens[0].token_id, m.tokens[1].token_id),
             tick=tick, min_size=min_size, neg_risk=bool(m.neg_risk),
             event_id=m.neg_risk_market_id or "", outcomes=(m.tokens[0].outcome, m.tokens[1].outcome),
+            end_ts=_end_ts(m.end_date_iso), rewards=reward_terms(m.rewards),
         ))
         if not condition_ids and limit is not None and len(out) >= limit:
             break
@@ -174,6 +192,29 @@ def _units(value: Any, default: int) -> int:
     if isinstance(value, float):
         value = repr(value)
     return parse_units(str(value))
+
+
+def _end_ts(text: Any) -> int:
+    """A market's end date as unix seconds; 0 when absent or unreadable (it only informs quoting)."""
+    try:
+        ms = epoch_ms(text)
+    except ValueError:
+        return 0
+    return ms // 1000 if ms and ms > 0 else 0
+
+
+def reward_terms(rewards: Any) -> RewardTerms | None:
+    """The venue's ``rewards`` object (interface 2.13: daily rates per asset, ``min_size`` in shares,
+    ``max_spread`` in cents) as micro-units; ``None`` for a market without a programme."""
+    if rewards is None:
+        return None
+    try:
+        rate = sum(_units(r.rewards_daily_rate, 0) for r in rewards.rates or ())
+        terms = RewardTerms(daily_rate=rate, min_size=_units(rewards.min_size, 0),
+                            max_spread=_units(rewards.max_spread, 0) // 100)  # cents -> price units
+    except (UnitsError, ValueError):
+        return None
+    return terms if terms.active else None
 
 
 def venue_positions(items: list[Any], markets: MarketIndex) -> dict[str, int]:
@@ -218,6 +259,8 @@ class LiveShell:
         self.stop_reason = ""
         self.heartbeats_ok = 0
         self.drifts: list[Any] = []
+        if engine.metrics is not None and hasattr(engine.metrics, "watch_strategy"):
+            engine.metrics.watch_strategy(engine.strategy)  # the strategy's estimates, at each scrape
 
     # --- control -------------------------------------------------------------------------
     def request_stop(self, reason: str = "requested") -> None:
@@ -303,8 +346,13 @@ class LiveShell:
 
     async def _gauges(self, streams: tuple[Any, ...], interval: float = 1.0) -> None:
         """Export what the core does not see: stream health, book staleness, throttle tokens, the
-        event loop's tasks."""
+        day's PnL, the risk limits they are judged against, the event loop's tasks."""
         m = self.engine.metrics
+        risk = self.engine.risk.limits
+        for name in RISK_LIMIT_GAUGES:
+            value = getattr(risk, name)
+            if value is not None:
+                m.risk_limit.labels(name).set(value / 1e6)
         seen_errors = {s: 0 for s in streams}
         seen_message = {s: None for s in streams}
         while True:
@@ -323,6 +371,7 @@ class LiveShell:
                     m.book_staleness.labels(book.token_id[-8:]).set(max(now - book.timestamp_ms / 1000, 0.0))
             for name, level in self.venue.throttle_levels(now).items():
                 m.throttle_tokens.labels(name).set(level)
+            m.daily_pnl.set(self.engine.daily.pnl / 1e6)
             m.tasks.set(len(anyio.get_running_tasks()))
             await anyio.sleep(interval)
 

@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from bot.backtest.results import strategy_rows
 from bot.engine.engine import Engine
 from bot.venue.units import UNIT, format_units
 
@@ -162,6 +163,11 @@ def summary_table(engine: Engine) -> Table:
     t.add_column("figure")
     t.add_column("value", justify="right")
     for k, v in summary_rows(engine):
+        t.add_row(k, v)
+    for token, values in getattr(engine.strategy, "estimates", dict)().items():  # what the strategy estimated
+        for name, value in values.items():
+            t.add_row(f"estimate {name} (…{str(token)[-8:]})", f"{value:.6g}")
+    for k, v in strategy_rows(getattr(engine.strategy, "figures", dict)()):  # several strategies, each
         t.add_row(k, v)
     return t
 

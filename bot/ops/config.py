@@ -22,9 +22,10 @@ from bot.engine.engine import EngineConfig
 from bot.execution.journal import JournalConfig
 from bot.execution.reconciler import ReconcilerConfig
 from bot.execution.router import RouterConfig
-from bot.risk.limits import RiskLimits
+from bot.risk.limits import RiskLimits, StrategyLimits
 from bot.sim.venue import SimVenueConfig
 from bot.venue.limits import LimitsConfig
+from bot.venue.shared_throttle import SharedLimitsConfig
 from bot.venue.stream import StreamConfig
 from bot.venue.transport import TransportConfig
 
@@ -238,6 +239,57 @@ class StrategyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
             raise ValueError(f"strategy.path must look like 'package.module:ClassName', got {self.path!r}")
 
 
+_INSTANCE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class StrategyInstanceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One of several strategies sharing the account (``[[strategies]]``): its ``name`` (in its
+    logs and metrics), its class, its markets, its params and its own limits (``risk``)."""
+
+    name: str
+    path: str
+    markets: tuple[Annotated[str, msgspec.Meta(pattern=_CONDITION_ID.pattern)], ...]
+    params: dict[str, Any] = {}
+    risk: StrategyLimits = StrategyLimits()
+
+    def __post_init__(self) -> None:
+        if not _INSTANCE_NAME.match(self.name):
+            raise ValueError(f"strategies.name must be 1-64 letters, digits, '.', '_' or '-', got {self.name!r}")
+        if not _STRATEGY_PATH.match(self.path):
+            raise ValueError(f"strategies.path of {self.name!r} must look like 'package.module:ClassName', "
+                             f"got {self.path!r}")
+        if not self.markets:
+            raise ValueError(f"strategy {self.name!r} names no market: each of several strategies lists its own")
+
+
+def check_strategies(instances: tuple[StrategyInstanceConfig, ...]) -> None:
+    """Several strategies on one account: unique names, and no market (so no token) quoted by two
+    of them. Raises ``ValueError`` with one line naming both strategies."""
+    names: set[str] = set()
+    owner: dict[str, str] = {}
+    for s in instances:
+        if s.name in names:
+            raise ValueError(f"two strategies are named {s.name!r}: each needs its own name")
+        names.add(s.name)
+        for m in s.markets:
+            if m in owner:
+                raise ValueError(f"strategies {owner[m]!r} and {s.name!r} both quote market {m}: "
+                                 "a token is quoted by one strategy only")
+            owner[m] = s.name
+
+
+def traded_markets(config: "BotConfig") -> tuple[str, ...]:
+    """The condition ids the config trades: ``[strategy]``'s, or those of all ``[[strategies]]``."""
+    if config.strategies:
+        return tuple(m for s in config.strategies for m in s.markets)
+    return tuple(config.strategy.markets)
+
+
+def has_strategy(config: "BotConfig") -> bool:
+    """True when the config names a strategy to run (``[strategy]`` or ``[[strategies]]``)."""
+    return bool(config.strategy.path or config.strategies)
+
+
 class MetricsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The Prometheus endpoint (local only by default)."""
 
@@ -310,7 +362,8 @@ class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     venue: VenueConfig = VenueConfig()
     secrets: SecretsConfig = SecretsConfig()
     strategy: StrategyConfig = StrategyConfig()
-    risk: RiskLimits = RiskLimits()
+    strategies: tuple[StrategyInstanceConfig, ...] = ()  # several strategies on one account
+    risk: RiskLimits = RiskLimits()  # the account's limits (with several strategies: in total)
     router: RouterConfig = RouterConfig()
     reconciler: ReconcilerConfig = ReconcilerConfig()
     engine: EngineConfig = EngineConfig()
@@ -321,6 +374,13 @@ class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     metrics: MetricsConfig = MetricsConfig()
     journal: JournalConfig = JournalConfig()
     log: LogConfig = LogConfig()
+    throttle: SharedLimitsConfig = SharedLimitsConfig()  # rate windows in memory, or shared on Redis
+
+    def __post_init__(self) -> None:
+        if self.strategies and (self.strategy.path or self.strategy.markets):
+            raise ValueError("[strategy] and [[strategies]] are both set: use one (several strategies "
+                             "are listed as [[strategies]])")
+        check_strategies(self.strategies)
 
 
 _SECRET_KEYS = ("private_key", "secret", "passphrase", "api_key", "password")
@@ -328,11 +388,15 @@ _SECRET_KEYS = ("private_key", "secret", "passphrase", "api_key", "password")
 
 def _refuse_secrets(table: object, where: str = "") -> None:
     """A secret-looking key anywhere in the config file is an error (secrets have their own home)."""
+    if isinstance(table, list):  # an array of tables: [[strategies]]
+        for i, item in enumerate(table):
+            _refuse_secrets(item, f"{where}[{i}]")
+        return
     if not isinstance(table, dict):
         return
     for key, value in table.items():
         path = f"{where}.{key}" if where else str(key)
-        if path == "strategy.params":
+        if path == "strategy.params" or (path.startswith("strategies[") and path.endswith("].params")):
             continue
         if path != "secrets" and any(s in str(key).lower() for s in _SECRET_KEYS):
             raise ConfigError(
@@ -378,6 +442,9 @@ def summarize(config: BotConfig) -> str:
     """One line describing a config, without any secret."""
     v, s = config.venue, config.strategy
     strategy = f"strategy {s.path} on {len(s.markets)} market(s)" if s.path else "no strategy"
+    if config.strategies:
+        strategy = f"{len(config.strategies)} strategies ({', '.join(i.name for i in config.strategies)}) " \
+                   f"on {len(traded_markets(config))} market(s)"
     secrets = "secrets from env" if config.secrets.source == "env" else f"secrets from file {config.secrets.file}"
     return (
         f"clob {v.clob_url}, chain {v.chain_id}, signature type {v.signature_type}, {strategy}, {secrets}, "

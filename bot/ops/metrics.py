@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import errno
 
+from typing import Any, Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 LATENCY_BUCKETS = (50e-6, 100e-6, 150e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 0.01, 0.025, 0.1, 0.5, 1.0)
 HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -57,7 +60,20 @@ class Metrics:
             "bot_orphan_orders", "Orders the venue listed open that the bot did not count as working "
             "(unknown: never heard of; closed: closed here before the listing)", ["kind"], registry=r,
         )
+        # deploy/rules read these: limits beside the figures they bound, and the shared throttle's store
+        self.risk_limit = Gauge("bot_risk_limit", "A configured risk limit (shares or USDC)", ["limit"], registry=r)
+        self.daily_pnl = Gauge("bot_daily_pnl_usdc", "PnL since the UTC day began", registry=r)
+        self.shared_throttle_up = Gauge("bot_shared_throttle_up", "0 while the shared throttle's Redis cannot be "
+                                        "reached (only cancels go out)", registry=r)
         self.drift = Gauge("bot_position_drift_shares", "Local minus venue position", ["token"], registry=r)
+        self._watched: list[Any] = []  # strategies whose estimates are exported (``watch_strategy``)
+        r.register(_Estimates(self._watched))
+
+    def watch_strategy(self, strategy: Any) -> None:
+        """Export what ``strategy`` estimates (``Strategy.estimates()``) as
+        ``bot_strategy_estimate{strategy, token, name}``, read at each scrape (once per strategy)."""
+        if all(s is not strategy for s in self._watched):
+            self._watched.append(strategy)
 
     def serve(self, host: str = "127.0.0.1", port: int = 9464):
         """Start the scrape endpoint in a daemon thread; returns (server, thread).
@@ -67,6 +83,70 @@ class Metrics:
             return start_http_server(port, addr=host, registry=self.registry)
         except OSError as exc:
             raise MetricsPortError(host, port, exc) from None
+
+
+class _Estimates:
+    """A collector reading each watched strategy's latest published estimates at scrape time (the
+    strategy replaces, never mutates, what it published: a scrape reads one consistent snapshot).
+    A value that is not a number is skipped; a failing strategy exports nothing, never an error."""
+
+    def __init__(self, strategies: list[Any]) -> None:
+        self._strategies = strategies
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        g = GaugeMetricFamily("bot_strategy_estimate", "What the strategy estimates as it runs "
+                              "(volatility, takers' intensity, reward earned), by token and name",
+                              labels=["strategy", "token", "name"])
+        for label, strategy in _named(self._strategies):
+            try:
+                found = strategy.estimates()
+            except Exception:  # noqa: BLE001 - a scrape must not fail with the strategy
+                continue
+            for token, values in list(found.items()):
+                for name, value in list(values.items()):
+                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                        g.add_metric([label, str(token)[-8:], str(name)], float(value))
+        yield g
+        yield from _tallies(self._strategies)
+
+    def describe(self) -> list[Any]:
+        return []
+
+
+def _named(strategies: list[Any]) -> Iterator[tuple[str, Any]]:
+    """Each watched strategy with its name; a set of several strategies (``members``), each of them."""
+    for strategy in list(strategies):
+        members = getattr(strategy, "members", None)
+        if members is not None:
+            for m in list(members):
+                yield m.name, m.strategy
+        else:
+            yield str(getattr(strategy, "name", type(strategy).__name__)), strategy
+
+
+def _tallies(strategies: list[Any]) -> Iterator[Any]:
+    """Per strategy of a set (``StrategySet.tallies``): the tokens it quotes (``bot_strategy_token``,
+    1 each, to join the per-token series with its name), its fills, filled shares, realized PnL
+    and the intents its own limits refused, by reason."""
+    token = GaugeMetricFamily("bot_strategy_token", "1 for each token a strategy quotes (several strategies on "
+                              "one account)", labels=["strategy", "token"])
+    fills = CounterMetricFamily("bot_strategy_fills", "Fills of a strategy's tokens", labels=["strategy"])
+    volume = CounterMetricFamily("bot_strategy_fill_volume_shares", "Filled shares of a strategy's tokens",
+                                 labels=["strategy"])
+    pnl = GaugeMetricFamily("bot_strategy_pnl_realized_usdc", "Realized PnL of a strategy's tokens",
+                            labels=["strategy"])
+    rejects = CounterMetricFamily("bot_strategy_risk_rejections", "Intents refused by a strategy's own limits "
+                                  "(or on a token it does not quote), by reason", labels=["strategy", "reason"])
+    for strategy in list(strategies):
+        for t in getattr(strategy, "tallies", ()):
+            for tok in t.tokens:
+                token.add_metric([t.name, tok[-8:]], 1.0)
+            fills.add_metric([t.name], float(t.fills))
+            volume.add_metric([t.name], t.volume / 1e6)
+            pnl.add_metric([t.name], t.realized_pnl / 1e6)
+            for reason, n in t.rejections:
+                rejects.add_metric([t.name, reason], float(n))
+    yield from (token, fills, volume, pnl, rejects)
 
 
 class MetricsPortError(OSError):

@@ -94,6 +94,11 @@ class DailyPnl:
         return self._baseline
 
     @property
+    def pnl(self) -> int:
+        """The day's PnL at the last observation (0 before any)."""
+        return self._last - self._baseline if self._last is not None else 0
+
+    @property
     def start(self) -> DayStart | None:
         """The current day's start (``None`` before the first observation of a fresh run)."""
         return DayStart(self._day, self._baseline) if self._day is not None else None

@@ -32,6 +32,9 @@ class RiskGate:
         self.rate = SlidingWindow(limits.rate_window_s)
         self.reject_counts: dict[Reason, int] = {}
         self.halt_counts: dict[HaltReason, int] = {}
+        # token -> the name of the strategy quoting it, when several share the account: a
+        # rejection's log line names it
+        self.owners: Mapping[str, str] = {}
         self.log = log if log is not None else structlog.get_logger("risk")
 
     @property
@@ -67,8 +70,10 @@ class RiskGate:
         for r in decision.rejections:
             self.reject_counts[r.reason] = self.reject_counts.get(r.reason, 0) + 1
             o = r.order
+            named = {"strategy": self.owners.get(o.token_id, "")} if self.owners else {}
             self.log.warning(
                 "risk_reject",
+                **named,
                 reason=r.reason.value,
                 token_id=o.token_id,
                 side=o.side.value,

@@ -41,3 +41,41 @@ class RiskLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
                 raise ValueError(f"risk limit {name} must not be negative, got {value}")
         if self.rate_window_s <= 0 or self.error_window_s <= 0:
             raise ValueError("risk windows must be positive")
+
+
+class StrategyLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """One strategy's own pre-trade limits when several share an account (``[strategies.risk]``).
+
+    Each is checked as ``RiskLimits``' field of the same name, on that strategy's markets, resting
+    orders and order rate only; ``None`` (the default, ``"off"``) leaves only the account's limit
+    (``[risk]``), which every order passes as well. The kill switch is the account's alone.
+    """
+
+    max_order_size: int | None = None
+    max_position: int | None = None
+    max_market_notional: int | None = None
+    max_event_notional: int | None = None
+    max_net_exposure: int | None = None
+    max_event_loss: int | None = None
+    max_open_orders: int | None = None
+    max_orders_per_window: int | None = None
+    rate_window_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"risk limit {name} must not be negative, got {value}")
+        if self.rate_window_s <= 0:
+            raise ValueError("risk windows must be positive")
+
+    def as_limits(self) -> RiskLimits:
+        """These limits as the ``RiskLimits`` the pre-trade checks read; every other limit off."""
+        off = {name: None for name in RiskLimits.__struct_fields__
+               if name not in ("rate_window_s", "error_window_s")}
+        return RiskLimits(**{**off, **{name: getattr(self, name) for name in self.__struct_fields__}})
+
+    @property
+    def any(self) -> bool:
+        """True when at least one limit is set."""
+        return any(getattr(self, n) is not None for n in self.__struct_fields__ if n != "rate_window_s")

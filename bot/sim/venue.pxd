@@ -23,7 +23,15 @@ cdef class SimVenue:
     cdef public bint _apply, _paper, _cross
     cdef public double _window, now
 
-    @cython.locals(tok=_Token, is_bid=cython.bint)
+    cpdef object next_due(self)
+    cpdef list due(self, double now)
+    cpdef on_market(self, object event, double now)
+    cpdef place(self, object batch, double now)
+    cpdef cancel(self, object batch, double now)
+    cpdef cancel_all(self, double now)
+    @cython.locals(tok=_Token, is_bid=cython.bint, packed=bytes, n=cython.Py_ssize_t, i=cython.Py_ssize_t,
+                   n_tokens=cython.Py_ssize_t, at_slot=cython.longlong, px=cython.longlong, unit=cython.longlong,
+                   cols="const long long *")
     cpdef _price_change(self, object event, double now)
     @cython.locals(own=OwnBook)
     cpdef bint _wanted(self, _Token tok, bint is_bid, object price) except -1

@@ -68,6 +68,8 @@ from bot.venue.fees import taker_fee
 from bot.venue.models.ws import BookEvent, LastTradePriceEvent, PriceChangeEvent
 from bot.venue.units import UNIT
 
+import cython  # noqa: E402 - after bot.core.book, which stands in for it when Cython is absent
+
 BUY = Side.BUY
 SELL = Side.SELL
 GTC = OrderType.GTC
@@ -358,12 +360,40 @@ class SimVenue:
         captured: dict[tuple[str, bool, int], tuple[int, int, int]] | None = None
         if type(event) is PriceLevels:
             tokens = event.tokens
-            levels = event.unpacked()
-            if _levels_apply(levels, len(tokens)):  # else the feed book refuses the whole event
-                for slot, bid, price, size in levels:
-                    tok = hot.get(tokens[slot])
-                    if tok is not None and self._wanted(tok, bid != 0, price):
-                        captured = _capture(captured, tok, bid != 0, price, size)
+            raw = event.levels
+            if type(raw) is not bytes or len(raw) % 32:  # LEVEL_BYTES: not whole levels
+                levels = event.unpacked()  # raises as it always has
+                if _levels_apply(levels, len(tokens)):
+                    for slot, bid, price, size in levels:
+                        tok = hot.get(tokens[slot])
+                        if tok is not None and self._wanted(tok, bid != 0, price):
+                            captured = _capture(captured, tok, bid != 0, price, size)
+            else:  # the integers read in place, every level checked before any is looked at
+                packed = raw
+                n = len(packed) // 8
+                if cython.compiled:
+                    cols = cython.cast(cython.p_longlong, cython.cast(cython.p_char, packed))
+                else:
+                    cols = memoryview(packed).cast("q")
+                n_tokens = len(tokens)
+                unit = UNIT
+                i = 0
+                while i < n:
+                    at_slot = cols[i]
+                    px = cols[i + 2]
+                    if not 0 <= at_slot < n_tokens or not 0 <= px <= unit or cols[i + 3] < 0:
+                        break  # the feed book refuses the whole event
+                    i += 4  # FIELDS_PER_LEVEL
+                if i >= n:
+                    i = 0
+                    while i < n:
+                        tok = hot.get(tokens[cols[i]])
+                        if tok is not None:
+                            is_bid = cols[i + 1] != 0
+                            px = cols[i + 2]
+                            if self._wanted(tok, is_bid, px):
+                                captured = _capture(captured, tok, is_bid, px, cols[i + 3])
+                        i += 4
         else:
             for ch in event.price_changes:
                 tok = hot.get(ch.asset_id)

@@ -125,7 +125,10 @@ def _pattern(route: str) -> re.Pattern[str]:
 
 
 class RouteLimiter:
-    """Maps ``(method, path)`` of one surface to its scopes' throttles and spends them together."""
+    """Maps ``(method, path)`` of one surface to its scopes' throttles and spends them together.
+
+    ``make_throttle(surface, scope, windows)`` builds each scope's throttle (default: an
+    in-memory :class:`Throttle` on ``clock``; ``bot.venue.shared_throttle`` shares them)."""
 
     def __init__(
         self,
@@ -135,6 +138,7 @@ class RouteLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         on_wait: WaitHook | None = None,
+        make_throttle: Callable[[str, str, Sequence[RateWindow]], Throttle] | None = None,
     ) -> None:
         self.config = config or LimitsConfig()
         self.surface = surface
@@ -144,9 +148,9 @@ class RouteLimiter:
         self._scopes: list[tuple[Scope, tuple[re.Pattern[str], ...], Throttle]] = []
         for scope in self.config.surface(surface).scopes:
             windows = [w.scaled(self.config.scale) for w in scope.windows] if self.config.scale != 1.0 else scope.windows
-            self._scopes.append(
-                (scope, tuple(_pattern(r) for r in scope.routes), Throttle(windows, clock, name=scope.name))
-            )
+            th = (Throttle(windows, clock, name=scope.name) if make_throttle is None
+                  else make_throttle(surface, scope.name, windows))
+            self._scopes.append((scope, tuple(_pattern(r) for r in scope.routes), th))
         self._cache: dict[tuple[str, str], tuple[tuple[Throttle, bool], ...]] = {}
         #: Waits per route (``"METHOD /path"``) and seconds waited in total, for metrics.
         self.waits: dict[str, int] = {}
@@ -191,9 +195,9 @@ class RouteLimiter:
         charges = self._charges(method, path, items)
         if any(th.delay(n, t) > 0.0 for th, n in charges):
             return False
-        for th, n in charges:
-            th.take(n, t)
-        return True
+        # Single-threaded in-memory windows always grant here; shared ones may have been spent
+        # by another process since: what was already taken stays spent (conservative).
+        return all(th.try_take(n, t) for th, n in charges)
 
     async def acquire(self, method: str, path: str, items: int = 1) -> float:
         """Wait until the request fits every scope, charge them, return the seconds waited."""

@@ -502,3 +502,20 @@ def test_levels_in_micro_units_move_and_fill_our_orders_as_their_price_change_do
     monkeypatch.setattr(PriceLevels, "price_changes", property(unread))
     assert run(True) == plain
     assert plain[1] == 7 * S  # the crossing ask filled part of the bid
+
+
+def test_levels_in_micro_units_with_one_out_of_range_are_refused_whole_as_the_feed_book_refuses_them():
+    from bot.core.book import price_levels_of
+    from bot.core.levels import PriceLevels, pack_levels
+
+    shell = Shell(cfg())
+    resting_bid(shell)  # 100 shares ahead of ours at 0.50
+    good = price_levels_of(change(("Y", BUY, 50 * C, 70 * S)))
+    for slot, price, size in ((0, 200 * C, 5 * S), (3, 49 * C, 5 * S), (0, 49 * C, -1)):  # price, token, size
+        bad = PriceLevels(good.market, good.timestamp_ms, good.tokens,
+                          good.levels + pack_levels([(slot, 1, price, size)]), good.hashes)
+        shell.market(bad, at=2.0)
+        assert [o.ahead for o in shell.venue.open_orders()] == [100 * S]
+        assert shell.venue.visible("Y", BUY, 50 * C) == 100 * S
+    shell.market(good, at=3.0)  # the same level alone moves the queue
+    assert [o.ahead for o in shell.venue.open_orders()] == [70 * S]
