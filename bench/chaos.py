@@ -75,7 +75,7 @@ path = "{journal}"
 synchronous = "NORMAL"
 
 [log]
-level = "warning"
+level = "info"
 """
 
 
