@@ -103,7 +103,7 @@ def test_taker_and_maker_legs_become_fills_once():
     out = rec.on_trades_page([t1, t2], 5.0, cursor="MA==", next_cursor="MTAw")
     assert of(out, Fill) == [] and of(out, SettlementUpdate) == []
     assert rec.trade_status("t1") is TradeStatus.MINED  # stale MATCHED copy did not roll it back
-    assert rec.trades_cursor == "MTAw"
+    assert rec.trades_cursor == "MA=="  # our trades on that page are not settled: it is read again
     a = rec.orders.get("0xa")
     assert a.state is S.PARTIALLY_FILLED and a.filled == 3 * U and a.trade_ids == ["t1"]
 
@@ -413,3 +413,19 @@ def test_a_market_order_acked_during_its_cancel_is_closed_by_the_cancels_answer(
     rec.on_ack("0xm", ack("0xm", status="matched"), 0.05)  # it never rests
     out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xm": "order not found"}}, 0.08, ["0xm"])
     assert rec.orders.get("0xm").state.terminal and FetchTrades(("0xm",)) in out
+
+
+def test_the_trades_cursor_stays_at_a_page_holding_an_unsettled_trade_of_ours():
+    # the user channel's FAILED event of t1 is lost (a WebSocket drop): the next read of the
+    # trades must cover t1's page again, or the bot keeps a fill the venue has reversed
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    rec.on_trades_page([trade("t1", makers=[maker("0xa", "3")])], 1.0, cursor="MA==", next_cursor="MTAw")
+    rec.on_trades_page([trade("t2")], 1.0, cursor="MTAw", next_cursor="LTE=")  # not ours, later page
+    assert rec.trades_cursor == "MA=="  # t1 is MATCHED: its page is read again
+    out = rec.on_trades_page([trade("t1", status="FAILED", makers=[maker("0xa", "3")])], 2.0,
+                             cursor="MA==", next_cursor="MTAw")
+    assert of(out, FillReversal)
+    rec.on_trades_page([trade("t2")], 2.0, cursor="MTAw", next_cursor="LTE=")
+    assert rec.trades_cursor == "MTAw"  # settled: the read moves on
