@@ -187,6 +187,8 @@ class Journal:
                 "INSERT INTO order_states (order_id, state, filled, at) VALUES (?, ?, ?, ?)",
                 (o.order_id, o.state.value, o.filled, o.updated_at),
             )
+        if o.state.terminal:  # what is remembered stays bounded by the working orders
+            self._last_state.pop(o.order_id, None)
 
     def fill(self, f: Fill) -> None:
         self._fill_seq += 1
