@@ -370,13 +370,12 @@ class Engine:
                 self.metrics.stream_state.labels("user", str(ev.shard)).set(1 if up else 0)
             out += self._apply_halt(self.risk.on_event(Connectivity(up, "user_ws"), now), "user stream")
             if ev.kind == "reconnected":
-                # the venue does not replay missed user events: reconcile from REST, and cancel
-                # the quotes and place nothing until the venue's holdings are the booked ones
-                # (the venue may have come back without them: ``reconcile_positions``)
+                # the venue does not replay missed user events: reconcile from REST, and send
+                # nothing new until the venue's holdings are the booked ones (the venue may have
+                # come back without them: ``reconcile_positions``)
                 out += [SyncOrders(), FetchTrades(), CheckPositions()]
                 if not self.stopped:
                     self.verifying = 1
-                    self.router.cancel_all()  # it stands aside (cancels flow, nothing is placed)
         if ev.kind == "reconnected":
             self.stats.reconnects += 1
             if self.metrics is not None:
@@ -473,9 +472,8 @@ class Engine:
         trades. A confirmed difference halts (``position_unreconciled``, everything cancelled):
         the bot never trades on a position it cannot reconcile, and it stays halted until an
         operator resumes it (a restart seeds the portfolio from the venue again). After the user
-        channel reconnects the quotes are cancelled and the strategy's intents set aside until a
-        check finds no difference (one every ``VERIFY_EVERY_S``; after ``MAX_VERIFY_CHECKS``
-        without agreement, it halts)."""
+        channel reconnects nothing new is sent until a check finds no difference (one every
+        ``VERIFY_EVERY_S``; after ``MAX_VERIFY_CHECKS`` without agreement, it halts)."""
         now = self.clock.now()
         drifts = self.on_positions(venue)
         self.drifts = drifts
@@ -565,7 +563,7 @@ class Engine:
         """Risk, router, poll. ``checked``: ``intents`` is already a list made by ``intents_of``."""
         if not checked:
             intents = intents_of(intents)
-        if intents and not self.stopped and not self.verifying:
+        if intents and not self.stopped:
             now = self.clock.now()
             decision = self.risk.check(
                 intents, positions=self.portfolio, open_orders=self.reconciler.orders.working(),
@@ -582,7 +580,7 @@ class Engine:
         return self._poll()
 
     def _poll(self) -> list[Action]:
-        if self.router.settled():
+        if self.router.settled() or (self.verifying and self.risk.state is not TradingState.HALTED):
             return []
         now = self.clock.now()
         out: list[Action] = []
