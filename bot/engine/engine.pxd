@@ -18,6 +18,8 @@ cdef class Engine:
     cdef public bint stopped, _prints
     cdef public dict _ticks
     cdef public bint stamp_sends
+    cdef public object drifts, _drifts_before
+    cdef public long long verifying, _trades_pages
 
     cpdef object next_wakeup(self)
     cpdef list on_market_event(self, object ev, object received_at=*)

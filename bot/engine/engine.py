@@ -39,7 +39,7 @@ from bot.execution.reconciler import FetchTrades, LookupOrder, OrderUpdate, Reco
 from bot.execution.restart import restore
 from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router
 from bot.portfolio import DailyPnl, Portfolio, marks_from_books
-from bot.risk import Connectivity, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
+from bot.risk import Connectivity, HaltReason, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
 from bot.strategy import Strategy, StrategyContext, intents_of
 from bot.venue.enums import OrderType, TradeStatus
 from bot.venue.errors import classify_rejection
@@ -75,7 +75,20 @@ class SyncOrders(msgspec.Struct, frozen=True):
     it was asked for."""
 
 
-Action = SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder | ResendOrder | FetchTrades
+class CheckPositions(msgspec.Struct, frozen=True):
+    """GET /positions after ``delay_s`` (retried until read), answered with the holdings for
+    ``Engine.reconcile_positions``."""
+
+    delay_s: float = 0.0
+
+
+Action = (SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder | ResendOrder | FetchTrades
+          | CheckPositions)
+
+MAX_VERIFY_CHECKS = 30  # positions reads after a reconnect before an unconfirmed position halts
+VERIFY_EVERY_S = 1.0
+CONFIRM_DRIFT_S = 10.0  # a difference from the venue's holdings lasting this long ...
+CONFIRM_TRADES_READS = 2  # ... through this many trades reads is confirmed
 
 
 class EngineStats:
@@ -161,6 +174,11 @@ class Engine:
         self._ticks: dict[str, float] = {}
         # the shell observes tick-to-order when the request is written (else it is observed here)
         self.stamp_sends = False
+        self.drifts: list[Any] = []  # the last positions check's differences (``reconcile_positions``)
+        # token -> (booked, venue, first seen, trades reads then) of each difference still seen
+        self._drifts_before: dict[str, tuple[int, int, float, int]] = {}
+        self.verifying = 0  # positions checks since the user channel came back (0: not verifying)
+        self._trades_pages = 0  # trades pages read, all told
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
         # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
         self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
@@ -217,6 +235,7 @@ class Engine:
 
     def stop(self) -> list[Action]:
         """Strategy stop hook, then cancel everything we know and everything at the venue."""
+        self.verifying = 0
         out = self._run(self.strategy.on_stop(self.ctx))
         self.stopped = True
         self.router.cancel_all()
@@ -446,8 +465,12 @@ class Engine:
                 self.metrics.stream_state.labels("user", str(ev.shard)).set(1 if up else 0)
             out += self._apply_halt(self.risk.on_event(Connectivity(up, "user_ws"), now), "user stream")
             if ev.kind == "reconnected":
-                # the venue does not replay missed user events: reconcile from REST
-                out += [SyncOrders(), FetchTrades()]
+                # the venue does not replay missed user events: reconcile from REST, and send
+                # nothing new until the venue's holdings are the booked ones (the venue may have
+                # come back without them: ``reconcile_positions``)
+                out += [SyncOrders(), FetchTrades(), CheckPositions()]
+                if not self.stopped:
+                    self.verifying = 1
         if ev.kind == "reconnected":
             self.stats.reconnects += 1
             if self.metrics is not None:
@@ -497,6 +520,7 @@ class Engine:
         if self.metrics is not None:
             self.metrics.cancels.labels("failed").inc()
         outputs = self.reconciler.on_cancel_failed(r.batch.order_ids, now)
+        self.router.cancels_failed(r.batch.order_ids, now)
         return self._apply_halt(self._error_event(r.kind, now), r.kind) + self._outputs(outputs)
 
     def _order_seen(self, r: OrderSeen) -> list[Action]:
@@ -508,6 +532,7 @@ class Engine:
         return self._outputs(self.reconciler.on_trade_event(r.record, self.clock.now()))
 
     def _trades_page(self, r: TradesPage) -> list[Action]:
+        self._trades_pages += 1
         return self._outputs(self.reconciler.on_trades_page(r.records, self.clock.now(), r.cursor, r.next_cursor))
 
     def _open_orders(self, r: OpenOrders) -> list[Action]:
@@ -518,7 +543,7 @@ class Engine:
         return self._outputs(outputs)
 
     def _order_lookup(self, r: OrderLookup) -> list[Action]:
-        return self._outputs(self.reconciler.on_order_lookup(r.order_id, r.record, self.clock.now()))
+        return self._outputs(self.reconciler.on_order_lookup(r.order_id, r.record, self.clock.now(), r.as_of))
 
     def _request_failed(self, r: RequestFailed) -> list[Action]:
         """A read or heartbeat failed: counts towards the error-rate kill switch."""
@@ -532,6 +557,45 @@ class Engine:
             for d in drifts:
                 self.metrics.drift.labels(_short(d.token_id)).set(d.ours - d.venue)
         return drifts
+
+    def reconcile_positions(self, venue: dict[str, int]) -> list[Action]:
+        """The venue's holdings (token -> share units) against the booked fills.
+
+        A difference is *confirmed* when the same one (same token, same sizes) has been seen for
+        ``CONFIRM_DRIFT_S`` and ``CONFIRM_TRADES_READS`` trades reads have come in since it was
+        first seen: fills in flight explain a passing one, not one that outlives reads of the
+        trades. A confirmed difference halts (``position_unreconciled``, everything cancelled):
+        the bot never trades on a position it cannot reconcile, and it stays halted until an
+        operator resumes it (a restart seeds the portfolio from the venue again). After the user
+        channel reconnects nothing new is sent until a check finds no difference (one every
+        ``VERIFY_EVERY_S``; after ``MAX_VERIFY_CHECKS`` without agreement, it halts)."""
+        now = self.clock.now()
+        drifts = self.on_positions(venue)
+        self.drifts = drifts
+        seen = self._drifts_before
+        confirmed = []
+        since: dict[str, tuple[int, int, float, int]] = {}
+        for d in drifts:
+            first = seen.get(d.token_id)
+            if first is None or first[:2] != (d.ours, d.venue):
+                first = (d.ours, d.venue, now, self._trades_pages)
+            since[d.token_id] = first
+            if now - first[2] >= CONFIRM_DRIFT_S and self._trades_pages - first[3] >= CONFIRM_TRADES_READS:
+                confirmed.append(d)
+        self._drifts_before = since
+        verifying = self.verifying
+        if confirmed or (verifying and drifts and verifying >= MAX_VERIFY_CHECKS):
+            self.verifying = 0
+            shown = "; ".join(f"{d.token_id[-10:]} booked {d.ours} venue {d.venue}" for d in (confirmed or drifts)[:4])
+            halt = self.risk.halt_for(HaltReason.POSITION_UNRECONCILED, shown)
+            return self._apply_halt(halt, "position unreconciled")
+        if verifying and not self.stopped:
+            if drifts:
+                self.verifying += 1
+                return [CheckPositions(VERIFY_EVERY_S)]
+            self.verifying = 0
+            return self._poll()
+        return []
 
     # --- time ----------------------------------------------------------------------------------
     def on_timer(self) -> list[Action]:
@@ -611,7 +675,7 @@ class Engine:
         return self._poll()
 
     def _poll(self) -> list[Action]:
-        if self.router.settled():
+        if self.router.settled() or (self.verifying and self.risk.state is not TradingState.HALTED):
             return []
         now = self.clock.now()
         out: list[Action] = []

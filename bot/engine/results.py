@@ -80,6 +80,7 @@ class OrderLookup(msgspec.Struct, frozen=True):
 
     order_id: str
     record: OrderRecord | None
+    as_of: float | None = None  # when the lookup was asked (engine clock)
 
 
 class RequestFailed(msgspec.Struct, frozen=True):

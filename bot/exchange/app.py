@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import Counter
 from collections.abc import Callable
 
 import anyio
@@ -35,6 +36,26 @@ log = structlog.get_logger("bot.exchange")
 MOUNTS = {"catalog": "/catalog", "clob": "/clob", "data": "/data-api"}
 
 
+class Hold:
+    """One request held at the exchange, for tests that must act while a request is on the wire:
+    ``before`` it is processed (received whole, not processed yet: it is, even if the client is
+    gone by then) or
+    ``after`` (processed, its answer not sent yet). ``held`` is set when it waits; it goes on at
+    ``release``; ``done`` is set once it is processed and released."""
+
+    def __init__(self, method: str, path: str, when: str) -> None:
+        if when not in ("before", "after"):
+            raise ValueError(f"a hold is 'before' or 'after', not {when!r}")
+        self.method, self.path, self.when = method, path, when
+        self.held = anyio.Event()
+        self.released = anyio.Event()
+        self.done = anyio.Event()
+
+    async def wait(self) -> None:
+        self.held.set()
+        await self.released.wait()
+
+
 class Exchange:
     """Everything the routes share: state, authentication, limits, allow-list, renderers."""
 
@@ -49,6 +70,20 @@ class Exchange:
         self.catalog_view = catalog_routes.CatalogView(self.state.catalog)
         self.clob = clob_routes.ClobRoutes(self)
         self.account = account_routes.AccountRoutes(self)
+        self.answered: Counter[int] = Counter()  # HTTP answers by status code, for audits
+        self.holds: list[Hold] = []
+
+    def hold(self, method: str, path: str, when: str = "after") -> "Hold":
+        """Hold the next ``method path`` request (see ``Hold``); call on the exchange's loop."""
+        h = Hold(method.upper(), path, when)
+        self.holds.append(h)
+        return h
+
+    def _take_hold(self, request: Request) -> "Hold | None":
+        for i, h in enumerate(self.holds):
+            if request.method == h.method and request.url.path.endswith(h.path):
+                return self.holds.pop(i)
+        return None
 
     def guard(self, surface: str, endpoint):
         faults = self.state.faults
@@ -76,8 +111,17 @@ class Exchange:
 
         @functools.wraps(endpoint)
         async def wrapped(request: Request):
+            hold = self._take_hold(request) if self.holds else None
+            if hold is not None and hold.when == "before":
+                await request.body()  # received whole (as a venue's gateway would), then held
+                await hold.wait()
             way_in, way_out = faults.latency_s()
             response = await answer(request, way_in)
+            self.answered[response.status_code] += 1
+            if hold is not None:
+                if hold.when == "after":
+                    await hold.wait()
+                hold.done.set()
             if way_out:
                 await anyio.sleep(way_out)
             return response

@@ -202,6 +202,12 @@ class ThreadedExchange:
                     funded: tuple[int, ...] = (0,)) -> DemoAccount:
         return self.call(self.exchange.new_account, index, usdc, shares, funded)
 
+    def hold(self, method: str, path: str, when: str = "after"):
+        """Hold the next ``method path`` request (``bot.exchange.app.Hold``): ``held()`` tells
+        whether it waits, ``release()`` lets it go on."""
+        h = self.call(self.exchange.exchange.hold, method, path, when)
+        return HeldRequest(self, h)
+
     def pause_flow(self, paused: bool = True) -> None:
         """Hold the synthetic traders still (or let them go on): the books stop moving."""
         self.call(setattr, self.exchange, "flow_paused", paused)
@@ -217,6 +223,22 @@ class ThreadedExchange:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class HeldRequest:
+    """A ``Hold`` seen from another thread."""
+
+    def __init__(self, owner: ThreadedExchange, hold) -> None:
+        self._owner, self._hold = owner, hold
+
+    def held(self) -> bool:
+        return self._owner.call(self._hold.held.is_set)
+
+    def release(self) -> None:
+        self._owner.call(self._hold.released.set)
+
+    def done(self) -> bool:
+        return self._owner.call(self._hold.done.is_set)
 
 
 def start_in_thread(config: ExchangeConfig | None = None) -> ThreadedExchange:

@@ -97,6 +97,17 @@ ON CONFLICT(order_id) DO UPDATE SET
 """
 
 
+class JournalError(ValueError):
+    """A journal that cannot be trusted (not SQLite, truncated, corrupt rows): the bot refuses to
+    start on it rather than trade on a state it cannot read."""
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(f"journal {path} is damaged ({detail}); the bot will not trade on it: move it aside "
+                         f"(or delete it) and the next run rebuilds its state from the exchange")
+        self.path = path
+        self.detail = detail
+
+
 class JournalConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     path: str = "state/journal.sqlite"
     synchronous: str = "FULL"  # or NORMAL (see module docstring)
@@ -139,16 +150,24 @@ class Journal:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        mode = JournalConfig(path=self.path, synchronous=synchronous).synchronous.upper()
         self._db = sqlite3.connect(self.path, isolation_level="DEFERRED", check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={JournalConfig(path=self.path, synchronous=synchronous).synchronous.upper()}")
-        self._db.executescript(_SCHEMA)
-        self._db.commit()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={mode}")
+            check = self._db.execute("PRAGMA quick_check").fetchall()
+            if check != [("ok",)]:
+                raise sqlite3.DatabaseError(str(check[0][0]) if check else "no answer to its integrity check")
+            self._db.executescript(_SCHEMA)
+            self._db.commit()
+            self._fill_seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM fills").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise JournalError(self.path, str(exc)) from None
         self._signed_type = _default_signed_type() if signed_type is ... else signed_type
         self._last_state: dict[str, tuple[str, int]] = {}
         self._held = False  # commits grouped until release (see hold)
         self._due = False
-        self._fill_seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM fills").fetchone()[0]
 
     @classmethod
     def from_config(cls, config: JournalConfig) -> "Journal":
@@ -172,6 +191,8 @@ class Journal:
                 "INSERT INTO order_states (order_id, state, filled, at) VALUES (?, ?, ?, ?)",
                 (o.order_id, o.state.value, o.filled, o.updated_at),
             )
+        if o.state.terminal:  # what is remembered stays bounded by the working orders
+            self._last_state.pop(o.order_id, None)
 
     def fill(self, f: Fill) -> None:
         self._fill_seq += 1
@@ -240,7 +261,14 @@ class Journal:
 
     # --- restart ---------------------------------------------------------------------------
     def restore(self) -> JournalState:
-        """Own orders, fills, reversals, trade statuses, cursors and day start as last committed."""
+        """Own orders, fills, reversals, trade statuses, cursors and day start as last committed;
+        a row that does not read back (a damaged file, a bad value) is a ``JournalError``."""
+        try:
+            return self._restore()
+        except (sqlite3.DatabaseError, ValueError, TypeError, msgspec.DecodeError) as exc:
+            raise JournalError(self.path, f"{type(exc).__name__}: {exc}"[:200]) from None
+
+    def _restore(self) -> JournalState:
         orders: list[OwnOrder] = []
         for row in self._db.execute(
             "SELECT order_id, token_id, side, price, size, order_type, post_only, expiration, state, filled,"

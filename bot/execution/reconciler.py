@@ -183,6 +183,7 @@ class Reconciler:
         self.orphans_closed = 0
         # whether order changes are told as ``OrderUpdate`` outputs (off when nobody reads them)
         self.updates = True
+        self.cursor_held = False  # this trades read met a trade of ours not settled: resume there
 
     # --- reads -----------------------------------------------------------------------------
     def trade_status(self, trade_id: str) -> TradeStatus | None:
@@ -383,25 +384,44 @@ class Reconciler:
     def on_trades_page(
         self, items: Iterable[Any], now: float, cursor: str | None = None, next_cursor: str | None = None
     ) -> list[Output]:
-        """One ``GET /data/trades`` page fetched with ``cursor``; remembers where to resume."""
+        """One ``GET /data/trades`` page fetched with ``cursor``; remembers where to resume.
+
+        The next read resumes no later than the first page (of the read that began at the stored
+        cursor) holding a trade of ours not settled yet: its end (CONFIRMED or FAILED) is read
+        again even if the user channel's event of it was lost (the venue does not replay them)."""
         out: list[Output] = []
+        unsettled = False
+        trades = self._trades
         for item in items:
-            self._apply_trade(trade_record(item), now, out)
-        if next_cursor is not None:
-            resume = cursor if next_cursor in _END_CURSORS else next_cursor
+            rec = trade_record(item)
+            self._apply_trade(rec, now, out)
+            st = trades.get(rec.trade_id)
+            if st is not None and st.fills and st.status not in (TradeStatus.CONFIRMED, TradeStatus.FAILED):
+                unsettled = True
+        if cursor is not None and cursor == self.cursors.get(TRADES_CURSOR, "MA=="):
+            self.cursor_held = False  # a read that starts where the last one left off
+        if next_cursor is not None and not self.cursor_held:
+            if unsettled:
+                self.cursor_held = True  # later pages of this read do not move it on
+                resume = cursor
+            else:
+                resume = cursor if next_cursor in _END_CURSORS else next_cursor
             if resume:
                 self._set_cursor(TRADES_CURSOR, resume)
         self._commit()
         return out
 
-    def on_order_lookup(self, order_id: str, found: Any | None, now: float) -> list[Output]:
-        """``GET /data/order/{id}``: the order, or ``None`` when the venue does not have it."""
+    def on_order_lookup(self, order_id: str, found: Any | None, now: float, as_of: float | None = None) -> list[Output]:
+        """``GET /data/order/{id}``, asked at ``as_of``: the order, or ``None`` when the venue does
+        not have it. Absence proves nothing for an order on its way (PENDING_SUBMIT), nor for one
+        (re)sent or answered after the lookup was asked (a resend may reach the venue later)."""
         out: list[Output] = []
         o = self.orders.get(order_id)
         if o is not None:
             if found is not None:
                 self._apply_order(o, order_record(found), now, out)
-            else:
+            elif not (o.state is _PENDING_SUBMIT or (as_of is not None and (o.sent_at > as_of
+                                                                           or o.answered_at > as_of))):
                 self._absent(o, now, out)
         self._commit()
         return out

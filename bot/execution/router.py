@@ -15,7 +15,8 @@ Invariants:
 - a cancel goes out at once, even for an order whose submit is not answered yet; once emitted it
   is not emitted again within ``cancel_retry_after`` (a refused or failed cancel is paced), except
   when the venue has answered the order's submit since: that earlier cancel may have overtaken
-  its place ("not found"), so the order is cancelled again at once;
+  its place ("not found"), so the order is cancelled again at once; a cancel request that failed
+  as a whole (``cancels_failed``: 5xx, 425, 429) goes again after ``failed_cancel_retry_after``;
 - a POST batch holds at most ``max_batch`` (<= 15) orders, a DELETE batch at most
   ``max_cancel_ids``; each order is signed only when its batch is granted, and its hash is its
   id from then on.
@@ -77,6 +78,7 @@ class RouterConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     size_tolerance: int = 0  # units: a live order whose remaining is this close to the target is kept
     take_ttl: float = 1.0  # seconds a throttled Take may wait before it is dropped as stale
     cancel_retry_after: float = 5.0  # seconds before an emitted cancel may be emitted again
+    failed_cancel_retry_after: float = 0.5  # the same, for a cancel request that failed as a whole
     default_tick: int = 10_000
 
     def __post_init__(self) -> None:
@@ -86,6 +88,8 @@ class RouterConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError(f"max_cancel_ids must be within 1..{MAX_CANCEL_IDS}, got {self.max_cancel_ids}")
         if self.size_tolerance < 0 or self.take_ttl < 0 or self.cancel_retry_after < 0:
             raise ValueError("size_tolerance, take_ttl and cancel_retry_after must be >= 0")
+        if not 0 <= self.failed_cancel_retry_after <= self.cancel_retry_after:
+            raise ValueError("failed_cancel_retry_after must be within 0..cancel_retry_after")
 
 
 class OrderRequest(msgspec.Struct, frozen=True):
@@ -190,6 +194,7 @@ class Router:
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
         self._emitted_cancels: dict[str, float] = {}
+        self._retry_soon: dict[str, float] = {}  # failed cancel requests: id -> when it may go again
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
         self._rr = 0
         self.stats = RouterStats()
@@ -236,6 +241,17 @@ class Router:
             if o.state is not OrderState.PENDING_CANCEL:
                 self._cancels[o.order_id] = None
 
+    def cancels_failed(self, order_ids: Sequence[str], now: float) -> None:
+        """A cancel request failed as a whole (5xx, 425, 429, a reset): the venue refused none of
+        it, so the cancels the router still wants go again after ``failed_cancel_retry_after``
+        (an order it meant to cancel must not rest the full ``cancel_retry_after`` beside its
+        replacement)."""
+        soon = now + self.config.failed_cancel_retry_after
+        for oid in order_ids:
+            if oid in self._emitted_cancels:
+                self._retry_soon[oid] = soon
+        self._quiet_targets = -1
+
     def targets(self) -> dict[str, QuoteTarget]:
         return {t: x.target for t, x in self._targets.items()}
 
@@ -273,7 +289,7 @@ class Router:
                     done.append(oid)
                 continue
             if self._recently_cancelled(oid, now):
-                wake = min(wake, self._emitted_cancels[oid] + self.config.cancel_retry_after)
+                wake = min(wake, self._retry_at(oid, self._emitted_cancels[oid]))
                 continue
             cancels[oid] = None
         for oid in done:
@@ -308,8 +324,8 @@ class Router:
                 continue
             for oid in to_cancel:
                 t = emitted.get(oid)
-                if t is not None and now - t < retry_after and self._held_back(oid, t):
-                    wake = min(wake, t + retry_after)
+                if t is not None and now - t < retry_after and self._held_back(oid, t, now):
+                    wake = min(wake, self._retry_at(oid, t))
                     continue  # ``_recently_cancelled``
                 cancels[oid] = None
                 cancel_tokens[oid] = token
@@ -334,13 +350,25 @@ class Router:
         """A cancel of ``oid`` went out less than ``cancel_retry_after`` ago and nothing since
         calls for another one at once."""
         t = self._emitted_cancels.get(oid)
-        return t is not None and now - t < self.config.cancel_retry_after and self._held_back(oid, t)
+        return t is not None and now - t < self.config.cancel_retry_after and self._held_back(oid, t, now)
 
-    def _held_back(self, oid: str, emitted_at: float) -> bool:
-        """False when the venue answered ``oid``'s submit after its cancel left at ``emitted_at``:
-        that cancel may have overtaken the place, so it may go again at once."""
+    def _held_back(self, oid: str, emitted_at: float, now: float) -> bool:
+        """False when the venue answered ``oid``'s submit after its cancel left at ``emitted_at``
+        (that cancel may have overtaken the place, so it may go again at once), or when the
+        cancel's request failed as a whole and ``failed_cancel_retry_after`` has passed."""
         o = self._orders.get(oid)
-        return o is None or o.answered_at <= emitted_at
+        if o is not None and o.answered_at > emitted_at:
+            return False
+        if self._retry_soon:
+            soon = self._retry_soon.get(oid)
+            if soon is not None and now >= soon:
+                return False
+        return True
+
+    def _retry_at(self, oid: str, emitted_at: float) -> float:
+        """When a cancel emitted at ``emitted_at`` may go again (unless its place is answered)."""
+        soon = self._retry_soon.get(oid) if self._retry_soon else None
+        return soon if soon is not None else emitted_at + self.config.cancel_retry_after
 
     # --- emission --------------------------------------------------------------------------
     def poll(self, now: float) -> list[Batch]:
@@ -359,6 +387,8 @@ class Router:
             i += k
             for oid in ids:
                 self._emitted_cancels[oid] = now
+                if self._retry_soon:
+                    self._retry_soon.pop(oid, None)
                 self._cancels.pop(oid, None)
             out.append(CancelBatch(ids))
             self.stats.cancel_batches += 1
@@ -455,6 +485,7 @@ class Router:
         if len(self._emitted_cancels) > self._prune_at:
             horizon = self.config.cancel_retry_after
             self._emitted_cancels = {k: t for k, t in self._emitted_cancels.items() if now - t < horizon}
+            self._retry_soon = {k: t for k, t in self._retry_soon.items() if k in self._emitted_cancels}
             self._prune_at = max(_PRUNE_MIN, 2 * len(self._emitted_cancels))
 
 

@@ -54,12 +54,19 @@ async def _run(config: Any, args: Any) -> int:
         resumed = engine.daily.start
         if resumed is not None:
             log.info("daily_pnl_resumed", day=resumed.day, start_total=resumed.total)
+        # before anything is sent, what the venue holds is merged in: with a journal, its orders
+        # and fills; without one (a first run, or a journal moved aside), the venue's open orders
+        # are orphans (``orphan_policy``) and the positions come from its holdings (below)
+        open_orders = [o async for o in venue.clob.get_orders()]
         if state.orders or state.fills:
-            open_orders = [o async for o in venue.clob.get_orders()]
             trades = [t async for t in venue.clob.get_trades()]
             engine.restore(state, open_orders, trades)
             log.info("journal_restored", records=len(state.orders) + len(state.fills), open_orders=len(open_orders),
                      trades=len(trades))
+        elif open_orders:
+            engine.restore(state, open_orders, ())
+            log.warning("journal_empty_venue_orders", open_orders=len(open_orders),
+                        policy=engine.reconciler.config.orphan_policy)
         await seed_positions(engine, venue)
         started = time.monotonic()
         last = [0.0]

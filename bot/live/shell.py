@@ -19,10 +19,14 @@ Invariants:
   lookup, never resent blindly (the reconciler decides);
 - on stop (duration, SIGINT/SIGTERM, or ``request_stop``) the shell lets the trading requests
   already on the wire finish (a POST answered after a cancel-all would leave its order resting),
-  then sends DELETE /cancel-all and cancels every own order before it returns; nothing is left
-  resting;
+  then sends DELETE /cancel-all and cancels every own order, then reads the trades pages one
+  last time (fills the user channel had not delivered yet), before it returns; nothing is left
+  resting and every fill is booked;
 - every ``orders_sync_s`` the complete ``GET /data/orders`` listing is reconciled: what the venue
   holds open and the bot does not count as working is an orphan, handled by the configured policy;
+- the venue's holdings are read every ``positions_poll_s`` and, after the user channel comes back,
+  at once: a difference from the booked fills that outlives a trades read halts the bot, and
+  after a reconnect nothing new is sent until they agree (``Engine.reconcile_positions``);
 - no secret is ever logged (credentials only reach the auth headers and the user channel).
 """
 
@@ -39,7 +43,7 @@ from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
 
 from bot.core.markets import MarketIndex, MarketInfo, RewardTerms
-from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
+from bot.engine.engine import CheckPositions, Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
 from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
     RequestFailed, TradeSeen, TradesPage,
@@ -376,7 +380,7 @@ class LiveShell:
 
     async def _gauges(self, streams: tuple[Any, ...], interval: float = 1.0) -> None:
         """Export what the core does not see: stream health, book staleness, throttle tokens, the
-        day's PnL, and the risk limits they are judged against."""
+        day's PnL, the risk limits they are judged against, the event loop's tasks."""
         m = self.engine.metrics
         risk = self.engine.risk.limits
         for name in RISK_LIMIT_GAUGES:
@@ -402,6 +406,7 @@ class LiveShell:
             for name, level in self.venue.throttle_levels(now).items():
                 m.throttle_tokens.labels(name).set(level)
             m.daily_pnl.set(self.engine.daily.pnl / 1e6)
+            m.tasks.set(len(anyio.get_running_tasks()))
             await anyio.sleep(interval)
 
     async def _every(self, interval: float, kind: str) -> None:
@@ -565,10 +570,12 @@ class LiveShell:
             elif k == "rest_books":
                 return eng.on_rest_books(msg.a)
             elif k == "positions_seen":
-                self.drifts = eng.on_positions(msg.a)
+                actions = eng.reconcile_positions(msg.a)
+                self.drifts = eng.drifts
                 if self.drifts:
                     log.warning("position_drift", tokens=len(self.drifts),
                                 detail=[(d.token_id[-8:], d.ours, d.venue) for d in self.drifts][:4])
+                return actions
             elif k == "trades":
                 self._spawn(self._fetch_trades)
             elif k == "positions":
@@ -691,6 +698,8 @@ class LiveShell:
                 self._spawn(self._resend, a)
             elif isinstance(a, FetchTrades):
                 self._spawn(self._fetch_trades)
+            elif isinstance(a, CheckPositions):
+                self._spawn(self._check_positions, a.delay_s)
 
     def _simulate(self, actions: list[Any]) -> None:
         """Paper trading: the engine's actions go to the simulated venue (listings, lookups and
@@ -754,6 +763,7 @@ class LiveShell:
         await self._send.send(OpenOrders(tuple(order_record(o) for o in items), as_of))
 
     async def _lookup(self, order_id: str) -> None:
+        as_of = self.engine.clock.now()
         try:
             found = await self.venue.clob.get_order(order_id)
         except NotFound:
@@ -761,7 +771,7 @@ class LiveShell:
         except VenueError as exc:
             log.warning("lookup_failed", order_id=order_id[:12], error=str(exc)[:200])
             return
-        await self._send.send(OrderLookup(order_id, order_record(found) if found is not None else None))
+        await self._send.send(OrderLookup(order_id, order_record(found) if found is not None else None, as_of))
 
     async def _resend(self, action: ResendOrder) -> None:
         """Wait for a place token (resends bypass the router), then let the core resend."""
@@ -796,6 +806,19 @@ class LiveShell:
             log.warning("positions_poll_failed", error=str(exc)[:200])
             return
         await self._send.send(_Msg("positions_seen", venue_positions(items, self.engine.markets)))
+
+    async def _check_positions(self, delay_s: float) -> None:
+        """The venue's holdings after ``delay_s``, read again every second until they are."""
+        await anyio.sleep(delay_s)
+        while True:
+            try:
+                items = await held_positions(self.venue)
+            except VenueError as exc:
+                log.warning("positions_check_failed", error=str(exc)[:200])
+                await anyio.sleep(1.0)
+                continue
+            await self._send.send(_Msg("positions_seen", venue_positions(items, self.engine.markets)))
+            return
 
     async def _fetch_books(self, batch: list[str]) -> None:
         try:
@@ -850,8 +873,26 @@ class LiveShell:
         if scope.cancelled_caught:
             log.error("stop_cancel_incomplete", timeout_s=self.config.stop_timeout_s,
                       in_flight=self._in_flight)
+        with anyio.move_on_after(self.config.stop_timeout_s) as scope:  # a budget of its own
+            await self._last_trades()
+        if scope.cancelled_caught:
+            log.error("stop_trades_incomplete", timeout_s=self.config.stop_timeout_s)
         log.info("stopped", reason=self.stop_reason or "done")
 
+
+    async def _last_trades(self) -> None:
+        """Once nothing of ours rests, the trades pages are read one last time: fills the user
+        channel has not delivered yet (it may lag) are booked before the run ends."""
+        eng = self.engine
+        cursor = eng.reconciler.trades_cursor
+        for _ in range(50):
+            page = await _retrying(lambda c=cursor: self.venue.clob.trades_page(cursor=c))
+            if page is None:
+                return
+            eng.on_result(TradesPage(tuple(trade_record(t) for t in page.data), cursor, page.next_cursor))
+            if page.is_last or not page.next_cursor:
+                return
+            cursor = page.next_cursor
 
 
 async def _retrying(call: Callable[[], Any]) -> Any:

@@ -58,6 +58,7 @@ class Metrics:
         self.book_staleness = Gauge("bot_book_staleness_seconds", "Seconds since the book last updated", ["token"], registry=r)
         self.book_stale = Gauge("bot_book_stale", "1 when the book is stale", ["token"], registry=r)
         self.trading_state = Gauge("bot_trading_state", "0 ACTIVE, 1 REDUCING, 2 HALTED", registry=r)
+        self.tasks = Gauge("bot_async_tasks", "Tasks alive in the bot's event loop", registry=r)
         self.risk_rejections = Counter("bot_risk_rejections", "Intents rejected by risk", ["reason"], registry=r)
         self.heartbeats = Counter("bot_heartbeats", "Heartbeats by outcome", ["outcome"], registry=r)
         self.errors = Counter("bot_errors", "Errors by kind", ["kind"], registry=r)

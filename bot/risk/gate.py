@@ -114,6 +114,10 @@ class RiskGate:
         """Manual halt: cancel everything, accept nothing but cancels until ``resume``."""
         return self._halt(Trigger(HaltReason.MANUAL, detail))
 
+    def halt_for(self, reason: HaltReason, detail: str = "") -> list[Intent]:
+        """A halt the engine finds itself (e.g. an unreconciled position): as the kill switch's."""
+        return self._halt(Trigger(reason, detail))
+
     def reduce_only(self, detail: str = "") -> list[Intent]:
         """Manual switch to REDUCING (from ACTIVE): cancel everything, then only reduce."""
         out = self.status.reduce(Trigger(HaltReason.MANUAL, detail))

@@ -32,6 +32,7 @@ class HaltReason(str, enum.Enum):
     ERROR_RATE = "error_rate"
     REJECT_STREAK = "reject_streak"
     DISCONNECTED = "disconnected"
+    POSITION_UNRECONCILED = "position_unreconciled"  # the venue's holdings are not the booked fills
 
 
 class Connectivity(msgspec.Struct, frozen=True):

@@ -187,8 +187,9 @@ class SyntheticMarket:
         if old:
             eng.cancel_orders(old, lp, now)
         acct = eng.ledger.get(lp)
+        # (a balance can be below zero: a FAILED trade reversed after its tokens were merged)
         pairs = min(acct.free_tokens(yes), acct.free_tokens(no)) // LOT * LOT
-        if pairs:
+        if pairs > 0:
             eng.merge(lp, self.market.condition_id, pairs)
         self._refill(lp)
         tick = self._tick()

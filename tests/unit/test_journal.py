@@ -206,3 +206,20 @@ def test_restart_merge_no_duplicate_fill_no_orphan_no_lost_position():
         open_orders[:2], trades, now=200.0,
     )
     assert not [x for x in again if isinstance(x, (Fill, FillReversal))]
+
+
+def test_what_the_journal_remembers_of_orders_is_bounded_by_the_working_ones(tmp_path):
+    # a long run journals orders by the hundred thousand: closed ones are not kept in memory
+    j = Journal(tmp_path / "j.sqlite", synchronous="NORMAL")
+    for i in range(500):
+        o = own(f"0x{i:04x}")
+        for state in (OrderState.PENDING_SUBMIT, OrderState.LIVE, OrderState.CANCELED):
+            o.state = state
+            j.order(o)
+    still = own("0xffff")
+    still.state = OrderState.LIVE
+    j.order(still)
+    j.commit()
+    assert len(j._last_state) == 1
+    assert j.state_history("0x0007") == [("PENDING_SUBMIT", 0), ("LIVE", 0), ("CANCELED", 0)]
+    j.close()

@@ -103,7 +103,7 @@ def test_taker_and_maker_legs_become_fills_once():
     out = rec.on_trades_page([t1, t2], 5.0, cursor="MA==", next_cursor="MTAw")
     assert of(out, Fill) == [] and of(out, SettlementUpdate) == []
     assert rec.trade_status("t1") is TradeStatus.MINED  # stale MATCHED copy did not roll it back
-    assert rec.trades_cursor == "MTAw"
+    assert rec.trades_cursor == "MA=="  # our trades on that page are not settled: it is read again
     a = rec.orders.get("0xa")
     assert a.state is S.PARTIALLY_FILLED and a.filled == 3 * U and a.trade_ids == ["t1"]
 
@@ -192,6 +192,23 @@ def test_submit_timeout_goes_unknown_and_is_resolved_not_resent_blindly():
     assert out == [ResendOrder("0xb", {"hash": "0xb"})]
     out = rec.on_places_sent([own("0xb")], 3.0)
     assert rec.orders.get("0xb").state is S.PENDING_SUBMIT
+
+
+def test_a_lookup_asked_before_a_resend_does_not_close_the_resent_order():
+    # the venue did not have 0xa when asked: it is resent; a second lookup, asked before the
+    # resend (two were asked: the failed POST and a listing), answers "absent" after it left
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_place_failed(["0xa"], 1.0, unknown=True)
+    assert rec.on_order_lookup("0xa", None, 2.0) == [ResendOrder("0xa", {"hash": "0xa"})]
+    rec.on_places_sent([own("0xa")], 3.0)
+    assert rec.on_order_lookup("0xa", None, 3.1) == []  # on its way: absence proves nothing
+    assert rec.orders.get("0xa").state is S.PENDING_SUBMIT
+    rec.on_acks(["0xa"], [ack("0xa")], 3.2)
+    assert rec.on_order_lookup("0xa", None, 3.3, as_of=2.5) == []  # asked before the venue showed it
+    assert rec.orders.get("0xa").state is S.LIVE
+    # a lookup asked after the venue answered is believed
+    assert rec.on_order_lookup("0xa", None, 4.0, as_of=3.5)[0].state is S.CANCELED
 
 
 def test_plain_http_failure_rejects_nothing_placed():
@@ -530,3 +547,19 @@ def test_a_blind_cancel_of_an_unknown_order_not_cancelled_looks_it_up():
     rec.on_cancels_sent(["0xu"], now=2.0)
     out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xu": "not found"}}, now=3.0, requested=["0xu"])
     assert of(out, LookupOrder) == [LookupOrder("0xu")] and None not in out  # its lookup decides
+
+
+def test_the_trades_cursor_stays_at_a_page_holding_an_unsettled_trade_of_ours():
+    # the user channel's FAILED event of t1 is lost (a WebSocket drop): the next read of the
+    # trades must cover t1's page again, or the bot keeps a fill the venue has reversed
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    rec.on_trades_page([trade("t1", makers=[maker("0xa", "3")])], 1.0, cursor="MA==", next_cursor="MTAw")
+    rec.on_trades_page([trade("t2")], 1.0, cursor="MTAw", next_cursor="LTE=")  # not ours, later page
+    assert rec.trades_cursor == "MA=="  # t1 is MATCHED: its page is read again
+    out = rec.on_trades_page([trade("t1", status="FAILED", makers=[maker("0xa", "3")])], 2.0,
+                             cursor="MA==", next_cursor="MTAw")
+    assert of(out, FillReversal)
+    rec.on_trades_page([trade("t2")], 2.0, cursor="MTAw", next_cursor="LTE=")
+    assert rec.trades_cursor == "MTAw"  # settled: the read moves on

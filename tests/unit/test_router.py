@@ -212,6 +212,24 @@ def test_a_failed_cancel_of_an_answered_order_is_paced():
     assert cancel_emitted(h.router.poll(1.0 + retry), oid)
 
 
+def test_a_cancel_request_that_failed_as_a_whole_goes_again_soon():
+    # (a 5xx, a 425 or a 429 refused nothing: the order the router means to cancel must not rest
+    # the full cancel_retry_after, e.g. beside its replacement at the same price)
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("t")]
+    h.router.set_target(quotes("t"))
+    assert cancel_emitted(h.router.poll(1.0), oid)
+    h.rec.on_cancels_sent([oid], 1.0)
+    h.rec.on_cancel_failed([oid], 1.1)
+    h.router.cancels_failed([oid], 1.1)
+    soon = h.router.config.failed_cancel_retry_after
+    assert soon < h.router.config.cancel_retry_after
+    assert not cancel_emitted(h.router.poll(1.1 + soon - 0.01), oid)
+    assert cancel_emitted(h.router.poll(1.1 + soon), oid)
+
+
 def test_an_answer_that_moves_no_size_is_not_diffed_again(monkeypatch):
     import bot.execution.router as router_module
 

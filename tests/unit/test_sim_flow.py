@@ -76,3 +76,19 @@ def test_a_faster_flow_is_the_same_traders_on_a_faster_clock():
     _, _, fast_events = simulate(5, 120, fast)
     trades = [sum(isinstance(e, TradeEvent) for e in ev) for ev in (slow_events, fast_events)]
     assert trades[1] > 4 * trades[0] > 0  # ten times the takers, in the same two minutes
+
+
+def test_liquidity_providers_keep_quoting_when_a_failed_trade_took_back_tokens_they_had_merged():
+    # settlement failures reverse trades after the providers merged their pairs: a balance can
+    # go below zero, and a provider must not stop requoting (the books would drain)
+    eng = MatchingEngine(EngineConfig(seed=11))
+    sim = SyntheticMarket(eng, M, FlowConfig(), seed=5)
+    sim.step(1_000.0)
+    for lp in sim.lps:
+        eng.ledger.get(lp).tokens["YES"] = -10_000_000_000
+    for t in range(1, 120):
+        sim.step(1_000.0 + t)
+        eng.advance(1_000.0 + t)
+    bid, ask = eng.best_bid_ask("YES")
+    assert 0 < bid < ask < UNIT
+    assert all(sim._quotes[lp] for lp in sim.lps)
