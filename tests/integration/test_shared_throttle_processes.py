@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -55,6 +56,17 @@ enabled = false
 [journal]
 path = "{journal}"
 """
+
+
+def journal_orders(path: Path) -> int:
+    """Orders a running bot's journal holds (0 while it has none, or no journal yet)."""
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as db:
+            return db.execute("SELECT COUNT(*) FROM orders").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 class Charges:
@@ -110,6 +122,9 @@ def test_three_processes_on_one_key_get_no_429_and_use_the_allowed_rate(redis_se
         measured = MEASURED_WINDOWS * WINDOW_S
         wait_for(lambda: time.monotonic() > first + measured + 0.5, measured + 5, "the measured windows", 0.2)
         trading_429s = list(charges.throttled)  # the stop's cancel-all goes out whatever the windows hold
+        # every process is trading (so it stops on SIGTERM as a running bot does) before it is told to
+        wait_for(lambda: all(journal_orders(tmp_path / f"journal{i}.sqlite") for i in range(3)), 60,
+                 "an order journaled by each process", 0.2)
         for p in procs:
             p.send_signal(signal.SIGTERM)
         outs = [p.communicate(timeout=30)[0] for p in procs]
