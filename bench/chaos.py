@@ -40,12 +40,7 @@ MAX_OPEN_ORDERS = 40
 START_SHARES = "100"  # of every token, at the exchange, before the run
 
 BOT_CONFIG = """
-[venue]
-clob_url = "{clob}"
-catalog_url = "{catalog}"
-data_url = "{data}"
-ws_url = "{ws}"
-
+{venue}
 [strategy]
 path = "strategies.market_maker:MarketMaker"
 
@@ -140,7 +135,7 @@ def bot_env(acct) -> dict[str, str]:
 
 
 def write_bot_config(path: Path, urls, journal: Path) -> None:
-    path.write_text(BOT_CONFIG.format(clob=urls.clob, catalog=urls.catalog, data=urls.data, ws=urls.ws,
+    path.write_text(BOT_CONFIG.format(venue=urls.venue_toml(),
                                       journal=journal, max_position=MAX_POSITION,
                                       max_open_orders=MAX_OPEN_ORDERS))
 

@@ -30,12 +30,7 @@ from bot.venue.transport import Transport
 REPO = Path(__file__).resolve().parent.parent
 
 BOT_CONFIG = """
-[venue]
-clob_url = "{clob}"
-catalog_url = "{catalog}"
-data_url = "{data}"
-ws_url = "{ws}"
-
+{venue}
 [strategy]
 path = "strategies.market_maker:MarketMaker"
 
@@ -69,7 +64,7 @@ async def audit(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             journal = Path(tmp) / "journal.sqlite"
             cfg = Path(tmp) / "bot.toml"
-            cfg.write_text(BOT_CONFIG.format(clob=urls.clob, catalog=urls.catalog, data=urls.data, ws=urls.ws,
+            cfg.write_text(BOT_CONFIG.format(venue=urls.venue_toml(),
                                              journal=journal))
             env = dict(os.environ, BOT_PRIVATE_KEY=acct.private_key, BOT_API_KEY=acct.creds.apiKey,
                        BOT_API_SECRET=acct.creds.secret, BOT_API_PASSPHRASE=acct.creds.passphrase)

@@ -37,12 +37,7 @@ REPO = Path(__file__).resolve().parent.parent
 FIELDS = ("elapsed_s", "rss_mb", "fds", "tasks", "journal_kb", "orders", "journal_bytes_per_order")
 
 BOT_CONFIG = """
-[venue]
-clob_url = "{u.clob}"
-catalog_url = "{u.catalog}"
-data_url = "{u.data}"
-ws_url = "{u.ws}"
-
+{venue}
 [strategy]
 path = "strategies.market_maker:MarketMaker"
 
@@ -168,7 +163,7 @@ async def soak(duration: float, interval: float, out: Path, *, seed: int = 1, fa
     journal, cfg, port = out / "journal.sqlite", out / "bot.toml", free_port()
     samples: list[Sample] = []
     async with LocalExchange(exchange_config(seed, faults or FaultConfig())) as ex:
-        cfg.write_text(BOT_CONFIG.format(u=ex.urls, port=port, journal=journal, forget=forget_closed_s))
+        cfg.write_text(BOT_CONFIG.format(venue=ex.urls.venue_toml(), port=port, journal=journal, forget=forget_closed_s))
         cmd = [sys.executable, "-m", "bot.cli", "run", "--config", str(cfg), "--duration", str(duration)]
         metrics = f"http://127.0.0.1:{port}/metrics"
         with (out / "bot.log").open("w") as err, (out / "bot.out").open("w") as stdout, httpx.Client() as client:

@@ -38,12 +38,7 @@ REPO = Path(__file__).resolve().parents[2]
 KILLS = 50
 
 CONFIG = """
-[venue]
-clob_url = "{u.clob}"
-catalog_url = "{u.catalog}"
-data_url = "{u.data}"
-ws_url = "{u.ws}"
-
+{venue}
 [strategy]
 path = "strategies.market_maker:MarketMaker"
 params = {{ half_spread_ticks = 1, order_size = 10000000, max_inventory = 60000000 }}
@@ -180,7 +175,7 @@ def test_fifty_sigkills_each_restart_audits_clean(tmp_path):
                         faults=FaultConfig(latency_ms_min=1.0, latency_ms_max=30.0, seed=5))
     journal = tmp_path / "journal.sqlite"
     cfg = tmp_path / "bot.toml"
-    cfg.write_text(CONFIG.format(u=ex.urls, journal=journal))
+    cfg.write_text(CONFIG.format(venue=ex.urls.venue_toml(), journal=journal))
     server = ForkServer(bot_env(ex.demo_account))
     rng = random.Random(13)
     pids: list[int] = []
