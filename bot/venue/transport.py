@@ -11,10 +11,8 @@ most ``max_retry_wait`` seconds, at most ``max_read_retries`` times. Writes are 
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated
@@ -33,17 +31,6 @@ from bot.venue.errors import (
     error_from_response,
 )
 from bot.venue.limits import RouteLimiter
-
-def _settle_async_library_probe() -> None:
-    """httpcore asks ``import sniffio`` each time it sets up a lock or an event (several per
-    request); with sniffio not installed, each ask is a failed import that searches every path
-    entry again (a tenth of the live bot's CPU at 64 markets). Recording the absence in
-    ``sys.modules`` makes the ask fail at once; httpcore then assumes asyncio, as it did."""
-    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-        sys.modules["sniffio"] = None  # type: ignore[assignment]
-
-
-_settle_async_library_probe()
 
 __all__ = ["TransportConfig", "RateLimitInfo", "Transport", "encode_query", "read_rate_limit", "decode_body"]
 
