@@ -160,12 +160,7 @@ class PairMaker(Strategy):
     def on_start(self, ctx: StrategyContext) -> list[Intent]:
         self._sent.clear()
         self._accrued_at = ctx.now()
-        out: list[Intent] = []
-        for m in self.selected(ctx):
-            self.observe(ctx, m, Pair.of(ctx.books, m))
-            out += self.refresh(ctx, m)
-        self.publish(ctx)
-        return out
+        return self._refresh_all(ctx)
 
     def on_book(self, ctx: StrategyContext, token_id: str) -> list[Intent]:
         m = self._market(ctx, token_id)
@@ -179,8 +174,11 @@ class PairMaker(Strategy):
         return self.refresh(ctx, m) if m is not None else []
 
     def on_timer(self, ctx: StrategyContext) -> list[Intent]:
-        now = ctx.now()
-        self._accrue(ctx, now)
+        self._accrue(ctx, ctx.now())
+        return self._refresh_all(ctx)
+
+    def _refresh_all(self, ctx: StrategyContext) -> list[Intent]:
+        """Observe and requote every selected market, then publish the estimates."""
         out: list[Intent] = []
         for m in self.selected(ctx):
             self.observe(ctx, m, Pair.of(ctx.books, m))

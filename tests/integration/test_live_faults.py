@@ -128,23 +128,29 @@ def test_ambiguous_submits_are_resolved_without_duplicates(faulty):
         assert ids <= local  # nothing at the exchange that the bot does not know
 
 
+def sell_into_our_bid(ex, bot, other):
+    """``other`` sells into the bot's YES bid; returns the exchange's fills of ours, after checking
+    that our bid (and maybe our NO ask, its mirror) traded and the bot has booked none yet."""
+    m = bot.markets[0]
+    yes = m.tokens[0]
+    bids = wait_for(lambda: [o for o in ours_on(ex, yes) if o["side"] == "BUY"], what="our bid")
+    price = int(round(float(bids[0]["price"]) * 100)) * TICK
+    res = counterparty_order(ex, other, yes, m.condition_id, Side.SELL, price, 500_000_000, OrderType.FAK)
+    assert res["success"], res
+    holder = ex.demo_account.address
+    venue = ex.call(lambda: exchange_fills(ex.exchange.state.engine.trades_of(holder), holder))
+    assert venue
+    assert bot.read(lambda: bot.engine.stats.fills) == 0  # nothing delivered yet
+    return venue
+
+
 @pytest.mark.parametrize("faulty", [{"user_event_delay_ms": 60_000}], indirect=True)
 def test_a_fill_the_user_channel_has_not_delivered_is_booked_at_stop(faulty):
     # the user channel lags a minute and the trades poll never comes: the stop's last read of the
     # trades pages is what books the fill
     ex = faulty
-    other = ex.new_account(23)
     with running_bot(ex, trades_poll_s=0, orders_sync_s=0) as bot:
-        m = bot.markets[0]
-        yes = m.tokens[0]
-        bids = wait_for(lambda: [o for o in ours_on(ex, yes) if o["side"] == "BUY"], what="our bid")
-        price = int(round(float(bids[0]["price"]) * 100)) * TICK
-        res = counterparty_order(ex, other, yes, m.condition_id, Side.SELL, price, 500_000_000, OrderType.FAK)
-        assert res["success"], res
-        holder = ex.demo_account.address
-        venue = ex.call(lambda: exchange_fills(ex.exchange.state.engine.trades_of(holder), holder))
-        assert venue  # our bid (and maybe our NO ask, its mirror) traded
-        assert bot.read(lambda: bot.engine.stats.fills) == 0  # nothing delivered before the stop
+        venue = sell_into_our_bid(ex, bot, ex.new_account(23))
     booked = {(f.trade_id, f.order_id): f.size for f in bot.engine.recent_fills}
     assert booked == {key: line.size for key, (line, _status) in venue.items()}
 
@@ -153,19 +159,10 @@ def test_a_fill_the_user_channel_has_not_delivered_is_booked_at_stop(faulty):
 def test_the_last_trades_read_has_a_budget_of_its_own(faulty):
     # the stop's cancel-all is answered after the stop timeout: the trades are still read after it
     ex = faulty
-    other = ex.new_account(24)
     hold = None
     try:
         with running_bot(ex, trades_poll_s=0, orders_sync_s=0, stop_timeout_s=1.0) as bot:
-            m = bot.markets[0]
-            yes = m.tokens[0]
-            bids = wait_for(lambda: [o for o in ours_on(ex, yes) if o["side"] == "BUY"], what="our bid")
-            price = int(round(float(bids[0]["price"]) * 100)) * TICK
-            res = counterparty_order(ex, other, yes, m.condition_id, Side.SELL, price, 500_000_000, OrderType.FAK)
-            assert res["success"], res
-            holder = ex.demo_account.address
-            venue = ex.call(lambda: exchange_fills(ex.exchange.state.engine.trades_of(holder), holder))
-            assert venue and bot.read(lambda: bot.engine.stats.fills) == 0
+            venue = sell_into_our_bid(ex, bot, ex.new_account(24))
             hold = ex.hold("DELETE", "/cancel-all", "after")
         assert hold.held()  # the cancel-all was sent and its answer held past the timeout
         booked = {(f.trade_id, f.order_id): f.size for f in bot.engine.recent_fills}

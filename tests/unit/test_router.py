@@ -198,7 +198,8 @@ def test_a_cancel_that_overtook_its_place_goes_again_as_soon_as_the_place_is_ans
     assert cancel_emitted(h.router.poll(0.07), oid)  # long before cancel_retry_after
 
 
-def test_a_failed_cancel_of_an_answered_order_is_paced():
+def _a_cancel_sent_at_1_failed_at_1_1():
+    """A harness whose one resting bid the router cancelled at 1.0 and whose cancel failed at 1.1."""
     h = Harness()
     h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
     h.step(0.0)
@@ -207,6 +208,11 @@ def test_a_failed_cancel_of_an_answered_order_is_paced():
     assert cancel_emitted(h.router.poll(1.0), oid)
     h.rec.on_cancels_sent([oid], 1.0)
     h.rec.on_cancel_failed([oid], 1.1)
+    return h, oid
+
+
+def test_a_failed_cancel_of_an_answered_order_is_paced():
+    h, oid = _a_cancel_sent_at_1_failed_at_1_1()
     retry = h.router.config.cancel_retry_after
     assert not cancel_emitted(h.router.poll(1.2), oid)
     assert cancel_emitted(h.router.poll(1.0 + retry), oid)
@@ -215,14 +221,7 @@ def test_a_failed_cancel_of_an_answered_order_is_paced():
 def test_a_cancel_request_that_failed_as_a_whole_goes_again_soon():
     # (a 5xx, a 425 or a 429 refused nothing: the order the router means to cancel must not rest
     # the full cancel_retry_after, e.g. beside its replacement at the same price)
-    h = Harness()
-    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
-    h.step(0.0)
-    (oid,) = [o.order_id for o in h.rec.orders.working("t")]
-    h.router.set_target(quotes("t"))
-    assert cancel_emitted(h.router.poll(1.0), oid)
-    h.rec.on_cancels_sent([oid], 1.0)
-    h.rec.on_cancel_failed([oid], 1.1)
+    h, oid = _a_cancel_sent_at_1_failed_at_1_1()
     h.router.cancels_failed([oid], 1.1)
     soon = h.router.config.failed_cancel_retry_after
     assert soon < h.router.config.cancel_retry_after
