@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import tempfile
@@ -25,17 +24,13 @@ import time
 from bot.venue.limits import CLOB_LIMITS
 from bot.venue.shared_throttle import RedisThrottle
 from bot.venue.throttle import Throttle
+from bot.exchange.server import free_port
 
 
 def _windows():
     scope = next(s for s in CLOB_LIMITS.scopes if s.name == "orders")
     return [w.scaled(1000.0) for w in scope.windows]  # room for every grant of the run
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _per_grant_us(take, grants: int) -> float:
@@ -56,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
         print("redis-server is not installed (apt-get install redis-server): only the in-memory figure")
     import redis
 
-    port, folder = _free_port(), tempfile.mkdtemp(prefix="bench-redis-")
+    port, folder = free_port(), tempfile.mkdtemp(prefix="bench-redis-")
     proc = None
     if binary:
         proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", folder],

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import socket
 import sqlite3
 import sys
 import time
@@ -32,6 +31,7 @@ import msgspec
 from bench.chaos import bot_env, chaos_faults, exchange_config
 from bot.exchange.config import FaultConfig
 from bot.exchange.server import LocalExchange
+from bot.exchange.server import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 FIELDS = ("elapsed_s", "rss_mb", "fds", "tasks", "journal_kb", "orders", "journal_bytes_per_order")
@@ -146,11 +146,6 @@ def scrape_tasks(client: httpx.Client, url: str) -> int:
             return int(float(line.split()[1]))
     return -1
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def soak(duration: float, interval: float, out: Path, *, seed: int = 1, faults: FaultConfig | None = None,

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from bot.exchange.server import free_port
 
 _TRIED: dict[str, str | None] = {}
 
@@ -49,11 +50,6 @@ def _apt_install(package: str) -> str | None:
             return None
     return (done.stderr.strip().splitlines() or ["apt-get failed"])[-1][:200]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_port(port: int, deadline_s: float = 15.0, proc: subprocess.Popen | None = None) -> None:

@@ -14,7 +14,7 @@ import msgspec
 from starlette.requests import Request
 
 from bot.exchange.replies import bad_request
-from bot.venue.models.decoding import MAX_JSON_DEPTH, json_depth
+from bot.venue.models.decoding import MAX_JSON_DEPTH, too_deep
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: a full batch of 15 deposit-wallet orders is ~25 KB, 3000 cancel ids ~220 KB
 
@@ -22,7 +22,7 @@ MAX_BODY_BYTES = 1 << 20  # 1 MiB: a full batch of 15 deposit-wallet orders is ~
 def decode_json(raw: bytes | str) -> Any:
     """``raw`` as a JSON value; ``ValueError`` when it is not standard JSON or nests too deeply."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    if json_depth(data) > MAX_JSON_DEPTH:
+    if too_deep(data):
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         return msgspec.json.decode(data)

@@ -41,6 +41,13 @@ class Urls(msgspec.Struct, frozen=True):
         return "[venue]\n" + "".join(f'{k} = "{v}"\n' for k, v in self.venue_settings().items())
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that nothing listens on now (the kernel's pick; free until taken)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)

@@ -6,7 +6,6 @@ while it runs)."""
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_live_demo import figure
+from tests.services import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -49,14 +49,9 @@ def test_market_makers_run_in_the_demo(name: str):
         assert len(estimate(out, "sigma")) == 2 and all(v > 0 for v in estimate(out, "half_spread"))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def test_avellaneda_stoikov_exports_its_estimates_while_it_runs():
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "bot.live.demo", "--strategy", "avellaneda-stoikov",
                              "--duration", "4", "--no-view", "--seed", "3", "--metrics-port", str(port)],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -224,8 +223,7 @@ def test_bad_choices_end_with_one_line_and_code_2(tmp_path: Path) -> None:
 def test_an_unreachable_venue_is_one_line(tmp_path: Path) -> None:
     cfg = tmp_path / "bot.toml"
     cfg.write_text('[venue]\nclob_url = "http://127.0.0.1:9"\nws_url = "ws://127.0.0.1:9"\n')
-    started = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "bot.cli", "record", "--config", str(cfg), "--market", "0xabc",
                         "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
-    assert "127.0.0.1:9" in p.stderr and time.monotonic() - started < 100
+    assert "127.0.0.1:9" in p.stderr  # (the run's timeout bounds how long it may take)

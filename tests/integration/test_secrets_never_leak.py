@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from bot.exchange.config import ExchangeConfig, FlowConfig
 from bot.exchange.state import ExchangeState
 from tests.integration.exchange_fixture import start_exchange
 from tests.integration.test_paper import config_text
+from tests.services import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -26,11 +26,6 @@ REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample"
 DEMO_SEED = 5
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def env_secrets() -> dict[str, str]:

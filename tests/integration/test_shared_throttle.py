@@ -164,8 +164,9 @@ def test_a_live_bot_whose_redis_goes_away_stops_placing_says_why_and_still_cance
                 assert metrics.shared_throttle_up._value.get() == 1
                 server.stop()
                 wait_for(lambda: not venue.shared.up, 10, "the bot noticing Redis is gone")
-                sent = engine.stats.orders_sent
-                time.sleep(1.5)  # several book polls and timer ticks: nothing may be placed meanwhile
+                sent, events = engine.stats.orders_sent, engine.stats.book_events
+                # the books keep moving (requotes wanted): nothing may be placed meanwhile
+                wait_for(lambda: engine.stats.book_events >= events + 20, 15, "twenty more book updates")
                 assert engine.stats.orders_sent == sent
                 assert metrics.shared_throttle_up._value.get() == 0
             finally:

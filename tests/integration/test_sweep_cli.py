@@ -99,6 +99,7 @@ def test_runs_that_fail_are_reported_with_the_others_and_exit_2(tmp_path: Path):
     proc = sweep("--grid", str(grid), "--data", str(SAMPLE), "--out", str(tmp_path / "out"), config=cfg)
     assert proc.returncode == 2 and "2 of 2 run(s) failed" in proc.stderr and "none of those configured" in proc.stderr
     doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert len(doc["runs"]) == 2
     assert all(r["summary"] is None and "none of those configured" in r["error"] for r in doc["runs"])
     assert not (tmp_path / "out" / "best.toml").exists()
 
