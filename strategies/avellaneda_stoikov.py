@@ -23,9 +23,8 @@ import math
 from typing import Any, Literal
 
 from bot.core.markets import MarketInfo
-from strategies.market_maker import fair_price
-from strategies.model_maker import ModelInputs, ModelMaker, ModelParams
-from strategies.pairs import Holdings, Pair, YesQuotes, distance_units, on_grid, side_sizes, two_sided
+from strategies.model_maker import ModelInputs, ModelMaker, ModelParams, quote_at_distances
+from strategies.pairs import Holdings, Pair, YesQuotes
 
 
 def reservation_price(s: float, q: float, gamma: float, sigma: float, tau: float) -> float:
@@ -71,20 +70,10 @@ def time_left(now: float, params: Params, market: MarketInfo) -> float:
 def quote(pair: Pair, holdings: Holdings, params: Params, inputs: ModelInputs, tau: float) -> YesQuotes:
     """The Avellaneda-Stoikov quotes on ``pair.market`` with ``tau`` seconds to the horizon.
 
-    Invariants: prices on the grid within ``[tick, 1 - tick]``, the bid floored and the ask ceiled
-    from the model's prices, neither crossing the touch, bid < ask; sizes are lots of at least the
-    market minimum that keep ``|exposure| <= max_inventory``; a stale or one-sided market (or a
-    model price that is not a number) gives no quote on that side.
+    Invariants: as ``strategies.model_maker.quote_at_distances`` (grid, touch, bid < ask, sizes,
+    limits; a model price that is not a number gives no quote on that side).
     """
-    touch = pair.touch()
-    if touch.stale:
-        return YesQuotes()
-    s = fair_price(touch, params.fair)
-    q = holdings.exposure / params.order_size
-    d_bid, d_ask = distances(q, params.gamma, inputs.sigma, tau, inputs.k)
-    b, a = distance_units(d_bid), distance_units(d_ask)
-    bid, ask = on_grid(touch, s - b if b is not None else None, s + a if a is not None else None)
-    return two_sided(bid, ask, side_sizes(holdings, params.order_size, params.max_inventory, pair.min_size))
+    return quote_at_distances(pair, holdings, params, lambda q: distances(q, params.gamma, inputs.sigma, tau, inputs.k))
 
 
 class AvellanedaStoikov(ModelMaker):

@@ -24,9 +24,8 @@ import math
 from typing import Any
 
 from bot.core.markets import MarketInfo
-from strategies.market_maker import fair_price
-from strategies.model_maker import ModelInputs, ModelMaker, ModelParams
-from strategies.pairs import Holdings, Pair, YesQuotes, distance_units, on_grid, side_sizes, two_sided
+from strategies.model_maker import ModelInputs, ModelMaker, ModelParams, quote_at_distances
+from strategies.pairs import Holdings, Pair, YesQuotes
 
 
 def coefficients(gamma: float, a: float, k: float, xi: float | None = None) -> tuple[float, float]:
@@ -58,17 +57,11 @@ class Params(ModelParams, frozen=True, forbid_unknown_fields=True, kw_only=True)
 def quote(pair: Pair, holdings: Holdings, params: Params, inputs: ModelInputs) -> YesQuotes:
     """The GLFT quotes on ``pair.market``.
 
-    Invariants: as ``strategies.avellaneda_stoikov.quote`` (grid, touch, bid < ask, sizes, limits).
+    Invariants: as ``strategies.model_maker.quote_at_distances`` (grid, touch, bid < ask, sizes, limits).
     """
-    touch = pair.touch()
-    if touch.stale:
-        return YesQuotes()
-    s = fair_price(touch, params.fair)
-    q = holdings.exposure / params.order_size
-    d_bid, d_ask = distances(q, params.gamma, inputs.sigma, inputs.a, inputs.k, params.xi or None)
-    b, a = distance_units(d_bid), distance_units(d_ask)
-    bid, ask = on_grid(touch, s - b if b is not None else None, s + a if a is not None else None)
-    return two_sided(bid, ask, side_sizes(holdings, params.order_size, params.max_inventory, pair.min_size))
+    xi = params.xi or None
+    return quote_at_distances(pair, holdings, params,
+                              lambda q: distances(q, params.gamma, inputs.sigma, inputs.a, inputs.k, xi))
 
 
 class Glft(ModelMaker):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
 
@@ -26,7 +26,7 @@ from bot.strategy import StrategyContext
 from strategies.estimators import EstimatorParams, Intensity, Volatility, reached
 from strategies.market_maker import fair_price
 from strategies.pair_maker import PairMaker, PairParams
-from strategies.pairs import Holdings, Pair, YesQuotes
+from strategies.pairs import Holdings, Pair, YesQuotes, distance_units, on_grid, side_sizes, two_sided
 
 
 SEEN_PRINTS = 64  # per market: transaction hashes remembered to count a taker once
@@ -94,6 +94,27 @@ class Estimators:
         ak = self.intensity.value()
         return ModelInputs(sigma if sigma is not None else p.sigma, ak[0] if ak else p.a, ak[1] if ak else p.k,
                            sigma is not None, ak is not None)
+
+
+def quote_at_distances(pair: Pair, holdings: Holdings, params: ModelParams,
+                       distances: Callable[[float], tuple[float | None, float | None]]) -> YesQuotes:
+    """A model's quotes on ``pair.market``: ``distances(q)`` gives the bid's and the ask's distance
+    from the fair price (price units; ``None`` or not a number: no quote on that side) for the
+    inventory ``q`` in order sizes.
+
+    Invariants: prices on the grid within ``[tick, 1 - tick]``, the bid floored and the ask ceiled
+    from the model's prices, neither crossing the touch, bid < ask; sizes are lots of at least the
+    market minimum that keep ``|exposure| <= max_inventory``; a stale or one-sided market gives no
+    quote on that side.
+    """
+    touch = pair.touch()
+    if touch.stale:
+        return YesQuotes()
+    s = fair_price(touch, params.fair)
+    d_bid, d_ask = distances(holdings.exposure / params.order_size)
+    b, a = distance_units(d_bid), distance_units(d_ask)
+    bid, ask = on_grid(touch, s - b if b is not None else None, s + a if a is not None else None)
+    return two_sided(bid, ask, side_sizes(holdings, params.order_size, params.max_inventory, pair.min_size))
 
 
 def moved(old: YesQuotes, new: YesQuotes, tick: int, threshold_ticks: int) -> bool:

@@ -716,15 +716,11 @@ class Engine:
         """Reconciler outputs: fills to the portfolio and strategy, requests to the shell."""
         out: list[Action] = []
         intents: list[Intent] = []
-        on_update: Any = False  # the strategy's hook, looked up at the first update
         for x in outputs:
-            if isinstance(x, OrderUpdate):  # the most frequent output first (the types are disjoint)
-                if on_update is False:
-                    on_update = self.strategy.on_order_update
-                    if getattr(on_update, "__func__", None) is Strategy.on_order_update:
-                        on_update = None  # the base hook returns nothing: skip the calls
-                if on_update is not None:
-                    intents += intents_of(on_update(self.ctx, x))
+            # the most frequent output first (the types are disjoint); the reconciler makes
+            # updates only for a strategy with an order-update hook of its own
+            if isinstance(x, OrderUpdate):
+                intents += intents_of(self.strategy.on_order_update(self.ctx, x))
             elif isinstance(x, Fill):
                 if self.portfolio.apply(x):
                     self.stats.fills += 1
