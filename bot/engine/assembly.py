@@ -30,9 +30,6 @@ from bot.execution.reconciler import Reconciler, ReconcilerConfig
 from bot.execution.router import Router, RouterConfig
 from bot.portfolio.pnl import DailyPnl
 from bot.risk import RiskGate, RiskLimits
-from bot.risk.checks import Universe, check_intents
-from bot.risk.state import TradingState
-from bot.risk.window import SlidingWindow
 from bot.strategy import Strategy, StrategyContext, StrategyError, intents_of, load_strategy
 from bot.venue.limits import LimitsConfig, RouteLimiter
 
@@ -153,10 +150,9 @@ class _Member:
         self.strategy = strategy
         self.market_ids = markets
         self.limits: RiskLimits | None = limits.as_limits() if limits is not None and limits.any else None
-        self.rate = SlidingWindow(limits.rate_window_s if limits is not None else 1.0)
         self.log = structlog.get_logger("strategy").bind(strategy=name)
         self.index = MarketIndex(())
-        self.universe: Universe | None = None
+        self.gate: RiskGate | None = None  # its own limits on its own markets (``bind``), if any
         self.tokens: frozenset[str] = frozenset()
         self.tops: dict[str, tuple] | None = None  # set when it reads the touch in a set that reads depth
         self.ctx: StrategyContext | None = None
@@ -218,7 +214,7 @@ class StrategySet(Strategy):
                     raise StrategyError(f"strategies {owners[t]!r} and {m.name!r} both quote token {t}: "
                                         "a token is quoted by one strategy only")
                 owners[t] = m.name
-            m.universe = Universe(m.index)
+            m.gate = RiskGate(m.limits, m.index, log=m.log) if m.limits is not None else None
         self.owners.clear()
         self.owners.update(owners)
         self._owner = {t: m for m in self.members for t in m.tokens}
@@ -343,21 +339,14 @@ class StrategySet(Strategy):
             else:
                 refused = True
                 self._refuse(m, FOREIGN_TOKEN, token, "the token is not one of this strategy's markets")
-        if m.limits is not None and mine:
-            now = ctx.clock.now()
-            lim = m.limits
-            budget = None
-            if lim.max_orders_per_window is not None:
-                budget = max(0, lim.max_orders_per_window - m.rate.count(now))
+        if m.gate is not None and mine:
             working = [o for tok in m.tokens for o in (ctx.open_orders.get(tok) or ())]
-            decision = check_intents(mine, state=TradingState.ACTIVE, limits=lim, universe=m.universe,
-                                     positions=ctx.portfolio, open_orders=working, books=ctx.books,
-                                     rate_budget=budget)
-            if decision.new_orders:
-                m.rate.record(now, decision.new_orders)
+            decision = m.gate.check(mine, positions=ctx.portfolio, open_orders=working, books=ctx.books,
+                                    now=ctx.clock.now())  # logs each rejection, named by m.log
             for r in decision.rejections:
                 refused = True
-                self._refuse(m, r.reason.value, r.order.token_id, r.detail)
+                reason = r.reason.value
+                m.rejections[reason] = m.rejections.get(reason, 0) + 1
             mine = list(decision.accepted)
         if refused:
             self._publish()
