@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import signal
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable
 
 import anyio
 import msgspec
@@ -69,6 +69,7 @@ log = structlog.get_logger("bot.live")
 
 # risk limits exported as ``bot_risk_limit{limit=...}`` (shares or USDC), for the alert rules
 RISK_LIMIT_GAUGES = ("max_position", "max_daily_loss", "max_total_loss")
+MAX_TRADES_PAGES = 50  # trades pages one read walks before it waits for the next
 
 
 class Venue:
@@ -787,38 +788,45 @@ class LiveShell:
             return
         self._trades_busy = True
         try:
-            cursor = self.engine.reconciler.trades_cursor
-            for _ in range(50):
-                page = await self.venue.clob.trades_page(cursor=cursor)
-                await self._send.send(TradesPage(tuple(trade_record(t) for t in page.data), cursor, page.next_cursor))
-                if page.is_last or not page.next_cursor:
-                    break
-                cursor = page.next_cursor
+            async for page in self._trades_pages(lambda c: self.venue.clob.trades_page(cursor=c)):
+                await self._send.send(page)
         except VenueError as exc:
             log.warning("trades_poll_failed", error=str(exc)[:200])
         finally:
             self._trades_busy = False
 
-    async def _fetch_positions(self) -> None:
-        try:
-            items = await held_positions(self.venue)
-        except VenueError as exc:
-            log.warning("positions_poll_failed", error=str(exc)[:200])
-            return
-        await self._send.send(_Msg("positions_seen", venue_positions(items, self.engine.markets)))
-
-    async def _check_positions(self, delay_s: float) -> None:
-        """The venue's holdings after ``delay_s``, read again every second until they are."""
-        await anyio.sleep(delay_s)
+    async def _fetch_positions(self, retry_s: float | None = None) -> None:
+        """The venue's holdings to the core; a failed read is given up, or with ``retry_s`` read
+        again after that many seconds until it succeeds."""
         while True:
             try:
                 items = await held_positions(self.venue)
             except VenueError as exc:
-                log.warning("positions_check_failed", error=str(exc)[:200])
-                await anyio.sleep(1.0)
+                log.warning("positions_poll_failed", error=str(exc)[:200], retry_s=retry_s)
+                if retry_s is None:
+                    return
+                await anyio.sleep(retry_s)
                 continue
             await self._send.send(_Msg("positions_seen", venue_positions(items, self.engine.markets)))
             return
+
+    async def _check_positions(self, delay_s: float) -> None:
+        """The venue's holdings after ``delay_s``, read again every second until they are."""
+        await anyio.sleep(delay_s)
+        await self._fetch_positions(retry_s=1.0)
+
+    async def _trades_pages(self, fetch: Callable[[str | None], Awaitable[Any]]) -> AsyncIterator[TradesPage]:
+        """The trades pages from the reconciler's cursor on, at most ``MAX_TRADES_PAGES``;
+        ``fetch(cursor)`` reads one (``None``: stop there)."""
+        cursor = self.engine.reconciler.trades_cursor
+        for _ in range(MAX_TRADES_PAGES):
+            page = await fetch(cursor)
+            if page is None:
+                return
+            yield TradesPage(tuple(trade_record(t) for t in page.data), cursor, page.next_cursor)
+            if page.is_last or not page.next_cursor:
+                return
+            cursor = page.next_cursor
 
     async def _fetch_books(self, batch: list[str]) -> None:
         try:
@@ -883,16 +891,8 @@ class LiveShell:
     async def _last_trades(self) -> None:
         """Once nothing of ours rests, the trades pages are read one last time: fills the user
         channel has not delivered yet (it may lag) are booked before the run ends."""
-        eng = self.engine
-        cursor = eng.reconciler.trades_cursor
-        for _ in range(50):
-            page = await _retrying(lambda c=cursor: self.venue.clob.trades_page(cursor=c))
-            if page is None:
-                return
-            eng.on_result(TradesPage(tuple(trade_record(t) for t in page.data), cursor, page.next_cursor))
-            if page.is_last or not page.next_cursor:
-                return
-            cursor = page.next_cursor
+        async for page in self._trades_pages(lambda c: _retrying(lambda: self.venue.clob.trades_page(cursor=c))):
+            self.engine.on_result(page)
 
 
 async def _retrying(call: Callable[[], Any]) -> Any:
