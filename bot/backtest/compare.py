@@ -31,6 +31,7 @@ from typing import Any, Iterable, Sequence
 
 import msgspec
 
+from bot.backtest import stats
 from bot.backtest.read import FillRecord, OrderRecord, RunResults
 from bot.execution.orders import OrderState
 from bot.venue.enums import Side
@@ -327,11 +328,8 @@ def _value(f: FillRecord, marks: dict[str, int]) -> int:
 
 
 def _median_wait(results: RunResults) -> float | None:
-    first: dict[str, float] = {}
-    for f in results.fills:
-        first[f.order_id] = min(first.get(f.order_id, f.ts), f.ts)
-    sent = {o.order_id: o.sent_at for o in results.orders}
-    waits = [t - sent[oid] for oid, t in first.items() if oid in sent and t >= sent[oid]]
+    """The median queue wait of the run's orders (``stats.queue_wait``: to the first maker fill)."""
+    waits = [w for _, w in stats.queue_waits(results.orders, results.fills)]
     return statistics.median(waits) if waits else None
 
 

@@ -19,6 +19,7 @@ import datetime as dt
 import html
 import json
 import math
+import statistics
 from pathlib import Path
 from typing import Any, Sequence, Union
 
@@ -358,9 +359,8 @@ def fill_parts(results: RunResults) -> tuple[Part, ...]:
             if xs:
                 traces.append({"type": "histogram", "name": f"{side.value.lower()} orders", "x": xs, "nbinsx": 40,
                                "marker": {"color": COLORS[side.value]}, "opacity": 0.75})
-        ws = sorted(w for _, w in waits)
-        median = ws[len(ws) // 2] if len(ws) % 2 else (ws[len(ws) // 2 - 1] + ws[len(ws) // 2]) / 2
-        layout = _layout(f"Queue wait to the first maker fill ({len(ws):,} orders, median {median:.2f} s)",
+        median = statistics.median(w for _, w in waits)
+        layout = _layout(f"Queue wait to the first maker fill ({len(waits):,} orders, median {median:.2f} s)",
                          "orders", barmode="overlay", hovermode="closest")
         layout["xaxis"] = {"title": {"text": "seconds"}}
         parts.append(Figure("fig-queue-wait", {"data": traces, "layout": layout}))
