@@ -85,6 +85,8 @@ class ResultsSink:
     def order(self, o: OwnOrder) -> None:
         if o.answered_at:
             self.accepted.add(o.order_id)
+        if not self._files:  # counting only: no row is built
+            return
         self._write("orders", {
             "order_id": o.order_id, "token_id": o.token_id, "side": o.side.value, "price": o.price, "size": o.size,
             "state": o.state.value, "filled": o.filled, "sent_at": o.sent_at, "updated_at": o.updated_at,
@@ -98,7 +100,8 @@ class ResultsSink:
             self.maker_fills += 1
             self.maker_volume += f.size
         self.filled_orders.add(f.order_id)
-        self._write("fills", _fill_row(f))
+        if self._files:
+            self._write("fills", _fill_row(f))
 
     def reversal(self, f: Fill) -> None:
         self.fill_count -= 1
@@ -106,7 +109,8 @@ class ResultsSink:
         if f.is_maker:
             self.maker_fills -= 1
             self.maker_volume -= f.size
-        self._write("fills", {**_fill_row(f), "reversed": True})
+        if self._files:
+            self._write("fills", {**_fill_row(f), "reversed": True})
 
     def trade_status(self, trade_id: str, status: TradeStatus) -> None:
         pass
@@ -133,6 +137,11 @@ class ResultsSink:
         for name, f in self._files.items():
             self._flush(name)
             f.close()
+
+    @property
+    def writes(self) -> bool:
+        """Whether rows go to files (a folder was given), or the sink only counts."""
+        return bool(self._files)
 
     def _write(self, name: str, row: dict[str, Any]) -> None:
         if not self._files:

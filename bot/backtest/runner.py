@@ -88,7 +88,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         for t in m.tokens:
             if sim.holdings:
                 engine.portfolio.seed(t, sim.holdings, 0)
-    series = Series(sink, bt.sample_every_s)
+    series = Series(sink if sink.writes else None, bt.sample_every_s)  # no rows built for no folder
 
     def sample(now: float) -> None:
         if series.due(now):
