@@ -90,10 +90,12 @@ class PairMaker(Strategy):
             return None
         return m
 
-    def refresh(self, ctx: StrategyContext, market: MarketInfo) -> list[Intent]:
-        """Decide, apply the rewards option, send the market's targets if they changed."""
+    def refresh(self, ctx: StrategyContext, market: MarketInfo, pair: Pair | None = None) -> list[Intent]:
+        """Decide, apply the rewards option, send the market's targets if they changed (``pair``:
+        the market's books, when the caller has them already)."""
         p = self.params
-        pair = Pair.of(ctx.books, market)
+        if pair is None:
+            pair = Pair.of(ctx.books, market)
         holdings = Holdings.of(ctx.portfolio, market)
         quotes = self.decide(ctx, pair, holdings)
         cid = market.condition_id
@@ -166,8 +168,9 @@ class PairMaker(Strategy):
         m = self._market(ctx, token_id)
         if m is None:
             return []
-        self.observe(ctx, m, Pair.of(ctx.books, m))
-        return self.refresh(ctx, m)
+        pair = Pair.of(ctx.books, m)
+        self.observe(ctx, m, pair)
+        return self.refresh(ctx, m, pair)
 
     def on_fill(self, ctx: StrategyContext, fill: Any) -> list[Intent]:
         m = self._market(ctx, fill.token_id)
@@ -181,8 +184,9 @@ class PairMaker(Strategy):
         """Observe and requote every selected market, then publish the estimates."""
         out: list[Intent] = []
         for m in self.selected(ctx):
-            self.observe(ctx, m, Pair.of(ctx.books, m))
-            out += self.refresh(ctx, m)
+            pair = Pair.of(ctx.books, m)
+            self.observe(ctx, m, pair)
+            out += self.refresh(ctx, m, pair)
         self.publish(ctx)
         return out
 
