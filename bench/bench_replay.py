@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import statistics
 import subprocess
 import sys
@@ -47,6 +46,7 @@ import zstandard
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bot.backtest.executors import peak_rss  # noqa: E402
 from bot.backtest.recording import RecordingWriter, WriterConfig  # noqa: E402
 from bot.backtest.replay import replay  # noqa: E402
 from bot.compiled import summary  # noqa: E402
@@ -241,19 +241,7 @@ def child(path: Path, cache: bool) -> None:
     books = Books(track_all=True)
     for _, ev in replay([path], cache=cache):
         books.apply_event(ev)
-    print(_peak_rss_mb())
-
-
-def _peak_rss_mb() -> float:
-    """This process's peak resident set: ``VmHWM`` where Linux reports it (``ru_maxrss`` would
-    also count the parent's pages, kept across fork and exec), else ``ru_maxrss``."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(peak_rss() / 2**20)
 
 
 def main(argv: list[str] | None = None) -> int:

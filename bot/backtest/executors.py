@@ -80,13 +80,21 @@ def run_job(job: Job) -> Outcome:
 
 
 def peak_rss() -> int:
-    """This process's peak resident set size in bytes (``VmHWM``; 0 where /proc is missing)."""
+    """This process's peak resident set size in bytes: ``VmHWM`` where Linux reports it
+    (``ru_maxrss`` would also count the parent's pages, kept across fork and exec), else
+    ``ru_maxrss`` (0 where neither exists)."""
     try:
         with open("/proc/self/status", "rb") as fh:
             found = re.search(rb"^VmHWM:\s+(\d+) kB", fh.read(), re.MULTILINE)
+        if found:
+            return int(found.group(1)) * 1024
     except OSError:
+        pass
+    try:
+        import resource
+    except ImportError:
         return 0
-    return int(found.group(1)) * 1024 if found else 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 _quieted = False
