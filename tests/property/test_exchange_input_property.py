@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.exchange.bodies import MAX_JSON_DEPTH, decode_json, json_depth
+from bot.exchange.bodies import decode_json
+from bot.venue.models.decoding import MAX_JSON_DEPTH, json_depth
 from bot.exchange.query import MAX_DIGITS, parse_int, parse_number
 
 brackety = st.text(alphabet='[]{}"\\,:ab', max_size=12)  # strings full of what the scan must skip
