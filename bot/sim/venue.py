@@ -54,7 +54,7 @@ from bot.execution.records import CancelResult, MakerLeg, OrderRecord, OrderResu
 from bot.execution.router import CancelBatch, PlaceBatch
 from bot.sim import results as R
 from bot.sim.accounts import Ledger, cost
-from bot.sim.depth import Depth
+from bot.sim.depth import Depth, book_state_equal, copy_book_state
 from bot.sim.latency import LatencyConfig, LatencyModel, latency_model
 from bot.sim.matching import Balance
 from bot.sim.orders import LOT
@@ -234,6 +234,41 @@ class SimVenue:
     def open_orders(self, token: str | None = None) -> list[QueuedOrder]:
         """Our resting orders (on one token), oldest first. Read only."""
         return [o for o in self._orders.values() if token is None or o.token == token]
+
+    # --- the feed books ----------------------------------------------------------------------
+    def share_books(self, books: Books) -> bool:
+        """Meet the market in ``books`` from now on instead of the venue's own feed books, when
+        every token's book there holds the same state as the venue's; returns whether they are
+        shared now. The caller then applies every market event to ``books`` right *after*
+        passing it to ``on_market`` (as with ``books`` given at construction)."""
+        if books is self.books:
+            return True
+        if not self._apply:
+            return False  # already meeting someone else's books
+        own = self.books
+        for token in self._tokens:
+            theirs = books.get(token)
+            if theirs is None or not book_state_equal(own[token], theirs):
+                return False
+        for token, tok in self._tokens.items():
+            tok.depth.book = books[token]
+        self.books = books
+        self._apply = False
+        return True
+
+    def own_books(self) -> None:
+        """Stop meeting shared books: the venue goes on with its own copy of their state and
+        applies market events to it itself."""
+        if self._apply:
+            return
+        own = Books()
+        for token, tok in self._tokens.items():
+            shared = tok.depth.book
+            book = own.add(token, tick=shared.tick, market=shared.market)
+            copy_book_state(shared, book)
+            tok.depth.book = book
+        self.books = own
+        self._apply = True
 
     # --- what the engine sends -------------------------------------------------------------
     def place(self, batch: PlaceBatch, now: float) -> None:
