@@ -707,6 +707,8 @@ class Engine:
                 self.stats.cancels_sent += len(batch.order_ids)
                 out.append(SendCancels(batch))
             out += self._outputs(outputs, poll=False)
+        if out:
+            self.router.sent()  # the batches are recorded: the router may know it is settled
         if served:
             for t in served:
                 ticks.pop(t, None)

@@ -191,6 +191,10 @@ class Router:
         self._quiet_orders = -1
         self._quiet_quoting = -1
         self._quiet_until = 0.0
+        self._plan_wake = _NEVER  # the last plan's first paced cancel to come due
+        # the last poll sent all its plan's work: (targets revision, cancel ids, tokens with work)
+        # until ``sent`` learns the batches are recorded (None: it did not, or it is gone)
+        self._drained: tuple[int, tuple[str, ...], tuple[str, ...]] | None = None
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
         self._emitted_cancels: dict[str, float] = {}
@@ -251,6 +255,7 @@ class Router:
             if oid in self._emitted_cancels:
                 self._retry_soon[oid] = soon
         self._quiet_targets = -1
+        self._drained = None
 
     def targets(self) -> dict[str, QuoteTarget]:
         return {t: x.target for t, x in self._targets.items()}
@@ -258,6 +263,7 @@ class Router:
     def invalidate(self) -> None:
         """Something the plan depends on beyond targets and orders changed (a token's tick)."""
         self._quiet_targets = -1
+        self._drained = None
 
     def settled(self) -> bool:
         """True when a plan would find nothing to do, now and later, until targets, the orders
@@ -273,6 +279,7 @@ class Router:
         and the token of each diff cancel still to send. Nothing is looked at when nothing changed
         since a plan found nothing to do (and no paced cancel has come due)."""
         orders = self._orders
+        self._drained = None
         if now < self._quiet_until and self._quiet_targets == self._targets_rev and not self._cancels \
                 and not self._takes and (self._quiet_orders == orders.revision or (
                     self._quiet_until == _NEVER and self._quiet_quoting == orders.quoting_revision)):
@@ -341,6 +348,7 @@ class Router:
         places = places_reducing + places_other
         if cancels or places:
             self._quiet_targets = -1
+            self._plan_wake = wake
         else:
             self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
             self._quiet_quoting = orders.quoting_revision
@@ -411,7 +419,38 @@ class Router:
             self.stats.place_batches += 1
             self.stats.orders_placed += len(built)
         self._forget_old_cancels(now)
+        if i == len(cancels) == len(cancel_tokens) and j == len(eligible) == len(places) \
+                and self._plan_wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
+            self._drained = (self._targets_rev, tuple(cancels),
+                             tuple(cancel_tokens.values()) + tuple(r.token_id for r, _ in places))
         return out
+
+    def sent(self) -> None:
+        """The batches of the last ``poll`` are recorded (the reconciler has them). When that poll
+        sent all the work its plan found (diff cancels and places only: no explicit cancel, no
+        cancel held back), nothing changed since but their recording, and every order it
+        cancelled is now pending cancel or closed, a plan would find nothing to do (the diff
+        leaves one working order per desired quote): the router knows it is settled at once,
+        without diffing again (``settled``, ``next_ready``)."""
+        drained = self._drained
+        if drained is None:
+            return
+        self._drained = None
+        rev, cancelled, tokens = drained
+        if rev != self._targets_rev or self._cancels or self._takes:
+            return
+        orders = self._orders
+        for oid in cancelled:
+            o = orders.get(oid)
+            if o is not None and not (o.state is _PENDING_CANCEL or o.state.terminal):
+                return  # still working: a plan would hold its cancel back or send it again
+        tick_of, settled, versions, targets = self._tick_of, self._settled, self._versions, self._targets
+        for token in tokens:
+            tgt = targets.get(token)
+            if tgt is not None:
+                settled[token] = (tgt, versions.get(token, 0), tick_of(token))
+        self._quiet_targets, self._quiet_orders, self._quiet_until = rev, orders.revision, _NEVER
+        self._quiet_quoting = orders.quoting_revision
 
     def next_ready(self, now: float) -> float | None:
         """When the next batch could be sent (``now`` if at once), or ``None`` with no work."""
