@@ -402,8 +402,11 @@ class Router:
             self.stats.cancel_batches += 1
             self.stats.orders_canceled += len(ids)
         # cancels first: a token whose cancels could not all go gets no new non-reducing order
-        blocked = {cancel_tokens[oid] for oid in cancels[i:] if oid in cancel_tokens}
-        eligible = [(r, is_take) for r, is_take in places if r.reducing or r.token_id not in blocked]
+        if i < len(cancels):
+            blocked = {cancel_tokens[oid] for oid in cancels[i:] if oid in cancel_tokens}
+            eligible = [(r, is_take) for r, is_take in places if r.reducing or r.token_id not in blocked]
+        else:
+            eligible = places
         j = 0
         while j < len(eligible):
             k = self._grant(self._place, min(len(eligible) - j, self.config.max_batch), now)
@@ -411,7 +414,7 @@ class Router:
                 break
             chunk = eligible[j:j + k]
             j += k
-            built = tuple(self._build(req, now) for req, _ in chunk)
+            built = tuple([self._build(req, now) for req, _ in chunk])
             for req, is_take in chunk:
                 if is_take:
                     self._drop_take(req)
