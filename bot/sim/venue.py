@@ -403,7 +403,7 @@ class SimVenue:
                         tok = hot.get(tokens[slot])
                         if tok is not None and self._wanted(tok, bid != 0, price):
                             captured = _capture(captured, tok, bid != 0, price, size)
-            else:  # the integers read in place, every level checked before any is looked at
+            else:  # the integers read in place, in one pass: what a refused event showed is dropped
                 packed = raw
                 n = len(packed) // 8
                 if cython.compiled:
@@ -417,18 +417,14 @@ class SimVenue:
                     at_slot = cols[i]
                     px = cols[i + 2]
                     if not 0 <= at_slot < n_tokens or not 0 <= px <= unit or cols[i + 3] < 0:
-                        break  # the feed book refuses the whole event
+                        captured = None  # the feed book refuses the whole event: nothing moved
+                        break
+                    tok = hot.get(tokens[at_slot])
+                    if tok is not None:
+                        is_bid = cols[i + 1] != 0
+                        if self._wanted(tok, is_bid, px):
+                            captured = _capture(captured, tok, is_bid, px, cols[i + 3])
                     i += 4  # FIELDS_PER_LEVEL
-                if i >= n:
-                    i = 0
-                    while i < n:
-                        tok = hot.get(tokens[cols[i]])
-                        if tok is not None:
-                            is_bid = cols[i + 1] != 0
-                            px = cols[i + 2]
-                            if self._wanted(tok, is_bid, px):
-                                captured = _capture(captured, tok, is_bid, px, cols[i + 3])
-                        i += 4
         else:
             for ch in event.price_changes:
                 tok = hot.get(ch.asset_id)
