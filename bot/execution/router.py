@@ -192,9 +192,10 @@ class Router:
         self._quiet_quoting = -1
         self._quiet_until = 0.0
         self._plan_wake = _NEVER  # the last plan's first paced cancel to come due
-        # the last poll sent all its plan's work: (targets revision, cancel ids, tokens with work)
-        # until ``sent`` learns the batches are recorded (None: it did not, or it is gone)
-        self._drained: tuple[int, tuple[str, ...], tuple[str, ...]] | None = None
+        # the last poll sent all its plan's work: (targets revision, its cancels' tokens by id, its
+        # places), and the orders' revision once ``sent`` says its batches are recorded (-1: not yet)
+        self._drained: tuple[int, dict[str, str], list[tuple[OrderRequest, bool]]] | None = None
+        self._drained_at = -1
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
         self._emitted_cancels: dict[str, float] = {}
@@ -270,6 +271,8 @@ class Router:
         that can stand for quotes (``quoting_revision``) or a tick change (no paced cancel comes
         due): ``poll`` would return no batch, ``next_ready`` ``None``. One look at counters, so a
         caller may ask on every event."""
+        if self._drained is not None and self._drained_at >= 0:
+            self._settle_drained()
         return (self._quiet_until == _NEVER and self._quiet_targets == self._targets_rev
                 and self._quiet_quoting == self._orders.quoting_revision and not self._cancels and not self._takes)
 
@@ -424,34 +427,50 @@ class Router:
         self._forget_old_cancels(now)
         if i == len(cancels) == len(cancel_tokens) and j == len(eligible) == len(places) \
                 and self._plan_wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
-            self._drained = (self._targets_rev, tuple(cancels),
-                             tuple(cancel_tokens.values()) + tuple(r.token_id for r, _ in places))
+            self._drained = (self._targets_rev, cancel_tokens, places)
+            self._drained_at = -1
         return out
 
     def sent(self) -> None:
         """The batches of the last ``poll`` are recorded (the reconciler has them). When that poll
         sent all the work its plan found (diff cancels and places only: no explicit cancel, no
-        cancel held back), nothing changed since but their recording, and every order it
-        cancelled is now pending cancel or closed, a plan would find nothing to do (the diff
-        leaves one working order per desired quote): the router knows it is settled at once,
-        without diffing again (``settled``, ``next_ready``)."""
+        cancel held back), the orders changed since by their recording only when ``settled`` is
+        next asked, and every order it cancelled is pending cancel or closed then, a plan would
+        find nothing to do (the diff leaves one working order per desired quote): ``settled``
+        knows it without diffing again. Only the orders' revision is noted here (this runs
+        between a book update and its orders' requests)."""
+        if self._drained is not None:
+            self._drained_at = self._orders.revision
+
+    def _settle_drained(self) -> None:
+        """``sent``'s conclusion, drawn when ``settled`` is asked: the plan is known empty."""
         drained = self._drained
-        if drained is None:
-            return
         self._drained = None
-        rev, cancelled, tokens = drained
+        if self._drained_at != self._orders.revision:
+            return  # the orders changed since the batches were recorded: a plan must look
+        rev, cancel_tokens, places = drained
         if rev != self._targets_rev or self._cancels or self._takes:
             return
         orders = self._orders
-        for oid in cancelled:
+        for oid in cancel_tokens:
             o = orders.get(oid)
             if o is not None and not (o.state is _PENDING_CANCEL or o.state.terminal):
                 return  # still working: a plan would hold its cancel back or send it again
         tick_of, settled, versions, targets = self._tick_of, self._settled, self._versions, self._targets
-        for token in tokens:
-            tgt = targets.get(token)
-            if tgt is not None:
-                settled[token] = (tgt, versions.get(token, 0), tick_of(token))
+        last = None
+        for token in cancel_tokens.values():
+            if token != last:
+                last = token
+                tgt = targets.get(token)
+                if tgt is not None:
+                    settled[token] = (tgt, versions.get(token, 0), tick_of(token))
+        for req, _ in places:
+            token = req.token_id
+            if token != last:
+                last = token
+                tgt = targets.get(token)
+                if tgt is not None:
+                    settled[token] = (tgt, versions.get(token, 0), tick_of(token))
         self._quiet_targets, self._quiet_orders, self._quiet_until = rev, orders.revision, _NEVER
         self._quiet_quoting = orders.quoting_revision
 
