@@ -583,7 +583,7 @@ class SimVenue:
     # --- arrivals --------------------------------------------------------------------------
     def _arrive_places(self, batch: PlaceBatch, t: float) -> None:
         trades: list[TradeRecord] = []
-        results = tuple(self._arrive(o, t, trades) for o in batch.orders)
+        results = tuple([self._arrive(o, t, trades) for o in batch.orders])
         at = t + self._latency.response(t)
         self._answer(at, PlacesAnswered(batch, results))
         for rec in trades:
