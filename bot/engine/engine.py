@@ -45,6 +45,7 @@ from bot.venue.enums import OrderType, TradeStatus
 from bot.venue.errors import classify_rejection
 
 _STATE_GAUGE = {TradingState.ACTIVE: 0, TradingState.REDUCING: 1, TradingState.HALTED: 2}
+_ACCEPT = VenueAccept()  # the kill switch's accept event (no fields: one serves every ack)
 
 
 # --- actions for the shell ---------------------------------------------------------------------
@@ -492,7 +493,7 @@ class Engine:
                 self.stats.orders_accepted += 1
                 if self.metrics is not None:
                     self.metrics.orders_accepted.labels(_short(o.token_id)).inc()
-                halt += self.risk.on_event(VenueAccept(), now)
+                halt += self.risk.on_event(_ACCEPT, now)
             else:
                 self.stats.orders_rejected += 1
                 if self.metrics is not None:
@@ -707,6 +708,8 @@ class Engine:
                 self.stats.cancels_sent += len(batch.order_ids)
                 out.append(SendCancels(batch))
             out += self._outputs(outputs, poll=False)
+        if out:
+            self.router.sent()  # the batches are recorded: the router may know it is settled
         if served:
             for t in served:
                 ticks.pop(t, None)
