@@ -30,6 +30,7 @@ from bot.core.feed import Feed
 from bot.core.intents import CancelAll, CancelOrder, Intent
 from bot.core.levels import PriceLevels
 from bot.core.markets import MarketIndex
+from bot.core.touch import Touch, net_touch, own_levels
 from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
     RequestFailed, Result, TradeSeen, TradesPage,
@@ -199,7 +200,7 @@ class Engine:
         self.ctx = StrategyContext(
             books=self.books, portfolio=self.portfolio, clock=clock, markets=markets,
             open_orders=_OpenOrders(reconciler), params=getattr(strategy, "params", None),
-            log=log, name=getattr(strategy, "name", "strategy"),
+            log=log, name=getattr(strategy, "name", "strategy"), touch=self.net_touch,
         )
 
     # --- reads ---------------------------------------------------------------------------------
@@ -216,6 +217,14 @@ class Engine:
 
     def working_orders(self, token_id: str | None = None) -> list[Any]:
         return self.reconciler.orders.working(token_id)
+
+    def net_touch(self, token_id: str) -> Touch | None:
+        """``token_id``'s touch without our working orders, its own and its complement's mirrored
+        (``bot.core.touch``): what a strategy quotes around, so it never chases its own quotes."""
+        orders = self.reconciler.orders
+        market = self.markets.get(token_id)
+        comp = orders.working(market.complement(token_id)) if market is not None else ()
+        return net_touch(self.books.get(token_id), own_levels(orders.working(token_id), comp))
 
     def next_wakeup(self) -> float | None:
         """Clock time when the router could next send (``None``: nothing waiting)."""
@@ -551,11 +560,17 @@ class Engine:
         return self._apply_halt(self._error_event(r.kind, self.clock.now()), r.kind) + self._poll()
 
     def on_positions(self, venue: dict[str, int]) -> list[Any]:
-        """Venue positions (token -> share units): returns the drifts and sets the gauges."""
+        """Venue positions (token -> share units): returns the drifts and sets the gauges (a
+        token whose difference is gone reads 0 again: the gauge shows the last check, not every
+        difference ever seen, such as a fill the check read before the bot did)."""
         drifts = self.portfolio.reconcile(venue)
         if self.metrics is not None:
+            gauge = self.metrics.drift
+            for d in self.drifts:  # differences gone since the last check read 0 again
+                gauge.labels(_short(d.token_id)).set(0)
             for d in drifts:
-                self.metrics.drift.labels(_short(d.token_id)).set(d.ours - d.venue)
+                gauge.labels(_short(d.token_id)).set(d.ours - d.venue)
+        self.drifts = drifts
         return drifts
 
     def reconcile_positions(self, venue: dict[str, int]) -> list[Action]:
@@ -571,7 +586,6 @@ class Engine:
         ``VERIFY_EVERY_S``; after ``MAX_VERIFY_CHECKS`` without agreement, it halts)."""
         now = self.clock.now()
         drifts = self.on_positions(venue)
-        self.drifts = drifts
         seen = self._drifts_before
         confirmed = []
         since: dict[str, tuple[int, int, float, int]] = {}
