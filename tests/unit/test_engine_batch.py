@@ -126,3 +126,13 @@ def test_venue_rejections_are_counted_by_reason():
     get = eng.metrics.registry.get_sample_value
     assert get("bot_orders_rejected_total", {"reason": "post_only_crosses"}) == len(batch.orders)
     assert get("bot_orders_rejected_total", {"reason": "venue"}) is None
+
+
+def test_the_drift_gauge_shows_the_last_positions_check():
+    clock = SimClock(1_000.0)
+    eng = make_engine(clock, metrics=Metrics())
+    gauge = lambda: eng.metrics.registry.get_sample_value("bot_position_drift_shares", {"token": YES})  # noqa: E731
+    eng.reconcile_positions({YES: 5_000_000})  # a fill the check read before the bot did
+    assert gauge() == -5_000_000 and eng.drifts
+    eng.reconcile_positions({})  # the bot has caught up (here: the venue no longer shows it)
+    assert gauge() == 0 and eng.drifts == []
