@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from bot.backtest.replay import replay
@@ -33,13 +34,14 @@ SEEN: dict[str, list[tuple[str, tuple, tuple]]] = {"live": [], "backtest": []}
 
 
 class TracedMaker(MarketMaker):
-    """The market maker, noting at each book state it is shown the quotes it wants there."""
+    """The market maker, noting at each book state it is shown (the touch net of its own orders,
+    with the gross touch beside it) the quotes it wants there."""
 
     run = "live"
 
     def on_book(self, ctx: Any, token_id: str) -> Any:
         wanted = tuple((q.side.value, q.price, q.size) for q in self.target(ctx, token_id).quotes)
-        SEEN[self.run].append((token_id, ctx.books[token_id].top(), wanted))
+        SEEN[self.run].append((token_id, msgspec.structs.astuple(ctx.touch(token_id)), wanted))
         return super().on_book(ctx, token_id)
 
 
