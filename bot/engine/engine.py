@@ -547,7 +547,7 @@ class Engine:
     def _open_orders(self, r: OpenOrders) -> list[Action]:
         """A complete listing asked for at ``as_of``; orphans it shows (open at the venue, not
         working here) are counted and handled by the reconciler's policy."""
-        outputs = self.reconciler.on_open_orders(r.records, self.clock.now(), r.as_of)
+        outputs = self.reconciler.on_open_orders(r.records, self.clock.now(), r.as_of, pages=r.pages)
         self._count_orphans()
         return self._outputs(outputs)
 

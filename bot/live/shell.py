@@ -58,6 +58,7 @@ from bot.venue.auth import AuthConfig, Credentials
 from bot.venue.clob import ClobClient
 from bot.venue.errors import NotFound, VenueError, error_kind
 from bot.venue.limits import LimitsConfig, RouteLimiter
+from bot.venue.pagination import cursor_pages
 from bot.venue.shared_throttle import SharedLimitsConfig, SharedThrottles
 from bot.venue.stream import ConnectionEvent, MarketStream, UserStream
 from bot.venue.throttle import RateWindow
@@ -755,13 +756,17 @@ class LiveShell:
         self._sync_busy = True
         try:
             as_of = self.engine.clock.now()
-            items = [o async for o in self.venue.clob.get_orders()]
+            items: list[Any] = []
+            pages = 0
+            async for page in cursor_pages(lambda c: self.venue.clob.orders_page(cursor=c)):
+                items += page.data
+                pages += 1
         except VenueError as exc:
             log.warning("sync_orders_failed", error=str(exc)[:200])
             return
         finally:
             self._sync_busy = False
-        await self._send.send(OpenOrders(tuple(order_record(o) for o in items), as_of))
+        await self._send.send(OpenOrders(tuple(order_record(o) for o in items), as_of, pages))
 
     async def _lookup(self, order_id: str) -> None:
         as_of = self.engine.clock.now()
