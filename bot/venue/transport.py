@@ -26,6 +26,7 @@ import anyio
 import httpx
 import msgspec
 
+from bot.venue.connections import pooled_transport
 from bot.venue.errors import (
     RateLimited,
     TransportError,
@@ -154,15 +155,16 @@ class Transport:
         #: venue; ``status`` is 0 when no response came (timeout, connection error).
         self.on_response: Callable[[str, int, float], None] | None = None
         c = self.config
+        limits = httpx.Limits(
+            max_connections=c.max_connections,
+            max_keepalive_connections=c.max_connections,
+            keepalive_expiry=c.keepalive_expiry,
+        )
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
-            transport=transport,
+            transport=transport if transport is not None else pooled_transport(limits),
             timeout=httpx.Timeout(connect=c.connect, read=c.read, write=c.write, pool=c.pool),
-            limits=httpx.Limits(
-                max_connections=c.max_connections,
-                max_keepalive_connections=c.max_connections,
-                keepalive_expiry=c.keepalive_expiry,
-            ),
+            limits=limits,
             headers={"User-Agent": c.user_agent, "Accept": "*/*"},
             follow_redirects=False,
         )
