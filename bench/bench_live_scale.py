@@ -28,6 +28,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+import msgspec
 from bot.exchange.server import free_port  # noqa: E402
 
 if __package__ in (None, ""):
@@ -63,9 +65,26 @@ def serve_exchange(markets: int, out: str) -> None:
                               "passphrase": d.creds.passphrase}), flush=True)
             await anyio.to_thread.run_sync(sys.stdin.read)
             Path(out).write_text(json.dumps({"wire": stamps.latencies(), "frames": len(stamps.frames),
-                                             "requests": len(stamps.requests), "dropped": stamps.dropped}))
+                                             "requests": len(stamps.requests), "dropped": stamps.dropped,
+                                             "write_lag": write_lags(stamps.frames)}))
 
     anyio.run(main)
+
+
+def write_lags(frames: list[tuple[float, bytes | str]]) -> list[float]:
+    """Exchange side of the market lag: each ``price_change`` frame's venue timestamp to the moment
+    the exchange wrote it (its perf counter, on the wall clock by an offset read here)."""
+    decode = msgspec.json.Decoder().decode
+    offset = time.time() - time.perf_counter()
+    out: list[float] = []
+    for at, payload in frames:
+        try:
+            msg = decode(payload)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(msg, dict) and msg.get("event_type") == "price_change" and str(msg.get("timestamp", "")).isdigit():
+            out.append(at + offset - int(msg["timestamp"]) / 1000.0)
+    return out
 
 
 # --- reading the bot ----------------------------------------------------------------------------
@@ -197,7 +216,8 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
             bot.wait(timeout=30)
         ex.stdin.close()
         ex.wait(timeout=60)
-    wire = json.loads(stamps_out.read_text())["wire"] if stamps_out.exists() else []
+    stamped = json.loads(stamps_out.read_text()) if stamps_out.exists() else {}
+    wire, write_lag = stamped.get("wire", []), stamped.get("write_lag", [])
     if first is None or last is None:
         raise RuntimeError(f"bot run gave no metrics (see {tmp})")
     halts = sum(1 for line in log.read_text().splitlines() if '"risk_halt"' in line)
@@ -219,6 +239,7 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
         "t2o_p50": quantile(first, last, "bot_tick_to_order_seconds", 0.5),
         "t2o_p99": quantile(first, last, "bot_tick_to_order_seconds", 0.99),
         "w2w_p50": pct(wire, 0.5), "w2w_p99": pct(wire, 0.99), "w2w_n": len(wire),
+        "xlag_p50": pct(write_lag, 0.5), "xlag_p99": pct(write_lag, 0.99),
         "rate_limited": total(last, "bot_errors_total", kind="rate_limited"), "lowest_tokens": lowest_tokens,
         "summary": out.strip().splitlines()[-1] if out.strip() else "",
     }
@@ -258,14 +279,15 @@ def format_row(r: dict) -> str:
     halts = f"{r['halts']}" + (f" (at {r['halted_at']:.0f} s)" if r["halted_at"] is not None else "")
     tokens = "-" if r["lowest_tokens"] is None else f"{r['lowest_tokens']:.0f}"
     return (f"| {r['markets']} | {r['load'][0]:.1f} | {r['cpu']:.0f} | {r['runnable']:.0f} | "
-            f"{_ms(r['lag_p50'])} / {_ms(r['lag_p99'])} | {sent:.0f} | {cross} | {halts} | {r['orphans']:.0f} | "
+            f"{_ms(r['lag_p50'])} / {_ms(r['lag_p99'])} | {_ms(r['xlag_p50'])} / {_ms(r['xlag_p99'])} | {sent:.0f} | {cross} | {halts} | {r['orphans']:.0f} | "
             f"{r['drift']} | {_ms(r['t2o_p50'])} / {_ms(r['t2o_p99'])} | {_ms(r['w2w_p50'])} / {_ms(r['w2w_p99'])} | "
             f"{r['rate_limited']:.0f}; {tokens} |")
 
 
-HEADER = ("| markets | load (1 min) | bot CPU % | main thread runnable % | lag p50 / p99 ms | orders sent | "
+HEADER = ("| markets | load (1 min) | bot CPU % | main thread runnable % | lag p50 / p99 ms | "
+          "of which exchange p50 / p99 ms | orders sent | "
           "post-only crosses | halts | orphans | drift | tick-to-order p50 / p99 ms | wire-to-wire p50 / p99 ms | "
-          "429s; lowest order tokens |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "429s; lowest order tokens |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def main(argv: list[str] | None = None) -> None:

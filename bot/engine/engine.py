@@ -176,6 +176,7 @@ class Engine:
         # the shell observes tick-to-order when the request is written (else it is observed here)
         self.stamp_sends = False
         self.drifts: list[Any] = []  # the last positions check's differences (``reconcile_positions``)
+        self._drift_shown: list[str] = []  # tokens the drift gauge shows a difference for
         # token -> (booked, venue, first seen, trades reads then) of each difference still seen
         self._drifts_before: dict[str, tuple[int, int, float, int]] = {}
         self.verifying = 0  # positions checks since the user channel came back (0: not verifying)
@@ -560,18 +561,25 @@ class Engine:
         return self._apply_halt(self._error_event(r.kind, self.clock.now()), r.kind) + self._poll()
 
     def on_positions(self, venue: dict[str, int]) -> list[Any]:
-        """Venue positions (token -> share units): returns the drifts and sets the gauges (a
-        token whose difference is gone reads 0 again: the gauge shows the last check, not every
-        difference ever seen, such as a fill the check read before the bot did)."""
-        drifts = self.portfolio.reconcile(venue)
-        if self.metrics is not None:
-            gauge = self.metrics.drift
-            for d in self.drifts:  # differences gone since the last check read 0 again
-                gauge.labels(_short(d.token_id)).set(0)
-            for d in drifts:
+        """Venue positions (token -> share units) against the booked fills: the differences."""
+        self.drifts = self.portfolio.reconcile(venue)
+        return self.drifts
+
+    def _drift_gauges(self, drifts: list[Any], since: dict[str, tuple[int, int, float, int]], now: float) -> None:
+        """``bot_position_drift_shares``: the differences an earlier check already saw, unchanged.
+        A read of the venue's holdings and the fills booked here are never taken at the same
+        instant: a fill the venue counted but whose event is still on its way (or the reverse)
+        shows at one check and is gone by the next, so a difference seen once is not drift. A
+        token whose difference is gone reads 0 again."""
+        gauge = self.metrics.drift
+        for t in self._drift_shown:
+            gauge.labels(_short(t)).set(0)
+        shown = []
+        for d in drifts:
+            if since[d.token_id][2] < now:
                 gauge.labels(_short(d.token_id)).set(d.ours - d.venue)
-        self.drifts = drifts
-        return drifts
+                shown.append(d.token_id)
+        self._drift_shown = shown
 
     def reconcile_positions(self, venue: dict[str, int]) -> list[Action]:
         """The venue's holdings (token -> share units) against the booked fills.
@@ -597,6 +605,8 @@ class Engine:
             if now - first[2] >= CONFIRM_DRIFT_S and self._trades_pages - first[3] >= CONFIRM_TRADES_READS:
                 confirmed.append(d)
         self._drifts_before = since
+        if self.metrics is not None:
+            self._drift_gauges(drifts, since, now)
         verifying = self.verifying
         if confirmed or (verifying and drifts and verifying >= MAX_VERIFY_CHECKS):
             self.verifying = 0
