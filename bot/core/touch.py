@@ -7,7 +7,10 @@ goes higher, and so on until it crosses. ``net_touch`` is what quoting reads ins
 
 Invariants: a level's net size is its size less our size there, never below zero, and a level
 left at zero is not a price of the touch; the gross touch (``gross_bid`` / ``gross_ask``: every
-order, ours included) is kept beside it, because a post-only order is judged against that one.
+order the book shows, and ours whether the book shows them yet or not) is kept beside it, because
+a post-only order is judged against that one: a quote that would meet one of our own orders,
+resting or on its way (a replaced quote's cancel not yet through, the complement's new quote not
+yet in the book), is rejected as crossing.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ OwnLevel = tuple[bool, int, int]  # (on the bid side, price, size) of one of our
 
 class Touch(msgspec.Struct, frozen=True, gc=False):
     """Best prices and sizes of one token's book (``None`` / 0: that side is empty), its tick,
-    minimum size and staleness; ``gross_bid`` / ``gross_ask``: the touch with our orders in."""
+    minimum size and staleness; ``gross_bid`` / ``gross_ask``: the touch with every order of ours
+    in (those the book does not show yet too)."""
 
     best_bid: int | None
     best_ask: int | None
@@ -86,5 +90,14 @@ def net_touch(book: Any, own: Iterable[OwnLevel] = ()) -> Touch | None:
         net_ask, ask_size = _best_net(book.asks, asks_own, ask, False)
     else:
         net_ask, ask_size = ask, getattr(book, "best_ask_size", 0)
+    gross_bid, gross_ask = bid, ask
+    if bids_own:
+        top = max(bids_own)
+        if gross_bid is None or top > gross_bid:
+            gross_bid = top
+    if asks_own:
+        low = min(asks_own)
+        if gross_ask is None or low < gross_ask:
+            gross_ask = low
     return Touch(net_bid, net_ask, bid_size, ask_size, book.tick, getattr(book, "min_size", 0) or 0,
-                 bool(book.stale), bid, ask)
+                 bool(book.stale), gross_bid, gross_ask)

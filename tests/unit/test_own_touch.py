@@ -47,6 +47,13 @@ def test_the_net_touch_is_the_touch_of_the_book_without_our_orders(bids, asks, o
     assert (t.gross_bid, t.gross_ask) == (shown.best_bid, shown.best_ask)
 
 
+def test_our_orders_the_book_does_not_show_yet_bound_the_gross_touch():
+    # our bid at 0.55 and ask at 0.45 are on their way: a post-only order must not meet them
+    t = net_touch(_book({400_000: 10}, {600_000: 10}), [(True, 550_000, 5), (False, 450_000, 5)])
+    assert (t.best_bid, t.best_ask) == (400_000, 600_000)
+    assert (t.gross_bid, t.gross_ask) == (550_000, 450_000)
+
+
 def test_our_orders_on_the_complement_show_mirrored():
     o = lambda side, price, size: SimpleNamespace(side=side, price=price, remaining=size)  # noqa: E731
     levels = own_levels([o(Side.BUY, 480_000, 5), o(Side.SELL, 530_000, 0)],
