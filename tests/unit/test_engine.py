@@ -317,3 +317,15 @@ def test_levels_in_micro_units_requote_as_their_price_change_does(monkeypatch):
     monkeypatch.setattr(PriceLevels, "price_changes", property(unread))
     assert run(True) == plain
     assert plain[0] and not plain[1]  # the touch moved: a requote; a deeper level: none
+
+
+def test_trade_statuses_kept_are_bounded_and_the_latest_are_kept():
+    from bot.core.events import SettlementUpdate
+    from bot.engine.engine import SETTLEMENTS_KEPT
+
+    clock = SimClock(1_000.0)
+    eng, _ = start(clock)
+    n = SETTLEMENTS_KEPT + 500
+    eng.absorb([SettlementUpdate(f"t{i}", TradeStatus.CONFIRMED) for i in range(n)])
+    assert len(eng.settlement) == SETTLEMENTS_KEPT
+    assert eng.settlement[f"t{n - 1}"] is TradeStatus.CONFIRMED and "t0" not in eng.settlement
