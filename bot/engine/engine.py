@@ -605,6 +605,7 @@ class Engine:
         now = self.clock.now()
         self._publish(now)
         self.reconciler.orders.forget_closed(now - self.config.forget_closed_after_s)
+        self.portfolio.compact()  # final fills folded in: memory holds the unsettled ones
         marks = self.marks()
         out = self._judge_losses(now, marks, self.books)
         self._gauges(marks, now)
@@ -636,7 +637,9 @@ class Engine:
         for f in state.fills:
             if (f.trade_id, f.order_id) not in reversed_keys:
                 self.portfolio.apply(f)
-                _note(self.settlement, f.trade_id, state.trade_statuses.get(f.trade_id, f.status))
+                status = state.trade_statuses.get(f.trade_id, f.status)
+                _note(self.settlement, f.trade_id, status)
+                self.portfolio.settle(f.trade_id, status)
         return self.absorb(restore(self.reconciler, state, open_orders, trades, self.clock.now()))
 
     def absorb(self, outputs: Iterable[Any]) -> list[Action]:
@@ -743,6 +746,7 @@ class Engine:
                     intents += intents_of(self.strategy.on_fill(self.ctx, x.fill))
             elif isinstance(x, SettlementUpdate):
                 _note(self.settlement, x.trade_id, x.status)
+                self.portfolio.settle(x.trade_id, x.status)
             elif isinstance(x, CancelOrder):
                 self.router.cancel(x.order_id)
             elif isinstance(x, (LookupOrder, ResendOrder, FetchTrades)):
