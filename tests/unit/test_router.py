@@ -340,3 +340,13 @@ def test_a_resize_at_one_price_cancels_first_and_places_once_the_cancel_is_answe
     h.rec.on_cancel_result({"canceled": [a.order_id], "not_canceled": {}}, 1.8)
     out = h.router.poll(1.9)
     assert [type(b) for b in out] == [PlaceBatch] and out[0].orders[0].size == 8 * U
+
+
+def test_the_cancels_the_router_remembers_stay_bounded():
+    from bot.execution.router import _PRUNE_MIN
+
+    h = Harness(cancel_cap=10**9)
+    for i in range(30_000):  # an orphan cancel every 10 ms for five minutes
+        h.router.cancel(f"0x{i:06x}")
+        h.router.poll(i * 0.01)
+    assert len(h.router._emitted_cancels) <= 2 * _PRUNE_MIN
