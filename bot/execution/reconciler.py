@@ -665,6 +665,8 @@ class Reconciler:
         known = bool(st.fills) or any(leg.order_id in self.orders for leg in legs)
         waiting: list[str] = []
         for leg in legs:
+            if leg.order_id in st.fills:  # booked already (its order may have left memory since)
+                continue
             o = self.orders.get(leg.order_id)
             if o is None:
                 # nothing of ours known in it yet: any leg may be ours (fill before ack);
@@ -673,8 +675,6 @@ class Reconciler:
                     self.config.owner and leg.is_maker and self._maker_owner(rec, leg) == self.config.owner
                 ):
                     waiting.append(leg.order_id)
-                continue
-            if leg.order_id in st.fills:
                 continue
             size, fee = leg.size, 0
             if not leg.is_maker and self.config.taker_fee:

@@ -625,3 +625,14 @@ def test_trade_retention_is_bounded_in_config():
     for bad in (0.0, -1.0, 1e9):
         with pytest.raises(ValueError, match="trade_retention_s"):
             ReconcilerConfig(trade_retention_s=bad)
+
+
+def test_a_booked_trade_read_again_after_its_order_left_memory_is_not_held():
+    rec = Reconciler(ReconcilerConfig(owner="me"))
+    sent(rec, own("0xa"))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    t = trade("t1", makers=[maker("0xa", "10", owner="me")])
+    assert len(of(rec.on_trades_page([t], 1.0, cursor="MA==", next_cursor="LTE="), Fill)) == 1
+    assert rec.orders.forget_closed(1000.0) == 1  # filled, closed long ago: out of memory
+    out = rec.on_trades_page([t], 1001.0, cursor="MA==", next_cursor="LTE=")  # the page is read again
+    assert not of(out, Fill) and rec.held_trades == []  # nothing waits for an order that will not come
