@@ -758,7 +758,7 @@ class Reconciler:
             st = self._trades.get(tid)
             if st is None or st.record is None:
                 continue
-            self._held.pop(tid, None)
+            self._unhold(tid)  # out of the index too: the settle holds it again for legs still unknown
             self._settle(tid, st, st.record, now, out, status_changed=False)
 
     def _changed(self, o: OwnOrder, out: list[Output], resized: bool = True) -> None:

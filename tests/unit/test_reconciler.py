@@ -636,3 +636,13 @@ def test_a_booked_trade_read_again_after_its_order_left_memory_is_not_held():
     assert rec.orders.forget_closed(1000.0) == 1  # filled, closed long ago: out of memory
     out = rec.on_trades_page([t], 1001.0, cursor="MA==", next_cursor="LTE=")  # the page is read again
     assert not of(out, Fill) and rec.held_trades == []  # nothing waits for an order that will not come
+
+
+def test_a_held_trade_claimed_by_its_order_leaves_no_index_behind():
+    rec = Reconciler()
+    for i in range(50):  # fill before ack, three other accounts' makers in each trade
+        oid = f"0xa{i}"
+        rec.on_trade_event(trade(f"t{i}", taker=oid, makers=[maker(f"0xo{i}-{k}", "1") for k in range(3)],
+                                 side="BUY", size="3"), 0.1)
+        assert len(of(sent(rec, own(oid), now=0.2), Fill)) == 1
+    assert rec.held_trades == [] and rec._held_by_order == {}
