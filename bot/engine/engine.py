@@ -178,6 +178,9 @@ class Engine:
         self._ticks: dict[str, float] = {}
         # the shell observes tick-to-order when the request is written (else it is observed here)
         self.stamp_sends = False
+        # whether the books show our working orders (live: the venue's books do; paper and a backtest
+        # of books recorded without us: they do not, so the touch is quoted from as it is)
+        self.own_orders_shown = True
         self.drifts: list[Any] = []  # the last positions check's differences (``reconcile_positions``)
         self._drift_shown: list[str] = []  # tokens the drift gauge shows a difference for
         # token -> (booked, venue, first seen, trades reads then) of each difference still seen
@@ -224,11 +227,13 @@ class Engine:
 
     def net_touch(self, token_id: str) -> Touch | None:
         """``token_id``'s touch without our working orders, its own and its complement's mirrored
-        (``bot.core.touch``): what a strategy quotes around, so it never chases its own quotes."""
+        (``bot.core.touch``): what a strategy quotes around, so it never chases its own quotes.
+        When the books do not show our orders (``own_orders_shown`` false), nothing is taken out."""
         orders = self.reconciler.orders
         market = self.markets.get(token_id)
         comp = orders.working(market.complement(token_id)) if market is not None else ()
-        return net_touch(self.books.get(token_id), own_levels(orders.working(token_id), comp))
+        return net_touch(self.books.get(token_id), own_levels(orders.working(token_id), comp),
+                         shown=self.own_orders_shown)
 
     def next_wakeup(self) -> float | None:
         """Clock time when the router could next send (``None``: nothing waiting)."""
