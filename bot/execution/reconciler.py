@@ -488,12 +488,12 @@ class Reconciler:
 
     # --- internals --------------------------------------------------------------------------
     def _apply_order(self, o: OwnOrder, rec: OrderRecord, now: float, out: list[Output]) -> None:
-        changed = False
+        changed = resized = False
         if not o.answered_at:
             o.answered_at = now
         if rec.size_matched > o.venue_matched:
             o.venue_matched = rec.size_matched
-            changed = True
+            changed = resized = True
         for t in rec.associate_trades:
             if t not in o.trade_ids:
                 o.trade_ids.append(t)
@@ -526,8 +526,8 @@ class Reconciler:
             target = None
         if target is not None and self.orders.transition(o, target, now):
             changed = True
-        if changed:
-            self._changed(o, out)
+        if changed:  # a state change alone was counted by the store
+            self._changed(o, out, resized)
         self._claim_held(o.order_id, now, out)
 
     def _absent(self, o: OwnOrder, now: float, out: list[Output], resend: bool = True) -> bool:
