@@ -139,6 +139,8 @@ class TradeState:
 
 
 class Leg(msgspec.Struct, frozen=True):
+    """One order's part in a trade; ``fee_rate_bps`` is read for the taker leg only (makers pay none)."""
+
     order_id: str
     token_id: str
     side: Side
@@ -157,7 +159,7 @@ def trade_legs(rec: TradeRecord) -> list[Leg]:
         side = m.side or (rec.side.opposite if rec.side is not None else None)
         if side is None or not m.order_id:
             continue
-        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, m.fee_rate_bps))
+        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True))
     return legs
 
 

@@ -147,17 +147,6 @@ class _Target:
         return f
 
 
-class RouterStats:
-    __slots__ = ("dropped_takes", "cancel_batches", "place_batches", "orders_placed", "orders_canceled")
-
-    def __init__(self) -> None:
-        self.dropped_takes = 0
-        self.cancel_batches = 0
-        self.place_batches = 0
-        self.orders_placed = 0
-        self.orders_canceled = 0
-
-
 class Router:
     """Diffs targets against live orders and packs the work into throttled batches."""
 
@@ -197,7 +186,6 @@ class Router:
         self._retry_soon: dict[str, float] = {}  # failed cancel requests: id -> when it may go again
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
         self._rr = 0
-        self.stats = RouterStats()
 
     # --- intents ---------------------------------------------------------------------------
     def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
@@ -391,8 +379,6 @@ class Router:
                     self._retry_soon.pop(oid, None)
                 self._cancels.pop(oid, None)
             out.append(CancelBatch(ids))
-            self.stats.cancel_batches += 1
-            self.stats.orders_canceled += len(ids)
         # cancels first: a token whose cancels could not all go gets no new non-reducing order
         blocked = {cancel_tokens[oid] for oid in cancels[i:] if oid in cancel_tokens}
         eligible = [(r, is_take) for r, is_take in places if r.reducing or r.token_id not in blocked]
@@ -408,8 +394,6 @@ class Router:
                 if is_take:
                     self._drop_take(req)
             out.append(PlaceBatch(built))
-            self.stats.place_batches += 1
-            self.stats.orders_placed += len(built)
         self._forget_old_cancels(now)
         return out
 
@@ -433,14 +417,7 @@ class Router:
                 times.append(max(t_place, t_cancel))
         return min(times) if times else None
 
-    def has_work(self, now: float) -> bool:
-        cancels, places, _ = self._plan(now)
-        return bool(cancels or places)
-
     # --- internals -------------------------------------------------------------------------
-    def _cost(self, n: int) -> int:
-        return n if self.config.count_per_order else 1
-
     def _grant(self, throttle: Throttle, want: int, now: float) -> int:
         """Spend tokens for one request of up to ``want`` items; returns how many were granted."""
         if want <= 0:
@@ -448,7 +425,7 @@ class Router:
         for r in self._routes:
             if r.available(now) < 1:
                 return 0
-        if self.config.count_per_order:  # ``_cost(k)`` tokens: one per order
+        if self.config.count_per_order:  # k tokens: one per order
             k = throttle.take_up_to(want, now)  # min(want, available), taken in one pass
             if k <= 0:
                 return 0
