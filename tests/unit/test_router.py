@@ -274,3 +274,220 @@ def test_an_ack_leaves_a_settled_router_settled_and_a_fill_does_not():
                                             "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.3)
     assert not h.router.settled()
     assert [type(b) for b in h.router.poll(0.4)] == [CancelBatch, PlaceBatch]
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"max_batch": 0}, r"^max_batch must be within 1\.\.15, got 0$"),
+    ({"max_cancel_ids": 0}, r"^max_cancel_ids must be within 1\.\.3000, got 0$"),
+    ({"max_cancel_ids": 3001}, r"^max_cancel_ids must be within 1\.\.3000, got 3001$"),
+    ({"size_tolerance": -1}, r"^size_tolerance, take_ttl and cancel_retry_after must be >= 0$"),
+    ({"take_ttl": -0.5}, r"^size_tolerance, take_ttl and cancel_retry_after must be >= 0$"),
+    ({"cancel_retry_after": -0.5, "failed_cancel_retry_after": -1.0},
+     r"^size_tolerance, take_ttl and cancel_retry_after must be >= 0$"),
+    ({"failed_cancel_retry_after": -0.1}, r"^failed_cancel_retry_after must be within 0\.\.cancel_retry_after$"),
+    ({"failed_cancel_retry_after": 5.5}, r"^failed_cancel_retry_after must be within 0\.\.cancel_retry_after$"),
+])
+def test_config_refuses_each_bad_value_with_its_reason(fields, message):
+    with pytest.raises(ValueError, match=message):
+        RouterConfig(**fields)
+
+
+def test_config_accepts_the_bounds():
+    low = RouterConfig(max_batch=1, max_cancel_ids=1, size_tolerance=0, take_ttl=0.0, cancel_retry_after=0.0,
+                       failed_cancel_retry_after=0.0)
+    assert (low.max_batch, low.max_cancel_ids, low.take_ttl, low.cancel_retry_after) == (1, 1, 0.0, 0.0)
+    assert RouterConfig(take_ttl=0.5, cancel_retry_after=0.5, failed_cancel_retry_after=0.5).take_ttl == 0.5
+    assert RouterConfig(max_batch=15, max_cancel_ids=3000).max_cancel_ids == 3000
+
+
+def test_a_batch_of_one_and_a_cancel_batch_of_one():
+    h = Harness(config=RouterConfig(max_batch=1, max_cancel_ids=1))
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, U), (Side.BUY, 200_000, U)))
+    assert [len(b.orders) for b in h.step(0.0)] == [1, 1]
+    h.router.set_target(quotes("t"))
+    assert [len(b.order_ids) for b in h.step(1.0)] == [1, 1]
+
+
+def test_built_orders_carry_every_field_of_their_quote_and_are_stamped():
+    h = Harness()
+    target = QuoteTarget("t", (
+        Quote("t", Side.BUY, 400_000, 10 * U, post_only=True, expiration=1_900_000_000),
+        Quote("t", Side.SELL, 600_000, 5 * U),
+    ))
+    h.router.set_target(target, reducing=[False, True])
+    (batch,) = h.router.poll(3.5)
+    sell, buy = batch.orders  # the reducing quote first
+    assert (sell.side, sell.price, sell.size, sell.order_type, sell.post_only, sell.expiration, sell.reducing) == (
+        Side.SELL, 600_000, 5 * U, OrderType.GTC, False, 0, True)
+    assert (buy.side, buy.price, buy.size, buy.order_type, buy.post_only, buy.expiration, buy.reducing) == (
+        Side.BUY, 400_000, 10 * U, OrderType.GTD, True, 1_900_000_000, False)
+    assert [r.reducing for r in h.signed] == [True, False] and [r.order_type for r in h.signed] == [
+        OrderType.GTC, OrderType.GTD]
+    for o in batch.orders:
+        assert o.signed == FakeSigned(o.order_id, o.price) and o.token_id == "t"
+        assert o.sent_at == 3.5 and o.updated_at == 3.5
+
+
+def test_take_requests_carry_the_amount_and_a_share_estimate():
+    h = Harness()
+    h.router.take(Take("a", Side.BUY, 250_000, 10 * U, OrderType.FAK), 0.0, reducing=True)
+    h.router.take(Take("b", Side.SELL, 400_000, 7 * U), 0.0)
+    h.router.take(Take("c", Side.BUY, 1, 3), 0.0)  # the lowest price: no rounding lost
+    h.router.take(Take("d", Side.BUY, 0, 5 * U), 0.0)  # no price: no estimate, no division
+    (batch,) = h.router.poll(0.0)
+    got = [(r.token_id, r.side, r.price, r.size, r.amount, r.order_type, r.reducing) for r in h.signed]
+    assert got == [
+        ("a", Side.BUY, 250_000, 40 * U, 10 * U, OrderType.FAK, True),
+        ("b", Side.SELL, 400_000, 7 * U, 7 * U, OrderType.FOK, False),
+        ("c", Side.BUY, 1, 3 * U, 3, OrderType.FOK, False),
+        ("d", Side.BUY, 0, 0, 5 * U, OrderType.FOK, False),
+    ]
+    assert [o.reducing for o in batch.orders] == [True, False, False, False]
+    assert h.router.poll(0.1) == []  # every take was sent once
+
+
+def test_reducing_flags_are_per_quote_from_any_sequence_and_must_match_the_quotes():
+    h = Harness(place_cap=1)
+    target = quotes("t", (Side.BUY, 100_000, U), (Side.SELL, 900_000, U), (Side.BUY, 200_000, U))
+    with pytest.raises(ValueError, match="^one reducing flag per quote$"):
+        h.router.set_target(target, [True])
+    h.router.submit(target, 0.0, reducing=[0, 1, 0])  # any sequence of truth values
+    (batch,) = h.step(0.0)
+    assert [(o.side, o.price, o.reducing) for o in batch.orders] == [(Side.SELL, 900_000, True)]
+    h.router.submit(target, 0.0, reducing=(False, False, True))  # a tuple is taken as it is
+    h.router.cancel_all()
+    h.router.submit(target, 0.0, reducing=(False, False, True))
+    assert [o.price for b in h.step(10.0) if isinstance(b, PlaceBatch) for o in b.orders] == [200_000]
+
+
+def test_submit_passes_each_intent_on_with_its_time_and_flag():
+    h = Harness(place_cap=1)
+    h.router.submit(Take("a", Side.SELL, 400_000, U), 1.0, reducing=1)
+    h.router.submit(quotes("b", (Side.BUY, 100_000, U)), 1.0)
+    (batch,) = h.step(1.0)
+    assert batch.orders[0].token_id == "a" and batch.orders[0].reducing is True  # reducing, first
+    h.router.submit(Take("c", Side.SELL, 400_000, U), 1.5)  # not reducing by default
+    h.router.take(Take("d", Side.SELL, 400_000, U), 1.5)
+    assert h.step(11.0)[0].orders[0].token_id == "b"  # a quote and the takes, all equal: in order
+    assert h.step(12.0) == []  # the takes' 1 s passed: dropped (sent 1.5, now 12.0)
+    assert h.signed[-1].reducing is False
+
+
+def test_cancel_all_on_one_token_drops_its_targets_and_takes_only():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.router.set_target(quotes("b", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    h.router.take(Take("a", Side.SELL, 400_000, U), 1.0)
+    h.router.take(Take("b", Side.SELL, 400_000, U), 1.0)
+    h.router.cancel_all("a")
+    assert h.router.targets() == {"a": QuoteTarget("a"), "b": quotes("b", (Side.BUY, 100_000, U))}
+    out = h.step(1.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    assert [o.token_id for o in out[1].orders] == ["b"] and h.live("a") == []
+    h.router.take(Take("b", Side.SELL, 400_000, U), 2.0)
+    h.router.cancel_all()
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch]  # the take is gone with the rest
+    assert h.router.targets() == {"a": QuoteTarget("a"), "b": QuoteTarget("b")}
+
+
+def test_cancel_all_skips_orders_whose_cancel_is_out():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U)))
+    h.step(0.0)
+    first, second = h.rec.orders.working("a")
+    h.rec.on_cancels_sent([first.order_id], 0.5)  # its cancel is out, unanswered
+    h.router.cancel_all("a")
+    (batch,) = h.router.poll(1.0)
+    assert batch.order_ids == (second.order_id,)
+
+
+def test_a_cancel_all_after_a_settled_plan_does_not_hide_the_next_target():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.router.set_target(quotes("b", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    assert h.step(0.5) == [] and h.router.settled()
+    h.router.cancel_all("c")  # nothing there
+    h.router.set_target(quotes("a", (Side.BUY, 120_000, U)))
+    assert [type(b) for b in h.step(1.0)] == [CancelBatch, PlaceBatch]
+
+
+def test_work_that_arrives_after_a_settled_plan_is_planned():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    assert h.step(0.5) == [] and h.router.settled()
+    (oid,) = [o.order_id for o in h.rec.orders.working("a")]
+    h.router.cancel(oid)
+    assert not h.router.settled()
+    assert [b.order_ids for b in h.step(1.0)] == [(oid,)]
+    h.step(1.5)  # the target places it again
+    assert h.step(2.0) == [] and h.router.settled()
+    h.router.take(Take("a", Side.BUY, 300_000, U), 2.5)
+    assert not h.router.settled()
+    assert [type(b) for b in h.step(2.5)] == [PlaceBatch]
+
+
+def test_explicit_cancels_skip_closed_orders_and_those_whose_cancel_is_out():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U), (Side.BUY, 120_000, U)))
+    h.step(0.0)
+    closed, pending, live = h.rec.orders.working("a")
+    h.rec.on_cancels_sent([closed.order_id], 0.1)
+    h.rec.on_cancel_result({"canceled": [closed.order_id], "not_canceled": {}}, 0.1)
+    h.rec.on_cancels_sent([pending.order_id], 0.2)
+    h.router.set_target(quotes("a", (Side.BUY, 120_000, U)))  # the target keeps only the live one
+    for oid in (closed.order_id, pending.order_id, live.order_id):
+        h.router.cancel(oid)
+    assert [b.order_ids for b in h.router.poll(1.0)] == [(live.order_id,)]
+    h.rec.on_cancel_result({"canceled": [pending.order_id], "not_canceled": {}}, 1.1)
+    assert h.router.poll(1.2) == []  # a closed order's cancel is forgotten, not sent later
+
+
+def test_a_paced_explicit_cancel_goes_again_when_its_time_comes():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("a")]
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))  # the target wants it kept
+    h.router.cancel(oid)
+    assert cancel_emitted(h.router.poll(1.0), oid)
+    h.rec.on_cancels_sent([oid], 1.0)
+    h.rec.on_cancel_failed([oid], 1.1)  # refused: paced
+    h.router.cancel(oid)
+    retry = h.router.config.cancel_retry_after
+    assert h.router.poll(1.2) == [] and h.router.poll(1.0 + retry - 0.01) == []
+    assert cancel_emitted(h.router.poll(1.0 + retry), oid)
+
+
+def test_an_explicit_cancel_whose_request_failed_goes_again_soon():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("a")]
+    h.router.cancel(oid)
+    assert cancel_emitted(h.router.poll(1.0), oid)
+    h.rec.on_cancels_sent([oid], 1.0)
+    h.rec.on_cancel_failed([oid], 1.1)
+    h.router.cancels_failed([oid], 1.1)
+    h.router.cancel(oid)
+    soon = h.router.config.failed_cancel_retry_after
+    assert h.router.poll(1.2) == [] and h.router.poll(1.1 + soon - 0.01) == []
+    assert cancel_emitted(h.router.poll(1.1 + soon), oid)
+
+
+def test_a_cancel_answered_not_found_before_the_ack_goes_again_once_the_ack_comes():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    oid = place.order_ids[0]
+    h.router.cancel(oid)
+    assert cancel_emitted(h.router.poll(0.01), oid)
+    h.rec.on_cancels_sent([oid], 0.01)
+    h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.02, [oid])
+    h.router.cancel(oid)
+    assert h.router.poll(0.03) == []  # unanswered still: paced
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.05)
+    assert cancel_emitted(h.router.poll(0.06), oid)  # the place is there now: at once
