@@ -8,7 +8,8 @@ Invariants (the races are named where they are guarded):
   moves forward (MATCHED < RETRYING < MINED < CONFIRMED|FAILED), so a late, stale record never
   rolls it back, and the last ``SettlementUpdate`` of a trade is its final status;
 - *fill before ack*: a trade naming an order we do not know yet is held and matched as soon as
-  the order becomes known (sent, acked or adopted);
+  the order becomes known (sent or adopted: an ack or a venue record only ever names an order
+  known already);
 - *unknown submit outcome* (timeout, 5xx, reset): the order goes UNKNOWN and is resolved by a
   lookup; it is resent (the same signed order, same hash) only when the venue shows it absent;
 - *cancel vs place*: a cancel sent before the order's submit was answered may reach the venue
@@ -274,9 +275,6 @@ class Reconciler:
                 target = S.LIVE
             if self.orders.transition(o, target, now):
                 self._changed(o, out, resized=False)
-            self._claim_held(oid, now, out)
-            if r.order_id and r.order_id != oid:
-                self._claim_held(r.order_id, now, out)
             return
         # not accepted: a fill or the venue showing the order outranks our reading of the ack
         if o.matched > 0 or o.state not in (S.PENDING_SUBMIT, S.UNKNOWN, S.PENDING_CANCEL):
@@ -524,13 +522,11 @@ class Reconciler:
             target = S.REJECTED if o.state in (S.PENDING_SUBMIT, S.UNKNOWN) else S.CANCELED
         else:
             target = None
-        if target is not None and target is S.LIVE and o.state is S.PARTIALLY_FILLED:
-            target = None
+        # (the store refuses PARTIALLY_FILLED -> LIVE: a stale LIVE never undoes a fill)
         if target is not None and self.orders.transition(o, target, now):
             changed = True
         if changed:  # a state change alone was counted by the store
             self._changed(o, out, resized)
-        self._claim_held(o.order_id, now, out)
 
     def _absent(self, o: OwnOrder, now: float, out: list[Output], resend: bool = True) -> bool:
         """The venue does not show ``o`` as open. Returns True when it was closed here."""

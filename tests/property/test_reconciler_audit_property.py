@@ -30,6 +30,7 @@ class RecordingJournal:
 
     def __init__(self) -> None:
         self.orders: list[OrderUpdate] = []
+        self.trade_ids: dict[str, tuple[str, ...]] = {}  # order id -> its trades, as last journaled
         self.fills: list[Fill] = []
         self.reversals: list[Fill] = []
         self.statuses: list[tuple[str, object]] = []
@@ -38,6 +39,7 @@ class RecordingJournal:
 
     def order(self, o: OwnOrder) -> None:
         self.orders.append(OrderUpdate(o.order_id, o.token_id, o.state, o.filled, o.remaining, o.reason))
+        self.trade_ids[o.order_id] = tuple(o.trade_ids)
 
     def fill(self, fill: Fill) -> None:
         self.fills.append(fill)
@@ -59,10 +61,10 @@ def new_order(oid: str) -> OwnOrder:
     return OwnOrder(oid, TOKEN_OF[oid], Side.BUY, 400_000, 10 * U, order_type=TYPE_OF[oid], signed={"hash": oid})
 
 
-def order_item(oid: str, status: str, matched: int, typ: str) -> dict:
+def order_item(oid: str, status: str, matched: int, typ: str, trades: tuple[str, ...] = ()) -> dict:
     return {"id": oid, "asset_id": TOKEN_OF.get(oid, "t1"), "market": "0xm", "side": "BUY", "price": "0.4",
             "original_size": "10", "size_matched": str(matched), "status": status, "type": typ,
-            "order_type": "GTD", "associate_trades": None}
+            "order_type": "GTD", "associate_trades": list(trades) or None}
 
 
 def trade_item(tid: str, oid: str, taker: bool, size: int, status: str) -> dict:
@@ -85,7 +87,8 @@ op_st = st.one_of(
     st.tuples(st.just("cancel_result"), oid_st, st.sampled_from(["canceled", "not found", "none"])),
     st.tuples(st.just("cancel_failed"), oid_st),
     st.tuples(st.just("event"), oid_st, st.sampled_from(["LIVE", "MATCHED", "CANCELED", "UNMATCHED", "INVALID"]),
-              st.integers(0, 10), st.sampled_from(["PLACEMENT", "UPDATE", "CANCELLATION"])),
+              st.integers(0, 10), st.sampled_from(["PLACEMENT", "UPDATE", "CANCELLATION"]),
+              st.sampled_from([(), ("tr0",), ("tr1", "tr2")])),
     st.tuples(st.just("trade"), st.integers(0, 3), oid_st, st.booleans(), st.integers(1, 6),
               st.sampled_from(["MATCHED", "MINED", "CONFIRMED", "FAILED"])),
     st.tuples(st.just("lookup"), oid_st, st.sampled_from(["LIVE", "CANCELED", "MATCHED", None]), st.integers(0, 10),
@@ -118,8 +121,8 @@ def apply(rec: Reconciler, op: tuple, now: float) -> list:
     if kind == "cancel_failed":
         return rec.on_cancel_failed([args[0]], now)
     if kind == "event":
-        oid, status, matched, typ = args
-        return rec.on_order_event(order_item(oid, status, matched, typ), now)
+        oid, status, matched, typ, trades = args
+        return rec.on_order_event(order_item(oid, status, matched, typ, trades), now)
     if kind == "trade":
         i, oid, taker, size, status = args
         return rec.on_trade_event(trade_item(f"tr{i}", oid, taker, size, status), now)
@@ -137,18 +140,19 @@ def apply(rec: Reconciler, op: tuple, now: float) -> list:
 
 def snapshot(rec: Reconciler) -> dict[str, tuple]:
     return {o.order_id: (o.state, o.filled, o.venue_matched, o.remaining, o.reason, o.answered_at, o.updated_at,
-                         o.token_id)
+                         o.token_id, tuple(o.trade_ids))
             for o in rec.orders}
 
 
 @seed(20240613)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(op_st, min_size=1, max_size=30), st.sampled_from(["adopt", "cancel", "ignore"]))
+@given(st.lists(op_st, min_size=3, max_size=40), st.sampled_from(["adopt", "cancel", "ignore"]))
 def test_every_change_is_journaled_stamped_told_and_counted(ops, policy):
     journal = RecordingJournal()
     rec = Reconciler(ReconcilerConfig(orphan_policy=policy, owner="k1"), journal=journal)
     store = rec.orders
     reversed_fills: list[Fill] = []
+    ops = [("sent", oid) for oid in OIDS[:3]] + ops  # 0xd is sent only when drawn (fills may come first)
     for i, op in enumerate(ops):
         now = 10.0 + i
         before = snapshot(rec)
@@ -168,10 +172,11 @@ def test_every_change_is_journaled_stamped_told_and_counted(ops, policy):
             if was is None:
                 assert now_is[6] == now and o.sent_at == now  # filed now
                 continue
-            moved = was[:4] != now_is[:4]
+            moved = was[:4] != now_is[:4] or was[8] != now_is[8]
             if moved:  # the journal holds the order as it is now
                 assert [u for u in told if u.order_id == oid][-1] == OrderUpdate(
                     oid, o.token_id, o.state, o.filled, o.remaining, o.reason)
+                assert journal.trade_ids[oid] == now_is[8]
             if was[0] is not now_is[0]:
                 assert now_is[6] == now, "a state change is stamped with its time"
             if was[5] != now_is[5]:

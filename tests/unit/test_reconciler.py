@@ -563,3 +563,233 @@ def test_the_trades_cursor_stays_at_a_page_holding_an_unsettled_trade_of_ours():
     assert of(out, FillReversal)
     rec.on_trades_page([trade("t2")], 2.0, cursor="MTAw", next_cursor="LTE=")
     assert rec.trades_cursor == "MTAw"  # settled: the read moves on
+
+
+def test_config_refuses_an_unknown_orphan_policy_and_takes_the_smallest_hold():
+    import pytest
+
+    with pytest.raises(ValueError, match=r"^orphan_policy must be adopt, cancel or ignore, not 'keep'$"):
+        ReconcilerConfig(orphan_policy="keep")
+    assert ReconcilerConfig(max_held_trades=1).max_held_trades == 1
+
+
+def test_a_status_of_the_same_rank_does_not_replace_the_one_seen():
+    assert advance_status(TradeStatus.MATCHED, TradeStatus.MATCHED_NOT_BROADCASTED) is TradeStatus.MATCHED
+    assert advance_status(TradeStatus.MATCHED_NOT_BROADCASTED, TradeStatus.MATCHED) is (
+        TradeStatus.MATCHED_NOT_BROADCASTED)
+
+
+def test_an_adopted_orphan_keeps_its_order_type_price_and_trades():
+    rec = Reconciler(ReconcilerConfig(orphan_policy="adopt"))
+    gtd = dict(oevent("0xg", "LIVE", "PLACEMENT", price="0.37"), order_type="gtd", associate_trades=["tr9"])
+    out = rec.on_order_event(gtd, now=3.0)
+    g = rec.orders.get("0xg")
+    assert (g.order_type, g.price, g.token_id, g.trade_ids, g.updated_at) == (OrderType.GTD, 370_000, TOK, ["tr9"], 3.0)
+    assert of(out, OrderUpdate) == [OrderUpdate("0xg", TOK, S.LIVE, 0, 10 * U, "adopted")]
+    rec.on_order_event(dict(oevent("0xh", "LIVE", "PLACEMENT"), order_type="ICEBERG"), now=3.0)
+    assert rec.orders.get("0xh").order_type is OrderType.GTC  # a type we do not know: resting, GTC
+    rec.on_order_event(oevent("0xi", "LIVE", "PLACEMENT", matched="0.000001"), now=3.0)
+    assert rec.orders.get("0xi").state is S.PARTIALLY_FILLED  # one micro-share matched is matched
+
+
+def test_an_adopted_orphan_claims_the_trades_held_for_it():
+    rec = Reconciler(ReconcilerConfig(orphan_policy="adopt"))
+    rec.on_trade_event(trade("t1", makers=[maker("0xo", "2")]), 1.0)
+    assert rec.held_trades == ["t1"]
+    out = rec.on_order_event(oevent("0xo", "LIVE", "PLACEMENT", matched="2"), now=2.0)
+    assert [(f.order_id, f.size) for f in of(out, Fill)] == [("0xo", 2 * U)] and rec.held_trades == []
+
+
+def test_the_reconciler_keeps_the_store_it_is_given():
+    from bot.execution.orders import OrderStore
+
+    store = OrderStore()
+    rec = Reconciler(store=store)
+    sent(rec, own("0xa"))
+    assert rec.orders is store and store.get("0xa").state is S.PENDING_SUBMIT
+
+
+def test_the_first_trades_read_moves_the_cursor_on():
+    rec = Reconciler()
+    rec.on_trades_page([trade("t1")], 1.0, next_cursor="MTAw")
+    assert rec.trades_cursor == "MTAw"
+    rec.on_trades_page([], 2.0, cursor="MTAw", next_cursor="LTE=")  # the end: stay at the last page
+    assert rec.trades_cursor == "MTAw"
+
+
+def test_a_read_that_starts_at_the_default_cursor_is_a_new_read():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_trades_page([trade("t1", makers=[maker("0xa", "3")])], 1.0, cursor="MA==", next_cursor="MTAw")
+    rec.on_trades_page([trade("t1", "CONFIRMED", makers=[maker("0xa", "3")])], 2.0, cursor="MA==",
+                       next_cursor="MTAw")
+    assert rec.trades_cursor == "MTAw"  # the held read ended where it began: it moves on again
+
+
+def test_trade_legs_read_sides_and_tokens_the_venue_leaves_out():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb", side=Side.SELL))
+    t = trade("t1", side="SELL", makers=[("", "1", "0.4", "BUY", ""), maker("0xa", "3")])
+    t["maker_orders"][1]["side"] = None  # the taker sold: our maker leg bought
+    t["maker_orders"][1]["asset_id"] = ""
+    (fill,) = of(rec.on_trade_event(t, 1.0), Fill)
+    assert (fill.order_id, fill.side, fill.token_id, fill.size, fill.ts) == ("0xa", Side.BUY, TOK, 3 * U, 1_700_000_000)
+    nameless = trade("t2", taker="", side="BUY", makers=[maker("0xb", "2", side="SELL")])
+    out = rec.on_trade_event(nameless, 2.0)
+    assert [(f.order_id, f.side) for f in of(out, Fill)] == [("0xb", Side.SELL)] and rec.held_trades == []
+    sideless = trade("t3", taker="0xb", side="", makers=[("0xq", "2", "0.4", "", "")])
+    assert of(rec.on_trade_event(sideless, 3.0), Fill) == [] and rec.held_trades == []
+
+
+def test_a_trade_naming_no_taker_order_waits_only_for_its_makers():
+    rec = Reconciler()
+    rec.on_trade_event(trade("t1", taker="", side="SELL", makers=[maker("0xa", "3")]), 1.0)
+    assert rec.held_trades == ["t1"]
+    out = sent(rec, own("0xa"), now=2.0)
+    assert [f.order_id for f in of(out, Fill)] == ["0xa"] and rec.held_trades == []
+
+
+def test_held_trades_are_bounded_oldest_first():
+    rec = Reconciler(ReconcilerConfig(max_held_trades=2))
+    for i, oid in enumerate(("0x1", "0x2", "0x3")):
+        rec.on_trade_event(trade(f"t{i}", makers=[maker(oid, "1")]), float(i))
+    assert rec.held_trades == ["t1", "t2"]
+    out = sent(rec, own("0x1"), own("0x2"), own("0x3"), now=5.0)
+    assert [f.order_id for f in of(out, Fill)] == ["0x2", "0x3"]  # the oldest was let go
+
+
+def test_a_held_trade_is_let_go_when_a_restart_knows_its_order():
+    rec = Reconciler()
+    rec.on_trade_event(trade("t1", makers=[maker("0xa", "3")]), 1.0)
+    a = own("0xa")
+    a.state = S.LIVE
+    rec.load([a], [], [], {}, {})
+    out = rec.on_trade_event(trade("t1", "MINED", makers=[maker("0xa", "3")]), 2.0)
+    assert [f.order_id for f in of(out, Fill)] == ["0xa"] and rec.held_trades == []
+    assert sent(rec, own("0xa"), now=3.0) == []  # known: nothing replayed
+
+
+def test_fills_make_an_order_filled_exactly_when_its_size_is_matched():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xc"))
+    rec.on_acks(["0xa", "0xc"], [ack("0xa"), ack("0xc")], 1.0)
+    a = rec.orders.get("0xa")
+    rec.on_trade_event(trade("t1", makers=[maker("0xa", "3")]), 2.0)
+    rec.on_trade_event(trade("t2", makers=[maker("0xa", "3")]), 3.0)
+    assert (a.state, a.filled, a.updated_at) == (S.PARTIALLY_FILLED, 6 * U, 2.0)
+    rec.on_trade_event(trade("t3", makers=[maker("0xa", "4")]), 4.0)
+    assert (a.state, a.updated_at) == (S.FILLED, 4.0)
+    c = rec.orders.get("0xc")
+    rec.on_cancels_sent(["0xc"], 5.0)
+    rec.on_trade_event(trade("t4", makers=[maker("0xc", "4")]), 6.0)
+    assert c.state is S.PENDING_CANCEL  # a part filled: its cancel is still out
+    rec.on_trade_event(trade("t5", makers=[maker("0xc", "6")]), 7.0)
+    assert (c.state, c.updated_at) == (S.FILLED, 7.0)
+
+
+def test_an_order_of_no_size_is_never_full_and_one_micro_share_is():
+    rec = Reconciler()
+    m = own("0xm", size=0, order_type=OrderType.FOK)  # a market buy at no price: no share estimate
+    tiny = own("0xt", size=1)
+    sent(rec, m, tiny)
+    rec.on_trade_event(trade("t1", taker="0xm", side="BUY", size="2"), 1.0)
+    assert m.state is S.PARTIALLY_FILLED and m.filled == 2 * U
+    rec.on_open_orders([], 2.0, as_of=1.5)
+    assert m.state is S.CANCELED  # gone from the book: closed, not filled
+    rec.on_trade_event(trade("t2", makers=[maker("0xt", "0.000001")]), 3.0)
+    assert tiny.state is S.FILLED
+    z = own("0xz", size=0)
+    sent(rec, z, now=4.0)
+    rec.on_order_event(oevent("0xz", "LIVE", "UPDATE"), 5.0)
+    assert z.state is S.LIVE
+
+
+def test_an_ack_during_a_blind_cancel_remembers_a_fill_of_one_micro_share():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_cancels_sent(["0xa"], 1.0)  # before the ack: blind
+    rec.on_trade_event(trade("t1", makers=[maker("0xa", "0.000001")]), 1.5)
+    rec.on_ack("0xa", ack("0xa"), 2.0)
+    rec.on_cancel_failed(["0xa"], 3.0)
+    assert rec.orders.get("0xa").state is S.PARTIALLY_FILLED
+
+
+def test_a_refused_ack_names_its_reason_and_never_undoes_a_fill():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"), own("0xc"), own("0xd"))
+    refused = {"success": False, "errorMsg": "", "orderID": "", "status": ""}
+    rec.on_acks(["0xa", "0xb"], [refused, dict(refused, status="unmatched")], 1.0)
+    assert rec.orders.get("0xa").reason == "rejected" and rec.orders.get("0xb").reason == "unmatched"
+    rec.on_cancels_sent(["0xc"], 1.0)
+    rec.on_ack("0xc", refused, 2.0)
+    assert rec.orders.get("0xc").state is S.CANCELED  # refused while its cancel was out
+    rec.on_trade_event(trade("t1", makers=[maker("0xd", "0.000001")]), 2.5)
+    rec.on_ack("0xd", refused, 3.0)
+    assert rec.orders.get("0xd").state is S.PARTIALLY_FILLED
+
+
+def test_an_accepted_ack_of_an_order_read_as_unmatched_with_a_fill_restores_its_fill():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"))
+    rec.on_order_event(oevent("0xa", "UNMATCHED", "UPDATE", matched="0.000001"), 1.0)
+    rec.on_order_event(oevent("0xb", "UNMATCHED", "UPDATE", matched="10"), 1.0)
+    assert rec.orders.get("0xa").state is S.REJECTED and rec.orders.get("0xa").reason == "UNMATCHED"
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 2.0)
+    assert rec.orders.get("0xa").state is S.PARTIALLY_FILLED and rec.orders.get("0xb").state is S.FILLED
+
+
+def test_order_records_set_state_reason_market_trades_and_first_answer():
+    rec = Reconciler()
+    a, b, c, d, e = (own(x) for x in ("0xa", "0xb", "0xc", "0xd", "0xe"))
+    sent(rec, a, b, c, d, e)
+    rec.on_order_event(dict(oevent("0xa", "DELAYED", "PLACEMENT"), associate_trades=["tr1", "tr2"]), 1.0)
+    assert (a.state, a.market, a.trade_ids, a.answered_at) == (S.LIVE, "0xm", ["tr1", "tr2"], 1.0)
+    rec.on_order_event(dict(oevent("0xa", "", "UPDATE"), associate_trades=["tr2", "tr3"], market="0xn"), 2.0)
+    assert (a.state, a.market, a.trade_ids, a.answered_at) == (S.LIVE, "0xm", ["tr1", "tr2", "tr3"], 1.0)
+    rec.on_order_event(oevent("0xb", "MATCHED", "UPDATE"), 1.0)
+    assert b.state is S.FILLED
+    rec.on_order_event(oevent("0xc", "CANCELED", "CANCELLATION", matched="10"), 1.0)
+    assert (c.state, c.reason) == (S.FILLED, "CANCELED")  # matched whole before the cancel
+    rec.on_order_event(oevent("0xd", "LIVE", "UPDATE", matched="10"), 1.0)
+    assert d.state is S.FILLED
+    rec.on_order_event(oevent("0xe", "LIVE", "UPDATE", matched="0.000001"), 1.0)
+    assert e.state is S.PARTIALLY_FILLED
+
+
+def test_unmatched_or_invalid_rejects_an_unanswered_order_and_cancels_a_live_one():
+    rec = Reconciler()
+    a, b, u = own("0xa"), own("0xb"), own("0xu")
+    sent(rec, a, b, u)
+    rec.on_ack("0xb", ack("0xb"), 1.0)
+    rec.on_place_failed(["0xu"], 1.0, unknown=True)
+    rec.on_order_event(oevent("0xa", "INVALID", "UPDATE"), 2.0)
+    rec.on_order_event(oevent("0xb", "INVALID", "UPDATE"), 2.0)
+    rec.on_order_event(oevent("0xu", "UNMATCHED", "UPDATE"), 2.0)
+    assert [(o.state, o.reason) for o in (a, b, u)] == [
+        (S.REJECTED, "INVALID"), (S.CANCELED, "INVALID"), (S.REJECTED, "UNMATCHED")]
+
+
+def test_a_venue_record_during_a_blind_cancel_tells_what_the_order_was():
+    rec = Reconciler()
+    a, b, c = own("0xa"), own("0xb"), own("0xc")
+    sent(rec, a, b, c)
+    rec.on_cancels_sent(["0xa", "0xb", "0xc"], 1.0)
+    rec.on_order_event(oevent("0xa", "LIVE", "PLACEMENT"), 2.0)
+    rec.on_order_event(oevent("0xb", "LIVE", "UPDATE", matched="0.000001"), 2.0)
+    rec.on_order_event(oevent("0xc", "LIVE", "UPDATE", matched="10"), 2.0)
+    assert (a.state, b.state, c.state) == (S.PENDING_CANCEL, S.PENDING_CANCEL, S.FILLED)
+    rec.on_cancel_failed(["0xa", "0xb"], 3.0)
+    assert (a.state, b.state) == (S.LIVE, S.PARTIALLY_FILLED)
+
+
+def test_sending_orders_counts_each_new_order_once_for_the_diff():
+    rec = Reconciler()
+    store = rec.orders
+    before = store.quoting_revision
+    sent(rec, own("0xa"), own("0xb"))
+    assert store.quoting_revision == before + 2
+    rec.on_place_failed(["0xa"], 1.0, unknown=True)
+    counted = store.quoting_revision
+    rec.on_places_sent([own("0xa")], 2.0)  # the resend: UNKNOWN -> PENDING_SUBMIT, both quoting
+    assert rec.orders.get("0xa").state is S.PENDING_SUBMIT and rec.orders.get("0xa").updated_at == 2.0
+    assert store.quoting_revision == counted
