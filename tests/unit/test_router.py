@@ -491,3 +491,98 @@ def test_a_cancel_answered_not_found_before_the_ack_goes_again_once_the_ack_come
     assert h.router.poll(0.03) == []  # unanswered still: paced
     h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.05)
     assert cancel_emitted(h.router.poll(0.06), oid)  # the place is there now: at once
+
+
+def test_the_diff_reads_each_tokens_tick_and_a_tick_change_is_planned_again():
+    ticks = {"t": 10_000}
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=Throttle([RateWindow(100, 10.0)]),
+                      cancel_throttle=Throttle([RateWindow(100, 10.0)]), tick_of=ticks.__getitem__)
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    h.router.set_target(quotes("t", (Side.BUY, 104_000, U)))  # the same price on a 0.01 grid
+    assert h.step(1.0) == [] and h.router.settled()
+    ticks["t"] = 1_000
+    h.router.invalidate()
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch, PlaceBatch]
+    assert h.live("t") == [(Side.BUY, 104_000, U)]
+
+
+def test_a_live_order_within_the_size_tolerance_stands_for_its_quote():
+    h = Harness(config=RouterConfig(size_tolerance=U // 2))
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, 10 * U)))
+    h.step(0.0)
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, 10 * U + U // 2)))
+    assert h.step(1.0) == []
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, 11 * U)))
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch, PlaceBatch]
+
+
+def test_tokens_take_turns_when_the_throttle_is_tight():
+    h = Harness(place_cap=1)
+    for tok in ("a", "b", "c"):
+        h.router.set_target(quotes(tok, (Side.BUY, 100_000, U), (Side.BUY, 200_000, U)))
+    sent_to = [b.orders[0].token_id for t in range(6) for b in h.step(10.0 * t)]
+    assert sent_to == ["a", "b", "c", "a", "b", "c"]
+
+
+def test_an_order_whose_cancel_is_out_no_longer_stands_for_a_quote():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("t")]
+    h.rec.on_cancels_sent([oid], 1.0)  # cancelled elsewhere (a cancel-all at the shell)
+    (batch,) = h.router.poll(1.5)
+    assert isinstance(batch, PlaceBatch) and batch.orders[0].price == 100_000
+
+
+def test_diff_cancels_are_paced_one_by_one_and_a_token_with_only_cancels_does_not_stop_the_rest():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U)))
+    h.step(100.0)
+    first, second = (o.order_id for o in h.rec.orders.working("a"))
+    h.router.set_target(quotes("a", (Side.BUY, 110_000, U)))
+    assert [b.order_ids for b in h.router.poll(101.0)] == [(first,)]
+    h.rec.on_cancels_sent([first], 101.0)
+    h.rec.on_cancel_failed([first], 101.1)  # refused: paced
+    h.router.set_target(quotes("a"))  # now both go; the first waits its turn
+    h.router.set_target(quotes("b", (Side.SELL, 900_000, U)))
+    out = h.router.poll(102.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    assert out[0].order_ids == (second,) and out[1].orders[0].token_id == "b"
+    h.rec.on_cancels_sent([second], 102.0)
+    h.rec.on_places_sent(out[1].orders, 102.0)
+    assert not cancel_emitted(h.router.poll(105.0), first)
+    assert cancel_emitted(h.router.poll(101.0 + h.router.config.cancel_retry_after), first)
+
+
+def test_a_take_is_sent_until_its_ttl_has_passed_whatever_the_clock():
+    h = Harness()
+    h.router.take(Take("a", Side.SELL, 400_000, U), 1000.0)
+    h.router.take(Take("b", Side.SELL, 400_000, U), 1000.5)
+    out = h.router.poll(1001.0)  # exactly the ttl after the first: still sent
+    assert [o.token_id for b in out for o in b.orders] == ["a", "b"]
+
+
+def test_emitted_cancels_are_swept_once_many_but_recent_ones_stay_paced():
+    h = Harness(cancel_cap=100_000)
+    old = [f"0xold{i}" for i in range(4000)]
+    for oid in old:
+        h.router.cancel(oid)
+    assert sum(len(b.order_ids) for b in h.router.poll(0.0)) == 4000
+    recent = [f"0xnew{i}" for i in range(200)]
+    for oid in recent:
+        h.router.cancel(oid)
+    h.router.cancels_failed(old[1:2], 2.9)  # its request failed: it may go again at 3.4
+    h.router.poll(3.0)  # 4200 remembered: swept, all still within the retry horizon
+    h.router.cancels_failed(recent[:1], 3.0)
+    for oid in old[:2] + recent:
+        h.router.cancel(oid)
+    out = h.router.poll(3.2)
+    assert [b.order_ids for b in out] == [], "every remembered cancel is still paced"
+    assert [b.order_ids for b in h.router.poll(3.4)] == [(old[1],)]
+    soon = 3.0 + h.router.config.failed_cancel_retry_after
+    assert [b.order_ids for b in h.router.poll(soon)] == [(recent[0],)]
+    assert h.router.poll(soon + 0.1) == []
+    late = h.router.poll(3.0 + h.router.config.cancel_retry_after)
+    assert sorted(oid for b in late for oid in b.order_ids) == sorted(old[:1] + recent[1:])
