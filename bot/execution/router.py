@@ -277,8 +277,7 @@ class Router:
                     done.append(oid)
                 continue
             if self._recently_cancelled(oid, now):
-                wake = min(wake, self._retry_at(oid, self._emitted_cancels[oid]))
-                continue
+                continue  # paced (no wake-up needed: a plan is never skipped while it is pending)
             cancels[oid] = None
         for oid in done:
             del self._cancels[oid]
@@ -415,7 +414,7 @@ class Router:
         else:
             if places:
                 times.append(max(t_place, t_cancel))
-        return min(times) if times else None
+        return min(times)  # one at least: there are cancels or places
 
     # --- internals -------------------------------------------------------------------------
     def _grant(self, throttle: Throttle, want: int, now: float) -> int:

@@ -342,6 +342,7 @@ def test_take_requests_carry_the_amount_and_a_share_estimate():
         ("c", Side.BUY, 1, 3 * U, 3, OrderType.FOK, False),
         ("d", Side.BUY, 0, 0, 5 * U, OrderType.FOK, False),
     ]
+    assert all(type(r.size) is int for r in h.signed)  # whole share units, never a float
     assert [o.reducing for o in batch.orders] == [True, False, False, False]
     assert h.router.poll(0.1) == []  # every take was sent once
 
@@ -353,7 +354,7 @@ def test_reducing_flags_are_per_quote_from_any_sequence_and_must_match_the_quote
         h.router.set_target(target, [True])
     h.router.submit(target, 0.0, reducing=[0, 1, 0])  # any sequence of truth values
     (batch,) = h.step(0.0)
-    assert [(o.side, o.price, o.reducing) for o in batch.orders] == [(Side.SELL, 900_000, True)]
+    assert [(o.side, o.price) for o in batch.orders] == [(Side.SELL, 900_000)] and batch.orders[0].reducing is True
     h.router.submit(target, 0.0, reducing=(False, False, True))  # a tuple is taken as it is
     h.router.cancel_all()
     h.router.submit(target, 0.0, reducing=(False, False, True))
@@ -586,3 +587,122 @@ def test_emitted_cancels_are_swept_once_many_but_recent_ones_stay_paced():
     assert h.router.poll(soon + 0.1) == []
     late = h.router.poll(3.0 + h.router.config.cancel_retry_after)
     assert sorted(oid for b in late for oid in b.order_ids) == sorted(old[:1] + recent[1:])
+
+
+def test_a_target_reducing_as_a_whole_places_reducing_orders_first():
+    h = Harness(place_cap=1)
+    h.router.take(Take("a", Side.BUY, 500_000, U), 0.0)  # not reducing
+    h.router.set_target(quotes("b", (Side.SELL, 900_000, U)), reducing=True)
+    (batch,) = h.step(0.0)
+    assert batch.orders[0].token_id == "b" and batch.orders[0].reducing is True
+
+
+def test_a_sent_take_is_the_one_dropped():
+    h = Harness(place_cap=1, config=RouterConfig(take_ttl=100.0))
+    h.router.take(Take("a", Side.BUY, 500_000, U), 0.0)
+    h.router.take(Take("b", Side.BUY, 500_000, U), 0.0)
+    assert [o.token_id for b in h.step(0.0) for o in b.orders] == ["a"]
+    assert [o.token_id for b in h.step(10.0) for o in b.orders] == ["b"]
+    assert h.step(20.0) == []
+
+
+def test_an_explicit_cancel_is_sent_once():
+    h = Harness()
+    h.router.cancel("0xgone")  # not an order of ours (any more): the venue says
+    h.router.cancel("0xgone2")
+    assert [b.order_ids for b in h.router.poll(0.0)] == [("0xgone", "0xgone2")]
+    assert h.router.poll(10.0) == [] and h.router.next_ready(10.0) is None
+
+
+def test_a_paced_explicit_cancel_does_not_hold_back_the_next():
+    h = Harness()
+    h.router.cancel("0xa")
+    h.router.poll(0.0)
+    h.router.cancel("0xa")  # again, too soon: paced
+    h.router.cancel("0xb")
+    assert [b.order_ids for b in h.router.poll(1.0)] == [("0xb",)]
+
+
+def test_a_cancel_sent_again_soon_is_paced_in_full_if_refused_again():
+    h, oid = _a_cancel_sent_at_1_failed_at_1_1()
+    h.router.cancels_failed([oid], 1.1)
+    assert cancel_emitted(h.router.poll(1.6), oid)
+    h.rec.on_cancels_sent([oid], 1.6)
+    h.rec.on_cancel_failed([oid], 1.7)  # refused this time: the full pace from 1.6
+    assert not cancel_emitted(h.router.poll(2.2), oid)
+    assert cancel_emitted(h.router.poll(1.6 + h.router.config.cancel_retry_after), oid)
+
+
+def test_a_cancel_answered_at_the_instant_it_left_is_not_an_answer_after_it():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    oid = place.order_ids[0]
+    h.router.set_target(quotes("t"))
+    assert cancel_emitted(h.router.poll(0.01), oid)
+    h.rec.on_cancels_sent([oid], 0.01)
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.01)
+    h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.02, [oid])
+    assert not cancel_emitted(h.router.poll(0.03), oid)  # the ack may have come first: paced
+
+
+def test_throttle_tokens_are_spent_for_what_is_sent_only():
+    place, cancel = Throttle([RateWindow(4, 10.0)]), Throttle([RateWindow(4, 10.0)])
+    route = Throttle([RateWindow(10, 10.0)])
+    h = Harness(config=RouterConfig(max_batch=2, max_cancel_ids=2), routes=(route,))
+    h.router = Router(h.rec.orders, h.sign, place_throttle=place, cancel_throttle=cancel, route_throttles=(route,),
+                      config=RouterConfig(max_batch=2, max_cancel_ids=2))
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(3)]))
+    assert [len(b.orders) for b in h.step(0.0)] == [2, 1]
+    assert place.available(0.0) == 1 and route.available(0.0) == 8
+    h.router.set_target(quotes("t"))
+    assert [len(b.order_ids) for b in h.step(0.5)] == [2, 1]
+    assert cancel.available(0.5) == 1 and route.available(0.5) == 6
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(3)]))
+    assert [len(b.orders) for b in h.step(1.0)] == [1]  # the last place token
+    assert h.step(1.5) == [] and route.available(1.5) == 5  # refused places spend no route token
+
+
+def test_per_request_counting_spends_one_token_per_request_at_the_time_given():
+    h = Harness(place_cap=1, config=RouterConfig(count_per_order=False))
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(20)]))
+    assert [len(b.orders) for b in h.step(0.0)] == [15]
+    assert h.step(5.0) == []
+    assert [len(b.orders) for b in h.step(10.0)] == [5]
+
+
+def test_next_ready_for_cancels_alone_and_for_reducing_places_beside_blocked_cancels():
+    h = Harness(cancel_cap=1)
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U)))
+    h.step(0.0)
+    h.router.set_target(quotes("a"))
+    assert [len(b.order_ids) for b in h.step(1.0)] == [1]
+    assert h.router.next_ready(1.0) == pytest.approx(11.0)  # one cancel left, its token at 11
+    h.router.set_target(quotes("a", (Side.SELL, 900_000, U)), reducing=True)
+    assert h.router.next_ready(2.0) == 2.0  # a reducing place need not wait for the cancel
+
+
+def test_a_failed_cancel_request_after_a_paced_plan_is_planned_again():
+    # one target only (the targets' revision is 1): a fill replaces the order, whose cancel fails
+    place, cancel = Throttle([RateWindow(100, 1.0)]), Throttle([RateWindow(1, 1.0)])
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=place, cancel_throttle=cancel)
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    assert h.step(0.5) == [] and h.router.settled()
+    (old,) = [o.order_id for o in h.rec.orders.working("t")]
+    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xo", "market": "m", "asset_id": "t", "side": "SELL",
+                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
+                          "maker_orders": [{"order_id": old, "matched_amount": "4", "price": "0.40",
+                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.6)
+    out = h.router.poll(1.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    h.rec.on_cancels_sent([old], 1.0)
+    h.rec.on_places_sent(out[1].orders, 1.0)
+    h.rec.on_cancel_failed([old], 1.1)
+    assert h.router.poll(1.15) == []  # paced
+    h.router.cancels_failed([old], 1.15)  # a 5xx: it may go again at 1.65
+    assert h.router.poll(1.7) == []  # due, but the cancel token is back only at 2.0
+    assert h.router.next_ready(1.7) == pytest.approx(2.0)
+    assert cancel_emitted(h.router.poll(2.0), old)
