@@ -496,6 +496,7 @@ def test_an_unknown_order_absent_from_a_listing_is_resent_by_default():
     u.answered_at = 1.6  # the lookup found nothing yet; the venue answered about it
     out = rec.on_open_orders([], now=3.0, as_of=2.0)
     assert [r.order_id for r in of(out, ResendOrder)] == ["0xu"]
+    assert not of(out, FetchTrades) and u.state is S.UNKNOWN  # resent, not closed
 
 
 def test_a_listing_reopens_only_what_closed_before_it_was_asked():
@@ -793,3 +794,16 @@ def test_sending_orders_counts_each_new_order_once_for_the_diff():
     rec.on_places_sent([own("0xa")], 2.0)  # the resend: UNKNOWN -> PENDING_SUBMIT, both quoting
     assert rec.orders.get("0xa").state is S.PENDING_SUBMIT and rec.orders.get("0xa").updated_at == 2.0
     assert store.quoting_revision == counted
+
+
+def test_a_listing_status_left_empty_reads_as_open():
+    rec = wrongly_closed("cancel")
+    out = rec.on_open_orders([oevent("0xa", "", "")], 2.5, as_of=2.0)
+    assert rec.orders.get("0xa").state is S.LIVE and CancelOrder("0xa") in out
+
+
+def test_a_maker_leg_without_an_order_id_is_never_waited_for():
+    rec = Reconciler(ReconcilerConfig(owner="k1"))
+    sent(rec, own("0xt", side=Side.SELL))
+    rec.on_trade_event(trade("t1", taker="0xt", makers=[("", "5", "0.4", "BUY", "k1")]), 1.0)
+    assert rec.held_trades == []
