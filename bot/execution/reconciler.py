@@ -140,7 +140,8 @@ class TradeState:
 
 
 class Leg(msgspec.Struct, frozen=True):
-    """One order's part in a trade; ``fee_rate_bps`` is read for the taker leg only (makers pay none)."""
+    """One order's part in a trade; ``fee_rate_bps`` is read for the taker leg only (makers pay
+    none), ``owner`` (the API key that placed it) for maker legs only."""
 
     order_id: str
     token_id: str
@@ -149,6 +150,7 @@ class Leg(msgspec.Struct, frozen=True):
     size: int
     is_maker: bool
     fee_rate_bps: int = 0
+    owner: str = ""
 
 
 def trade_legs(rec: TradeRecord) -> list[Leg]:
@@ -160,7 +162,7 @@ def trade_legs(rec: TradeRecord) -> list[Leg]:
         side = m.side or (rec.side.opposite if rec.side is not None else None)
         if side is None or not m.order_id:
             continue
-        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True))
+        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, owner=m.owner))
     return legs
 
 
@@ -177,7 +179,7 @@ class Reconciler:
         self.orders = store if store is not None else OrderStore()
         self._journal = journal
         self._trades: dict[str, TradeState] = {}
-        self._held: OrderedDict[str, tuple[str, ...]] = OrderedDict()  # trade id -> order ids it waits for
+        self._held: OrderedDict[str, None] = OrderedDict()  # trade ids waiting for an order, oldest first
         self._held_by_order: dict[str, set[str]] = {}
         self.cursors: dict[str, str] = {}
         # orders the venue listed open that we did not count as working: never heard of, or
@@ -329,7 +331,7 @@ class Reconciler:
                 # race *cancel vs place*: the cancel may have reached the venue before the order
                 # did, so "not found" proves nothing. Back to what we know now: still unanswered
                 # (the ack decides), or acked meanwhile (live: the router cancels it again)
-                if pending and self.orders.transition(o, before, now):
+                if pending and self._back_from_cancel(o, before, now):
                     self._changed(o, out, resized=False)
                 if before is S.UNKNOWN:
                     out.append(LookupOrder(oid))
@@ -356,9 +358,16 @@ class Reconciler:
         for oid in order_ids:
             o = self.orders.get(oid)
             if o is not None and o.state is S.PENDING_CANCEL and o.before_cancel is not None:
-                if self.orders.transition(o, o.before_cancel, now):
+                if self._back_from_cancel(o, o.before_cancel, now):
                     self._changed(o, out, resized=False)
         return out
+
+    def _back_from_cancel(self, o: OwnOrder, before: OrderState, now: float) -> bool:
+        """A cancel of ``o`` came to nothing: ``o`` goes back to ``before``. The store leads a cancel
+        back to UNKNOWN (the submit failed unanswered meanwhile) only through PENDING_SUBMIT."""
+        if before is _UNKNOWN:
+            return self.orders.transition(o, _PENDING_SUBMIT, now) and self.orders.transition(o, _UNKNOWN, now)
+        return self.orders.transition(o, before, now)
 
     # --- what the venue tells ---------------------------------------------------------------
     def on_order_event(self, event: Any, now: float) -> list[Output]:
@@ -612,7 +621,7 @@ class Reconciler:
                 # nothing of ours known in it yet: any leg may be ours (fill before ack);
                 # otherwise only a maker leg carrying our owner key is
                 if not known or (
-                    self.config.owner and leg.is_maker and self._maker_owner(rec, leg) == self.config.owner
+                    self.config.owner and leg.is_maker and leg.owner == self.config.owner
                 ):
                     waiting.append(leg.order_id)
                 continue
@@ -657,13 +666,6 @@ class Reconciler:
         elif trade_id in self._held and st.fills:
             self._unhold(trade_id)
 
-    @staticmethod
-    def _maker_owner(rec: TradeRecord, leg: Leg) -> str:
-        for m in rec.maker_orders:
-            if m.order_id == leg.order_id:
-                return m.owner
-        return ""
-
     def _after_fill(self, o: OwnOrder, now: float) -> None:
         full = o.size > 0 and o.matched >= o.size
         if o.state in (S.PENDING_SUBMIT, S.UNKNOWN, S.LIVE, S.REJECTED):
@@ -672,11 +674,13 @@ class Reconciler:
             self.orders.transition(o, S.FILLED, now)
 
     def _hold(self, trade_id: str, order_ids: list[str]) -> None:
-        if trade_id in self._held:
-            return
-        self._held[trade_id] = tuple(order_ids)
+        """Hold ``trade_id`` until one of ``order_ids`` becomes known; a later record of a held
+        trade may name legs the first did not (a taker's view has no makers): they are added."""
         for oid in order_ids:
             self._held_by_order.setdefault(oid, set()).add(trade_id)
+        if trade_id in self._held:
+            return
+        self._held[trade_id] = None
         while len(self._held) > self.config.max_held_trades:
             old, _ = self._held.popitem(last=False)
             self._unindex(old)
@@ -697,9 +701,7 @@ class Reconciler:
         if not tids:
             return
         for tid in sorted(tids):
-            st = self._trades.get(tid)
-            if st is None or st.record is None:
-                continue
+            st = self._trades[tid]  # held when seen, so known with its record
             self._held.pop(tid, None)
             self._settle(tid, st, st.record, now, out, status_changed=False)
 
