@@ -706,3 +706,70 @@ def test_a_failed_cancel_request_after_a_paced_plan_is_planned_again():
     assert h.router.poll(1.7) == []  # due, but the cancel token is back only at 2.0
     assert h.router.next_ready(1.7) == pytest.approx(2.0)
     assert cancel_emitted(h.router.poll(2.0), old)
+
+
+def test_two_tokens_take_turns_too():
+    h = Harness(place_cap=1)
+    for tok in ("a", "b"):
+        h.router.set_target(quotes(tok, (Side.BUY, 100_000, U), (Side.BUY, 200_000, U)))
+    assert [b.orders[0].token_id for t in range(4) for b in h.step(10.0 * t)] == ["a", "b", "a", "b"]
+
+
+def test_a_diff_cancel_that_overtook_its_place_goes_again_once_the_ack_comes():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    oid = place.order_ids[0]
+    h.router.set_target(quotes("t"))
+    assert cancel_emitted(h.router.poll(0.01), oid)
+    h.rec.on_cancels_sent([oid], 0.01)
+    h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.02, [oid])
+    assert h.router.poll(0.03) == []  # unanswered still: paced
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.05)
+    assert cancel_emitted(h.router.poll(0.06), oid)
+
+
+def _order_of_ours(h, oid, token, price):
+    """An order the router did not place (adopted, or from before a restart), live at the venue."""
+    from bot.execution.orders import OwnOrder
+
+    h.rec.on_places_sent([OwnOrder(oid, token, Side.BUY, price, U)], 0.0)
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.0)
+
+
+def test_cancel_all_cancels_orders_on_tokens_without_a_target():
+    h = Harness()
+    _order_of_ours(h, "0xz", "z", 100_000)
+    h.router.cancel_all()
+    assert [b.order_ids for b in h.step(1.0)] == [("0xz",)]
+
+
+def test_a_tick_change_is_planned_again_after_the_very_first_target():
+    ticks = {"t": 10_000}
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=Throttle([RateWindow(100, 10.0)]),
+                      cancel_throttle=Throttle([RateWindow(100, 10.0)]), tick_of=ticks.__getitem__)
+    _order_of_ours(h, "0xz", "t", 100_000)
+    h.router.set_target(quotes("t", (Side.BUY, 104_000, U)))  # the one target: the order stands for it
+    assert h.step(1.0) == [] and h.router.settled()
+    ticks["t"] = 1_000
+    h.router.invalidate()
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch, PlaceBatch]
+
+
+def test_a_settled_token_is_diffed_again_when_its_orders_change_whatever_the_tick():
+    # the settled shortcut compares the orders' version with the one it saw, never with the tick
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=Throttle([RateWindow(100, 10.0)]),
+                      cancel_throttle=Throttle([RateWindow(100, 10.0)]), tick_of=lambda _t: 2)
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.step(0.0)
+    assert h.step(0.5) == []  # settled at the orders' first version
+    oid = place.order_ids[0]
+    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xo", "market": "m", "asset_id": "t", "side": "SELL",
+                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
+                          "maker_orders": [{"order_id": oid, "matched_amount": "4", "price": "0.40",
+                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.6)
+    assert h.rec.orders.quoting_versions["t"] == 2  # the tick, in micro-units
+    assert [type(b) for b in h.step(1.0)] == [CancelBatch, PlaceBatch]
