@@ -34,6 +34,8 @@ REPO = Path(__file__).resolve().parent.parent
 CONFIG = Path(__file__).with_name("mutation.toml")
 SOURCE_ROOTS = ("bot", "strategies")  # copied into mutmut's tree so that every import resolves
 KILLED = frozenset({"killed", "timeout", "caught by type check"})
+# no example database: a failure found for one mutant is not replayed against the next
+MUTMUT_ENV = {"HYPOTHESIS_STORAGE_DIRECTORY": os.devnull + "/none"}
 
 
 @dataclass(frozen=True)
@@ -109,9 +111,9 @@ def mutmut_config(target: Target) -> str:
 
 
 def fingerprint(target: Target, sample: int, seed: int) -> str:
-    """What a module's results depend on: its source, its tests, this tool and the sample asked."""
-    h = hashlib.sha256(f"{target.path}|{target.tests}|{sample}|{seed}".encode())
-    for name in (target.path, *target.tests, "bench/mutation.py"):
+    """What a module's results depend on: its source, its tests, how mutmut runs them, the sample."""
+    h = hashlib.sha256(f"{mutmut_config(target)}|{sample}|{seed}|{sorted(MUTMUT_ENV.items())}".encode())
+    for name in (target.path, *target.tests):
         h.update((REPO / name).read_bytes())
     return h.hexdigest()
 
@@ -135,8 +137,7 @@ def run_target(target: Target, tree: Path, jobs: int, sample: int = 0, seed: int
     """Mutate ``target`` in ``tree`` (prepared by ``prepare``) and test its mutants: all of them,
     or a seeded random ``sample`` of them (the mutants are generated first, then only the sample
     is tested). Mutants already tested there keep their results."""
-    # no example database: a failure found for one mutant is not replayed against the next
-    env = dict(os.environ, BOT_SHARED_DIR=str(REPO.parent / "shared"), HYPOTHESIS_STORAGE_DIRECTORY=os.devnull + "/none")
+    env = dict(os.environ, BOT_SHARED_DIR=str(REPO.parent / "shared"), **MUTMUT_ENV)
     mutmut = [sys.executable, "-m", "mutmut"]
 
     def mutmut_run(*names: str, check: bool = True) -> None:
@@ -198,7 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     started = time.monotonic()
     try:
-        print(f"{'module':<28} {'mutants':>7} {'killed':>7} {'equiv.':>6} {'other':>6} {'score':>7} {'time':>6}")
+        header = f"{'module':<28} {'mutants':>7} {'killed':>7} {'equiv.':>6} {'other':>6} {'score':>7} {'time':>6}"
+        print(header)
+        rows: list[str] = []
         for target in targets:
             resumed = prepare(target, tree / target.name, args.sample, args.seed)
             s = run_target(target, tree / target.name, args.jobs, args.sample, args.seed)
@@ -207,10 +210,13 @@ def main(argv: list[str] | None = None) -> int:
             failed |= bad
             equiv = len(s.survivors) - other
             sampled = f"  (a sample of {s.total} of {s.generated})" if s.generated else ""
-            print(f"{target.path:<28} {s.total:>7} {s.killed:>7} {equiv:>6} {other:>6} {s.percent:>6.1f}% "
-                  f"{s.seconds:>5.0f}s{'  FAIL' if bad else ''}{sampled}{'  (resumed)' if resumed else ''}", flush=True)
+            rows.append(f"{target.path:<28} {s.total:>7} {s.killed:>7} {equiv:>6} {other:>6} {s.percent:>6.1f}% "
+                        f"{s.seconds:>5.0f}s{'  FAIL' if bad else ''}{sampled}{'  (resumed)' if resumed else ''}")
+            print(rows[-1], flush=True)
             for name in s.unexplained:
                 print(f"    survivor not shown equivalent: {name} ({s.status[name]})")
+        if len(rows) > 1:  # the whole table again, after any survivor's diff printed between its rows
+            print("\n" + "\n".join([header, *rows]))
     finally:
         if args.keep is None:
             shutil.rmtree(tree, ignore_errors=True)
