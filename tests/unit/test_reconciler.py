@@ -915,7 +915,7 @@ def test_a_failed_submit_during_a_blind_cancel_is_looked_up_and_comes_back_unkno
     out = rec.on_place_failed(["0xnone", "0xa", "0xb"], 2.0, unknown=True)
     assert of(out, LookupOrder) == [LookupOrder("0xa")]  # 0xb was acked: nothing to look up
     rec.on_cancel_failed(["0xa", "0xb"], 3.0)
-    assert (a.state, b.state) == (S.UNKNOWN, S.LIVE)
+    assert (a.state, b.state) == (S.UNKNOWN, S.LIVE) and a.updated_at == 3.0
 
 
 def test_a_plain_failure_leaves_an_answered_order_and_its_reason_alone():
@@ -945,8 +945,13 @@ def test_a_lookup_judges_absence_only_for_orders_answered_before_it_was_asked():
     rec.on_order_lookup("0xa", None, 4.0, as_of=2.0)  # asked before the venue answered
     assert a.state is S.LIVE
     rec.on_order_lookup("0xa", None, 4.0, as_of=3.0)  # asked at the instant it answered
-    rec.on_order_lookup("0xb", None, 4.0, as_of=1.0)  # asked at the instant it was sent
+    rec.on_order_lookup("0xb", None, 4.0, as_of=1.0)  # asked at the instant it was sent, answered later
     assert (a.state, b.state) == (S.CANCELED, S.LIVE)
+    c = own("0xc")
+    sent(rec, c, now=5.0)
+    rec.on_ack("0xc", ack("0xc"), 5.0)
+    rec.on_order_lookup("0xc", None, 6.0, as_of=5.0)  # sent and answered at the instant asked: believed
+    assert c.state is S.CANCELED
 
 
 def test_a_reopened_order_is_told_with_its_reason_counted_and_closed_filled_when_matched():
