@@ -7,10 +7,6 @@ sent: a touch is never a fill)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +19,11 @@ from bot.ops.config import decode_bot_config
 from bot.venue.units import parse_units
 from strategies.market_maker import MarketMaker
 from tests.integration.exchange_fixture import start_exchange, wait_for
+from tests.integration.recorder_fixture import recording
 from tests.integration.test_live_trading import running_bot
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 PARAMS = {"half_spread_ticks": 1, "skew_ticks": 0, "order_size": 10_000_000, "max_inventory": 10_000_000_000}
 SEEN: dict[str, list[tuple[str, tuple, tuple]]] = {"live": [], "backtest": []}
 
@@ -72,23 +68,13 @@ def test_a_backtest_of_a_recorded_live_session_quotes_as_live_did(tmp_path: Path
             cond = probe.markets[0].condition_id
         cfg = tmp_path / "record.toml"
         cfg.write_text(config_text(ex, cond, "strategies.market_maker:MarketMaker"))
-        rec_dir = tmp_path / "rec"
-        recorder = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "record", "--config", str(cfg), "--market", cond, "--out", str(rec_dir),
-             "--duration", "30", "--flush-s", "0.2", "--prefix", "live"],
-            cwd=REPO, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=(tmp_path / "rec.log").open("w"))
-        try:
-            wait_for(lambda: list(rec_dir.glob("live-*.zst")), deadline_s=15, what="the recording's first file")
-            time.sleep(1.0)  # its REST snapshots are in before the live bot starts quoting
+        with recording(cfg, cond, tmp_path / "rec", duration_s=30, log=tmp_path / "rec.log") as rec_dir:
             SEEN["live"].clear()
             live = TracedMaker(PARAMS)
             with running_bot(ex, strategy=live) as bot:
                 # updates received together are quoted once (their newest book): wait for enough states
                 wait_for(lambda: bot.read(lambda: bot.engine.stats.fills) >= 3 and len(SEEN["live"]) >= 20,
                          deadline_s=30, what="a few live fills and 20 book states quoted")
-        finally:
-            recorder.terminate()
-            assert recorder.wait(timeout=20) == 0
         assert len(SEEN["live"]) >= 20
 
         SEEN["backtest"].clear()

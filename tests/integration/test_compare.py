@@ -5,10 +5,8 @@ deliberately wrong one the comparison names latency as the cause."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import msgspec
@@ -22,11 +20,11 @@ from bot.ops.config import decode_bot_config
 from bot.sim.latency import LatencyConfig
 from strategies.market_maker import MarketMaker
 from tests.integration.exchange_fixture import start_exchange, wait_for
+from tests.integration.recorder_fixture import REPO, recording
 from tests.integration.test_live_trading import running_bot
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 PARAMS = {"half_spread_ticks": 1, "skew_ticks": 0, "order_size": 10_000_000, "max_inventory": 10_000_000_000}
 AGREEMENT = 0.4  # the stated tolerance: at least 40% of all fills in common (seen: 54-86%)
 
@@ -60,21 +58,13 @@ def session(tmp_path_factory):
             cond = probe.markets[0].condition_id
         cfg = tmp / "bot.toml"
         cfg.write_text(config_text(ex, cond))
-        rec = tmp / "rec"
-        recorder = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "record", "--config", str(cfg), "--market", cond, "--out", str(rec),
-             "--duration", "40", "--flush-s", "0.2", "--prefix", "live"],
-            cwd=REPO, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=(tmp / "rec.log").open("w"))
         journal = Journal(str(tmp / "live.sqlite"), synchronous="NORMAL")
         try:
-            wait_for(lambda: list(rec.glob("live-*.zst")), deadline_s=15, what="the recording's first file")
-            time.sleep(1.0)
-            with running_bot(ex, strategy=MarketMaker(PARAMS), journal=journal) as bot:
-                wait_for(lambda: bot.read(lambda: bot.engine.stats.fills) >= 30, deadline_s=45, what="live fills")
+            with recording(cfg, cond, tmp / "rec", duration_s=40, log=tmp / "rec.log") as rec:
+                with running_bot(ex, strategy=MarketMaker(PARAMS), journal=journal) as bot:
+                    wait_for(lambda: bot.read(lambda: bot.engine.stats.fills) >= 30, deadline_s=45, what="live fills")
         finally:
             journal.close()
-            recorder.terminate()
-            assert recorder.wait(timeout=20) == 0
         yield decode_bot_config(cfg.read_text()), tmp / "live.sqlite", rec, cfg
     finally:
         ex.stop()
