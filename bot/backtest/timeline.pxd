@@ -7,6 +7,7 @@ from bot.sim.venue cimport SimVenue
 
 cdef double _INF
 cdef dict _SPECIAL, _IN_MS
+cdef frozenset _SHARED_KINDS
 
 
 @cython.locals(in_ms=object)
@@ -21,11 +22,11 @@ cdef class Backtest:
     cdef public SimVenue venue
     cdef public object clock, on_sample, venue_view, first_t, last_t, _pending
     cdef public double timer_s, _next_timer
-    cdef public bint feed_delay
-    cdef public long long events
+    cdef public bint feed_delay, _shared
+    cdef public long long events, _share_at
 
     @cython.locals(n=cython.longlong, t=cython.double, at=cython.double, started=cython.bint,
-                   feed_delay=cython.bint, venue=SimVenue)
+                   feed_delay=cython.bint, venue=SimVenue, eng=Engine)
     cpdef run(self, object events, object progress=*)
     @cython.locals(eng=Engine, venue=SimVenue, t=cython.double, kind=cython.int)
     cpdef void _advance(self, double until, bint drain=*) except *

@@ -10,6 +10,13 @@ There is no event loop. One timeline, in time order, drives everything:
 - the engine's timer runs every ``timer_s`` of simulated time and throttled work is emitted when
   the router says it can be.
 
+While the venue and the engine meet every event at the same instant (no feed delay, nothing
+pending for the engine), one feed book serves both: the venue reads it before the engine applies
+the event, so each level change is applied once. The venue goes back to books of its own (a copy)
+before an event reaches it ahead of the engine, before a snapshot or tick change, and before the
+engine marks books stale or fresh on its own (a gap, the feed's verdicts on the timer); it shares
+again only once both books hold the same state.
+
 Invariants: at equal times a market event reaches the engine before a venue answer, a venue
 answer before the router's wake-up, and that before the timer; the simulated clock never runs
 backwards; the timeline holds only events whose receive time has not come. This module is part
@@ -24,6 +31,7 @@ from typing import Any, Callable, Iterable
 from bot.core.levels import PriceLevels
 from bot.engine.engine import Engine, SendCancels, SendPlaces, VenueCancelAll
 from bot.sim.venue import SimVenue
+from bot.venue.models.ws import LastTradePriceEvent, PriceChangeEvent
 
 _INF = float("inf")
 # event class -> True for the replay's own records (a gap, market metadata), which are not market
@@ -32,6 +40,11 @@ _SPECIAL: dict[type, bool] = {}
 _SPECIAL_NAMES = ("Gap", "MarketMeta")
 # event class -> whether its instances may carry a ``timestamp_ms`` (see ``_may_have_ms``)
 _IN_MS: dict[type, bool] = {}
+# the events one feed book may serve the venue and the engine for: the venue reads what they
+# change before the engine applies them (level changes, trade prints); any other kind (snapshots,
+# tick changes) is met by the venue in its own books
+_SHARED_KINDS = frozenset((PriceLevels, PriceChangeEvent, LastTradePriceEvent))
+SHARE_RETRY_EVENTS = 1024  # events before books found to differ are compared again
 
 
 def exchange_time(ev: Any, received: float) -> float:
@@ -89,6 +102,8 @@ class Backtest:
         self.last_t: float | None = None
         self._pending: deque[tuple[float, Any]] = deque()  # (receive time, event) the engine has not seen
         self._next_timer = _INF  # when the engine's timer runs next (none before the first event)
+        self._shared = False  # the venue meets the market in the engine's books
+        self._share_at = 0  # events read before sharing is tried (again)
 
     # --- the loop ------------------------------------------------------------------------
     def run(self, events: Iterable[tuple[int, Any]], progress: Callable[[int, float], None] | None = None) -> None:
@@ -96,6 +111,8 @@ class Backtest:
         t)`` is called with the events read so far and the last receive time at the first event
         and every 4096 after it."""
         venue = self.venue
+        eng = self.engine
+        clock = self.clock
         view = self.venue_view
         pending = self._pending
         feed_delay = self.feed_delay
@@ -116,8 +133,22 @@ class Backtest:
             else:
                 at = exchange_time(ev, t) if feed_delay else t
                 self._advance(at, False)
-                venue.on_market(ev if view is None else view(ns, ev), at)
-                pending.append((t, ev))
+                if at == t and not pending and view is None:
+                    # the venue and the engine meet it now, the engine right after the venue
+                    if type(ev) in _SHARED_KINDS:
+                        if not self._shared and n >= self._share_at:
+                            self._share(n)
+                    elif self._shared:
+                        self._unshare(n)
+                    venue.on_market(ev, at)
+                    if t > clock.now():
+                        clock.set(t)
+                    self._dispatch(eng.on_market_event(ev))
+                else:
+                    if self._shared:
+                        self._unshare(n)
+                    venue.on_market(ev if view is None else view(ns, ev), at)
+                    pending.append((t, ev))
             if progress is not None and (n - 1) & 4095 == 0:
                 self.last_t = t
                 progress(n, t)
@@ -172,13 +203,44 @@ class Backtest:
                 self._dispatch(eng.poll())
             else:
                 self._next_timer += self.timer_s
-                self._dispatch(eng.on_timer())
+                if self._shared:  # the feed's verdicts mark the engine's books, not the venue's
+                    self._timer_unshared()
+                else:
+                    self._dispatch(eng.on_timer())
                 if self.on_sample is not None:
                     self.on_sample(t)
 
     def _special(self, ev: Any) -> None:
         if type(ev).__name__ == "Gap":  # the books were not continuous: stale until their next snapshot
+            if self._shared:
+                self._unshare(self.events)
             self._dispatch(self.engine.resync(ev.tokens))
+
+    # --- one feed book for both ------------------------------------------------------------
+    def _share(self, n: int) -> None:
+        """Let the venue meet the market in the engine's books if they hold its books' state."""
+        self._shared = self.venue.share_books(self.engine.books)
+        if not self._shared:
+            self._share_at = n + SHARE_RETRY_EVENTS
+
+    def _unshare(self, n: int) -> None:
+        self.venue.own_books()
+        self._shared = False
+        self._share_at = n + 1
+
+    def _timer_unshared(self) -> None:
+        """The engine's timer while books are shared: should it mark a book stale or fresh, the
+        venue goes on with a copy of the books as they were before (its own never change so)."""
+        books = self.engine.books
+        before = {b.token_id: (b.stale, b.resync, b.epoch) for b in books}
+        actions = self.engine.on_timer()
+        if {b.token_id: (b.stale, b.resync, b.epoch) for b in books} != before:
+            self.venue.own_books()
+            for b in self.venue.books:
+                b.stale, b.resync, b.epoch = before[b.token_id]
+            self._shared = False
+            self._share_at = self.events + 1
+        self._dispatch(actions)
 
     def _dispatch(self, actions: list[Any]) -> None:
         if not actions:

@@ -53,14 +53,15 @@ def seeded_salts(seed: int) -> Callable[[], int]:
 
 
 def unsigned_ids(seed: int) -> Callable[[OrderRequest], Unsigned]:
-    """The router's ``sign`` for a run that skips signing: ids ``0x`` + 64 hex digits, the
-    SHA-256 of the seed and a counter, so unique in the run and the same for the same seed."""
-    prefix = f"unsigned|{seed}|".encode()
+    """The router's ``sign`` for a run that skips signing: ids ``0x`` + 64 hex digits, the first
+    48 from the SHA-256 of the seed (hashed once per run), the last 16 an order counter, so unique
+    in the run (up to 2**64 orders) and the same for the same seed."""
+    head = "0x" + hashlib.sha256(f"unsigned|{seed}".encode()).hexdigest()[:48]
     n = 0
 
     def sign(req: OrderRequest) -> Unsigned:
         nonlocal n
         n += 1
-        return Unsigned("0x" + hashlib.sha256(prefix + str(n).encode()).hexdigest())
+        return Unsigned(f"{head}{n:016x}")
 
     return sign

@@ -180,6 +180,11 @@ class Router:
         self._quiet_orders = -1
         self._quiet_quoting = -1
         self._quiet_until = 0.0
+        self._plan_wake = _NEVER  # the last plan's first paced cancel to come due
+        # the last poll sent all its plan's work: (targets revision, its cancels' tokens by id, its
+        # places), and the orders' revision once ``sent`` says its batches are recorded (-1: not yet)
+        self._drained: tuple[int, dict[str, str], list[tuple[OrderRequest, bool]]] | None = None
+        self._drained_at = -1
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
         self._emitted_cancels: dict[str, float] = {}
@@ -239,6 +244,7 @@ class Router:
             if oid in self._emitted_cancels:
                 self._retry_soon[oid] = soon
         self._quiet_targets = -1
+        self._drained = None
 
     def targets(self) -> dict[str, QuoteTarget]:
         return {t: x.target for t, x in self._targets.items()}
@@ -246,12 +252,15 @@ class Router:
     def invalidate(self) -> None:
         """Something the plan depends on beyond targets and orders changed (a token's tick)."""
         self._quiet_targets = -1
+        self._drained = None
 
     def settled(self) -> bool:
         """True when a plan would find nothing to do, now and later, until targets, the orders
         that can stand for quotes (``quoting_revision``) or a tick change (no paced cancel comes
         due): ``poll`` would return no batch, ``next_ready`` ``None``. One look at counters, so a
         caller may ask on every event."""
+        if self._drained is not None and self._drained_at >= 0:
+            self._settle_drained()
         return (self._quiet_until == _NEVER and self._quiet_targets == self._targets_rev
                 and self._quiet_quoting == self._orders.quoting_revision and not self._cancels and not self._takes)
 
@@ -261,6 +270,7 @@ class Router:
         and the token of each diff cancel still to send. Nothing is looked at when nothing changed
         since a plan found nothing to do (and no paced cancel has come due)."""
         orders = self._orders
+        self._drained = None
         if now < self._quiet_until and self._quiet_targets == self._targets_rev and not self._cancels \
                 and not self._takes and (self._quiet_orders == orders.revision or (
                     self._quiet_until == _NEVER and self._quiet_quoting == orders.quoting_revision)):
@@ -328,6 +338,7 @@ class Router:
         places = places_reducing + places_other
         if cancels or places:
             self._quiet_targets = -1
+            self._plan_wake = wake
         else:
             self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
             self._quiet_quoting = orders.quoting_revision
@@ -379,8 +390,11 @@ class Router:
                 self._cancels.pop(oid, None)
             out.append(CancelBatch(ids))
         # cancels first: a token whose cancels could not all go gets no new non-reducing order
-        blocked = {cancel_tokens[oid] for oid in cancels[i:] if oid in cancel_tokens}
-        eligible = [(r, is_take) for r, is_take in places if r.reducing or r.token_id not in blocked]
+        if i < len(cancels):
+            blocked = {cancel_tokens[oid] for oid in cancels[i:] if oid in cancel_tokens}
+            eligible = [(r, is_take) for r, is_take in places if r.reducing or r.token_id not in blocked]
+        else:
+            eligible = places
         j = 0
         while j < len(eligible):
             k = self._grant(self._place, min(len(eligible) - j, self.config.max_batch), now)
@@ -388,13 +402,60 @@ class Router:
                 break
             chunk = eligible[j:j + k]
             j += k
-            built = tuple(self._build(req, now) for req, _ in chunk)
+            built = tuple([self._build(req, now) for req, _ in chunk])
             for req, is_take in chunk:
                 if is_take:
                     self._drop_take(req)
             out.append(PlaceBatch(built))
         self._forget_old_cancels(now)
+        if i == len(cancels) == len(cancel_tokens) and j == len(eligible) == len(places) \
+                and self._plan_wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
+            self._drained = (self._targets_rev, cancel_tokens, places)
+            self._drained_at = -1
         return out
+
+    def sent(self) -> None:
+        """The batches of the last ``poll`` are recorded (the reconciler has them). When that poll
+        sent all the work its plan found (diff cancels and places only: no explicit cancel, no
+        cancel held back), the orders changed since by their recording only when ``settled`` is
+        next asked, and every order it cancelled is pending cancel or closed then, a plan would
+        find nothing to do (the diff leaves one working order per desired quote): ``settled``
+        knows it without diffing again. Only the orders' revision is noted here (this runs
+        between a book update and its orders' requests)."""
+        if self._drained is not None:
+            self._drained_at = self._orders.revision
+
+    def _settle_drained(self) -> None:
+        """``sent``'s conclusion, drawn when ``settled`` is asked: the plan is known empty."""
+        drained = self._drained
+        self._drained = None
+        if self._drained_at != self._orders.revision:
+            return  # the orders changed since the batches were recorded: a plan must look
+        rev, cancel_tokens, places = drained
+        if rev != self._targets_rev or self._cancels or self._takes:
+            return
+        orders = self._orders
+        for oid in cancel_tokens:
+            o = orders.get(oid)
+            if o is not None and not (o.state is _PENDING_CANCEL or o.state.terminal):
+                return  # still working: a plan would hold its cancel back or send it again
+        tick_of, settled, versions, targets = self._tick_of, self._settled, self._versions, self._targets
+        last = None
+        for token in cancel_tokens.values():
+            if token != last:
+                last = token
+                tgt = targets.get(token)
+                if tgt is not None:
+                    settled[token] = (tgt, versions.get(token, 0), tick_of(token))
+        for req, _ in places:
+            token = req.token_id
+            if token != last:
+                last = token
+                tgt = targets.get(token)
+                if tgt is not None:
+                    settled[token] = (tgt, versions.get(token, 0), tick_of(token))
+        self._quiet_targets, self._quiet_orders, self._quiet_until = rev, orders.revision, _NEVER
+        self._quiet_quoting = orders.quoting_revision
 
     def next_ready(self, now: float) -> float | None:
         """When the next batch could be sent (``now`` if at once), or ``None`` with no work."""

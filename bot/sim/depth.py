@@ -77,3 +77,19 @@ class Depth:
         """The feed updated a level: its total is the truth again."""
         if self.gone:
             self.gone.pop((is_bid, price), None)
+
+
+def book_state_equal(a: Book, b: Book) -> bool:
+    """Whether two feed books hold the same state: every field of ``Book`` (its ``__slots__``:
+    levels, tick, epoch, flags, counters) equal."""
+    for name in Book.__slots__:
+        if getattr(a, name) != getattr(b, name):
+            return False
+    return True
+
+
+def copy_book_state(src: Book, dst: Book) -> None:
+    """Make ``dst`` an independent copy of ``src``'s state (``book_state_equal`` holds after)."""
+    for name in Book.__slots__:
+        value = getattr(src, name)
+        setattr(dst, name, dict(value) if type(value) is dict else value)

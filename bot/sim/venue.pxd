@@ -34,7 +34,7 @@ cdef class SimVenue:
                    cols="const long long *")
     cpdef _price_change(self, object event, double now)
     @cython.locals(own=OwnBook)
-    cpdef bint _wanted(self, _Token tok, bint is_bid, object price) except -1
+    cpdef bint _wanted(self, _Token tok, bint is_bid, long long price) except -1
 
 
 @cython.locals(depth=Depth)

@@ -54,7 +54,7 @@ from bot.execution.records import CancelResult, MakerLeg, OrderRecord, OrderResu
 from bot.execution.router import CancelBatch, PlaceBatch
 from bot.sim import results as R
 from bot.sim.accounts import Ledger, cost
-from bot.sim.depth import Depth
+from bot.sim.depth import Depth, book_state_equal, copy_book_state
 from bot.sim.latency import LatencyConfig, LatencyModel, latency_model
 from bot.sim.matching import Balance
 from bot.sim.orders import LOT
@@ -235,6 +235,41 @@ class SimVenue:
         """Our resting orders (on one token), oldest first. Read only."""
         return [o for o in self._orders.values() if token is None or o.token == token]
 
+    # --- the feed books ----------------------------------------------------------------------
+    def share_books(self, books: Books) -> bool:
+        """Meet the market in ``books`` from now on instead of the venue's own feed books, when
+        every token's book there holds the same state as the venue's; returns whether they are
+        shared now. The caller then applies every market event to ``books`` right *after*
+        passing it to ``on_market`` (as with ``books`` given at construction)."""
+        if books is self.books:
+            return True
+        if not self._apply:
+            return False  # already meeting someone else's books
+        own = self.books
+        for token in self._tokens:
+            theirs = books.get(token)
+            if theirs is None or not book_state_equal(own[token], theirs):
+                return False
+        for token, tok in self._tokens.items():
+            tok.depth.book = books[token]
+        self.books = books
+        self._apply = False
+        return True
+
+    def own_books(self) -> None:
+        """Stop meeting shared books: the venue goes on with its own copy of their state and
+        applies market events to it itself."""
+        if self._apply:
+            return
+        own = Books()
+        for token, tok in self._tokens.items():
+            shared = tok.depth.book
+            book = own.add(token, tick=shared.tick, market=shared.market)
+            copy_book_state(shared, book)
+            tok.depth.book = book
+        self.books = own
+        self._apply = True
+
     # --- what the engine sends -------------------------------------------------------------
     def place(self, batch: PlaceBatch, now: float) -> None:
         """A ``POST /orders`` sent at ``now``: it reaches the matching logic after the entry
@@ -368,7 +403,7 @@ class SimVenue:
                         tok = hot.get(tokens[slot])
                         if tok is not None and self._wanted(tok, bid != 0, price):
                             captured = _capture(captured, tok, bid != 0, price, size)
-            else:  # the integers read in place, every level checked before any is looked at
+            else:  # the integers read in place, in one pass: what a refused event showed is dropped
                 packed = raw
                 n = len(packed) // 8
                 if cython.compiled:
@@ -382,18 +417,14 @@ class SimVenue:
                     at_slot = cols[i]
                     px = cols[i + 2]
                     if not 0 <= at_slot < n_tokens or not 0 <= px <= unit or cols[i + 3] < 0:
-                        break  # the feed book refuses the whole event
+                        captured = None  # the feed book refuses the whole event: nothing moved
+                        break
+                    tok = hot.get(tokens[at_slot])
+                    if tok is not None:
+                        is_bid = cols[i + 1] != 0
+                        if self._wanted(tok, is_bid, px):
+                            captured = _capture(captured, tok, is_bid, px, cols[i + 3])
                     i += 4  # FIELDS_PER_LEVEL
-                if i >= n:
-                    i = 0
-                    while i < n:
-                        tok = hot.get(tokens[cols[i]])
-                        if tok is not None:
-                            is_bid = cols[i + 1] != 0
-                            px = cols[i + 2]
-                            if self._wanted(tok, is_bid, px):
-                                captured = _capture(captured, tok, is_bid, px, cols[i + 3])
-                        i += 4
         else:
             for ch in event.price_changes:
                 tok = hot.get(ch.asset_id)
@@ -552,7 +583,7 @@ class SimVenue:
     # --- arrivals --------------------------------------------------------------------------
     def _arrive_places(self, batch: PlaceBatch, t: float) -> None:
         trades: list[TradeRecord] = []
-        results = tuple(self._arrive(o, t, trades) for o in batch.orders)
+        results = tuple([self._arrive(o, t, trades) for o in batch.orders])
         at = t + self._latency.response(t)
         self._answer(at, PlacesAnswered(batch, results))
         for rec in trades:

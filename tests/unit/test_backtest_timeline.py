@@ -1,13 +1,28 @@
 """The backtest's timeline: when the venue met an event (its exchange time, never after it was
-received), read from whichever timestamp the event carries."""
+received), read from whichever timestamp the event carries; one feed book for the venue and the
+engine while they meet events together."""
 
 from __future__ import annotations
 
+import json
+import random
 from types import SimpleNamespace
 
-from bot.backtest.timeline import exchange_time
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.backtest.recording import Gap
+from bot.backtest.timeline import Backtest, exchange_time
+from bot.core.book import price_levels_of
+from bot.core.clock import SimClock
 from bot.core.levels import PriceLevels
-from bot.venue.models.ws import LastTradePriceEvent
+from bot.core.markets import MarketInfo
+from bot.engine.assembly import Signing, build_engine, simulated_throttles
+from bot.risk import RiskLimits
+from bot.sim.venue import SimVenue, SimVenueConfig
+from bot.venue.limits import LimitsConfig
+from bot.venue.models.ws import LastTradePriceEvent, decode_market_frame
+from strategies.market_maker import MarketMaker, Params
 
 
 def test_the_exchange_time_is_the_event_stamp_capped_at_its_receipt() -> None:
@@ -27,3 +42,119 @@ def test_any_object_carrying_a_millisecond_stamp_is_read_by_it() -> None:
     assert exchange_time(SimpleNamespace(timestamp_ms=2_000, timestamp="9000"), 10.0) == 2.0
     assert exchange_time(SimpleNamespace(timestamp="3000"), 10.0) == 3.0
     assert exchange_time(SimpleNamespace(timestamp_ms=4_000), 10.0) == 4.0
+
+
+# --- one feed book for the venue and the engine ---------------------------------------------
+
+YES, NO = "1111", "2222"
+MARKET = MarketInfo("0x" + "ab" * 32, (YES, NO))
+T0 = 1_700_000_000 * 10**9  # receive time of the first event, ns
+
+
+def _frame(kind: str, **fields) -> bytes:
+    return json.dumps({"event_type": kind, "market": MARKET.condition_id, **fields}).encode()
+
+
+def _stream(rng: random.Random, n: int, lag_ms: list[int], gaps: set[int]) -> list[tuple[int, object]]:
+    """Snapshots of both books, then ``n`` level changes (a YES level and its NO mirror, the touch
+    moving now and then) and prints, 5 ms apart; event ``i`` stamped ``lag_ms[i]`` ms before its
+    receipt (0: at it), a ``Gap`` of both books before each event in ``gaps``."""
+    def px(milli: int) -> str:
+        return f"{milli / 1000:.3f}"
+
+    out: list[tuple[int, object]] = []
+    ns = T0
+    bid, ask = 480, 520
+    for token in (YES, NO):
+        bids = [bid - 10 * k for k in range(6)]
+        asks = [ask + 10 * k for k in range(6)]
+        if token == NO:  # the mirror: NO bids at 1 - YES asks, NO asks at 1 - YES bids
+            bids, asks = [1000 - p for p in asks], [1000 - p for p in bids]
+        book = {"bids": [{"price": px(p), "size": "100"} for p in sorted(bids)],
+                "asks": [{"price": px(p), "size": "100"} for p in sorted(asks, reverse=True)]}
+        out.append((ns, decode_market_frame(_frame("book", asset_id=token, timestamp=str(ns // 10**6),
+                                                   hash="h", **book))[0]))
+        ns += 5_000_000
+    for i in range(n):
+        if i in gaps:
+            out.append((ns, Gap((YES, NO), "test")))
+        stamp = str(ns // 10**6 - (lag_ms[i] if i < len(lag_ms) else 0))
+        r = rng.random()
+        if r < 0.15:
+            out.append((ns, decode_market_frame(_frame(
+                "last_trade_price", asset_id=YES, price=px(bid), side="SELL", size=str(rng.randint(1, 30)),
+                fee_rate_bps="0", timestamp=stamp))[0]))
+        else:
+            side = rng.choice(("BUY", "SELL"))
+            if r < 0.45:  # the touch moves
+                milli = (bid + 10 if bid + 20 < ask else bid) if side == "BUY" else (ask - 10 if ask - 20 > bid else ask)
+                bid, ask = (milli, ask) if side == "BUY" else (bid, milli)
+            else:
+                milli = bid - 10 * rng.randint(1, 5) if side == "BUY" else ask + 10 * rng.randint(1, 5)
+            size = str(rng.randint(1, 300))
+            other = "SELL" if side == "BUY" else "BUY"
+            ev = decode_market_frame(_frame("price_change", timestamp=stamp, price_changes=[
+                {"asset_id": YES, "price": px(milli), "size": size, "side": side, "hash": "h"},
+                {"asset_id": NO, "price": px(1000 - milli), "size": size, "side": other, "hash": "h"}]))[0]
+            out.append((ns, price_levels_of(ev) or ev))
+        ns += 5_000_000
+    return out
+
+
+def _backtest(events: list[tuple[int, object]], *, own_books: bool = False) -> Backtest:
+    """The shipped market maker and the simulated venue over ``events``; ``own_books``: the venue
+    meets a view of every event (the same event), which keeps it in books of its own throughout."""
+    clock = SimClock(0.0)
+    engine = build_engine(MarketMaker(Params(tokens=(YES,), half_spread_ticks=1)), [MARKET], clock=clock,
+                          signing=Signing(None, 1), throttles=simulated_throttles(LimitsConfig(), clock),
+                          risk=RiskLimits())
+    for token in MARKET.tokens:
+        engine.portfolio.seed(token, 500_000_000, 0)
+    venue = SimVenue([MARKET], SimVenueConfig(seed=1, collateral=10**12, holdings=500_000_000))
+    run = Backtest(engine, venue, clock, timer_s=0.5, feed_delay=True,
+                   venue_view=(lambda ns, ev: ev) if own_books else None)
+    run.run(events)
+    return run
+
+
+def _outcome(run: Backtest) -> tuple:
+    """Everything a run left: our orders (with their fills), the engine's counters, positions
+    and the venue's ledger."""
+    orders = [(o.order_id, o.side, o.price, o.size, o.state, o.filled, o.sent_at, o.updated_at)
+              for o in run.engine.orders]
+    positions = {t: (p.size, p.realized_pnl) for t, p in run.engine.portfolio.positions().items()}
+    return orders, run.engine.stats.as_dict(), positions, run.venue.balance()
+
+
+def test_a_venue_meeting_events_with_the_engine_reads_the_engines_books() -> None:
+    run = _backtest(_stream(random.Random(1), 300, [], set()))
+    assert run.venue.books is run.engine.books  # each level change applied once, for both
+    assert run.engine.stats.orders_sent > 0
+
+
+def test_an_event_the_venue_meets_first_gives_it_books_of_its_own_until_the_engine_catches_up() -> None:
+    from bot.sim.depth import book_state_equal
+
+    lags = [0] * 100 + [3] + [0] * 99  # event 100 reaches the venue 3 ms before the engine
+    events = _stream(random.Random(2), 200, lags, set())
+    run = _backtest(events[:2 + 101])
+    assert run.venue.books is not run.engine.books
+    for token in MARKET.tokens:  # its own copy: the same state, another object
+        assert book_state_equal(run.venue.books[token], run.engine.books[token])
+        assert run.venue.books[token] is not run.engine.books[token]
+    run = _backtest(events)
+    assert run.venue.books is run.engine.books  # shared again once both books agree
+
+
+def test_a_gap_marks_only_the_engines_books_stale() -> None:
+    run = _backtest(_stream(random.Random(3), 50, [], {49}))
+    assert all(b.stale for b in run.engine.books)
+    assert not any(b.stale for b in run.venue.books)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**16), lags=st.lists(st.sampled_from([0, 0, 0, 1, 4]), max_size=120),
+       gaps=st.sets(st.integers(0, 119), max_size=2))
+def test_one_book_for_both_gives_the_answers_and_orders_of_two(seed, lags, gaps) -> None:
+    events = _stream(random.Random(seed), 160, lags, gaps)
+    assert _outcome(_backtest(events)) == _outcome(_backtest(events, own_books=True))

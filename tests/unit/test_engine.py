@@ -317,3 +317,10 @@ def test_levels_in_micro_units_requote_as_their_price_change_does(monkeypatch):
     monkeypatch.setattr(PriceLevels, "price_changes", property(unread))
     assert run(True) == plain
     assert plain[0] and not plain[1]  # the touch moved: a requote; a deeper level: none
+
+
+def test_a_requote_sent_whole_leaves_the_router_settled():
+    clock = SimClock(1_000.0)
+    eng, out = start(clock, seed_yes=50_000_000)
+    assert places(out)
+    assert eng.router.settled() and eng.next_wakeup() is None  # no plan is needed to know it

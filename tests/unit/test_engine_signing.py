@@ -47,3 +47,11 @@ def test_unsigned_ids_are_unique_and_repeat_for_a_seed():
     assert [again(BID).hash for _ in range(1000)] == run
     assert unsigned_ids(4)(BID).hash != run[0]
     assert all(len(h) == 66 and h.startswith("0x") for h in run)
+
+
+def test_unsigned_ids_hash_the_seed_once_and_count_orders():
+    sign = unsigned_ids(3)
+    ids = [sign(BID).hash for _ in range(3)]
+    assert {h[:50] for h in ids} == {ids[0][:50]}  # the seed's part, the same for the whole run
+    assert [int(h[50:], 16) for h in ids] == [1, 2, 3]  # then the order's number
+    assert unsigned_ids(4)(BID).hash[:50] != ids[0][:50]

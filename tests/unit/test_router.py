@@ -773,3 +773,60 @@ def test_a_settled_token_is_diffed_again_when_its_orders_change_whatever_the_tic
                                             "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.6)
     assert h.rec.orders.quoting_versions["t"] == 2  # the tick, in micro-units
     assert [type(b) for b in h.step(1.0)] == [CancelBatch, PlaceBatch]
+
+
+def _counting_diff(monkeypatch) -> list[str]:
+    import bot.execution.router as router_module
+
+    calls: list[str] = []
+    real = router_module.diff
+
+    def counting(target, live, tick, tolerance=0):
+        calls.append(target.token_id)
+        return real(target, live, tick, tolerance)
+
+    monkeypatch.setattr(router_module, "diff", counting)
+    return calls
+
+
+def test_a_poll_that_sent_all_its_plan_is_settled_once_recorded_without_a_new_diff(monkeypatch):
+    calls = _counting_diff(monkeypatch)
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    h.router.sent()
+    assert h.router.settled() and h.router.next_ready(0.1) is None and calls == ["t"]
+    # a reprice: the replaced order's cancel and the new order, both sent and recorded
+    h.router.set_target(quotes("u", (Side.BUY, 300_000, 5 * U)))
+    h.router.set_target(quotes("t", (Side.BUY, 410_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
+    cancel, place = h.router.poll(1.0)
+    assert isinstance(cancel, CancelBatch) and isinstance(place, PlaceBatch) and len(place.orders) == 2
+    h.rec.on_cancels_sent(cancel.order_ids, 1.0)
+    h.rec.on_places_sent(place.orders, 1.0)
+    h.router.sent()
+    assert h.router.settled() and calls == ["t", "u", "t"]
+    h.router.set_target(quotes("u", (Side.BUY, 300_000, 6 * U)))  # "t" is not diffed for it
+    (cancel, place) = h.router.poll(2.0)
+    assert calls == ["t", "u", "t", "u"] and [o.token_id for o in place.orders] == ["u"]
+
+
+def test_a_poll_that_left_work_behind_is_planned_again():
+    h = Harness(place_cap=1)  # one order now, the other only when the window allows
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    h.router.sent()
+    assert not h.router.settled() and h.router.next_ready(0.1) == 10.0
+    # an explicit cancel: its order no longer stands for its quote, so a plan places it again
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("t")]
+    h.router.cancel(oid)
+    (cancel,) = h.router.poll(1.0)
+    h.rec.on_cancels_sent(cancel.order_ids, 1.0)
+    h.router.sent()
+    assert not h.router.settled()
+    (place,) = h.router.poll(1.1)
+    assert [(o.side, o.price) for o in place.orders] == [(Side.BUY, 400_000)]
