@@ -1026,3 +1026,12 @@ def test_a_trades_read_that_starts_again_from_the_beginning_is_a_new_read():
     rec.on_trades_page([trade("t4", "CONFIRMED", makers=[maker("0xa", "1")])], 7.0, cursor="MTAw",
                        next_cursor="MjAw")
     assert rec.trades_cursor == "MjAw"  # the stored cursor starts a new read
+
+
+def test_a_listing_of_several_pages_looks_up_every_order_it_did_not_show():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"), now=0.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 0.1)
+    out = rec.on_open_orders([], 2.0, as_of=1.0, pages=2)
+    assert of(out, LookupOrder) == [LookupOrder("0xa"), LookupOrder("0xb")]
+    assert rec.orders.get("0xa").state is S.LIVE and rec.orders.get("0xb").state is S.LIVE
