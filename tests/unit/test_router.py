@@ -153,10 +153,11 @@ def test_cancel_all_and_explicit_cancel():
     h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
     h.router.set_target(quotes("b", (Side.BUY, 100_000, U)))
     h.step(0.0)
+    (a_order,) = h.rec.orders.working("a")
     h.router.submit(CancelOrder("0xunknown"), 1.0)
     h.router.submit(CancelAll("a"), 1.0)
     out = h.step(1.0)
-    assert len(out) == 1 and set(out[0].order_ids) == {"0xunknown", "0x0000"}
+    assert len(out) == 1 and set(out[0].order_ids) == {"0xunknown", a_order.order_id}
     assert h.live("a") == [] and len(h.live("b")) == 1
     h.router.submit(CancelAll(), 2.0)
     h.step(2.0)
@@ -306,10 +307,10 @@ def test_a_poll_that_sent_all_its_plan_is_settled_once_recorded_without_a_new_di
     h.rec.on_cancels_sent(cancel.order_ids, 1.0)
     h.rec.on_places_sent(place.orders, 1.0)
     h.router.sent()
-    assert h.router.settled() and calls == ["t", "u", "t"]
+    assert h.router.settled() and calls == ["t", "t", "u"]  # the target set last is diffed first
     h.router.set_target(quotes("u", (Side.BUY, 300_000, 6 * U)))  # "t" is not diffed for it
     (cancel, place) = h.router.poll(2.0)
-    assert calls == ["t", "u", "t", "u"] and [o.token_id for o in place.orders] == ["u"]
+    assert calls == ["t", "t", "u", "u"] and [o.token_id for o in place.orders] == ["u"]
 
 
 def test_a_poll_that_left_work_behind_is_planned_again():
@@ -331,3 +332,15 @@ def test_a_poll_that_left_work_behind_is_planned_again():
     assert not h.router.settled()
     (place,) = h.router.poll(1.1)
     assert [(o.side, o.price) for o in place.orders] == [(Side.BUY, 400_000)]
+
+
+def test_a_short_budget_goes_to_the_quote_from_the_newest_book():
+    """Two orders of budget, three tokens wanting quotes: the targets set last go first, and a
+    token whose target is set again moves to the front (the older requotes are shed, not queued)."""
+    h = Harness(place_cap=2)
+    for token in ("A", "B", "C"):
+        h.router.set_target(quotes(token, (Side.BUY, 400_000, 10 * U)))
+    h.router.set_target(quotes("A", (Side.BUY, 410_000, 10 * U)))  # A's book moved again: newest
+    placed = [o.token_id for b in h.step(1.0) for o in b.orders]
+    assert placed == ["A", "C"]
+    assert h.live("A") == [(Side.BUY, 410_000, 10 * U)]
