@@ -91,8 +91,8 @@ class Venue:
                 raise ValueError("a throttle shared on Redis needs the API key it is shared under")
             self.shared = make = SharedThrottles(shared, creds.api_key)
         # wall clock: the engine's router spends these throttles with its (wall) clock
-        # trading writes paced inside the venue's windows with headroom (``paced_writes``)
-        self.limiter = RouteLimiter(with_margin(paced_writes(limits or LimitsConfig()), window_margin_s), "clob",
+        # the venue's windows with a margin, trading writes paced inside them with headroom (``paced_writes``)
+        self.limiter = RouteLimiter(paced_writes(with_margin(limits or LimitsConfig(), window_margin_s)), "clob",
                                     clock=time.time, make_throttle=make)
         self.account_limiter = RouteLimiter(limits or LimitsConfig(), "account", clock=time.time, make_throttle=make)
         self._reads_t = Transport(clob_url, limiter=self.limiter, config=timeouts)
