@@ -96,7 +96,7 @@ ACCOUNT_LIMITS = SurfaceLimits(scopes=(Scope("account:all", _w(1000)),))
 
 
 WRITE_HEADROOM = 0.9  # share of each trading-write window a live client spends (the rest absorbs jitter)
-PACE_S = 1.0  # the pace window: short, so the budget frees as evenly as it is spent
+PACE_S = 0.1  # about how long the pace window is: short, so the budget frees as evenly as it is spent
 
 
 class LimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -130,10 +130,10 @@ class LimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 def paced_writes(limits: LimitsConfig) -> LimitsConfig:
     """The CLOB trading-write scopes (those charged per order) as a live client spends them: each
-    window at ``write_headroom`` of its capacity, and with ``pace_writes`` one more, ``PACE_S``
-    long (longer if that holds less than one order), holding what the slowest window refills in
-    that time at the same headroom (interface.md 8: 2400 / 10 s and 24000 / 10 min refill 40 / s:
-    36 / s at 0.9). Spent so, the venue never finds a window full when requests arrive late or
+    window at ``write_headroom`` of its capacity, and with ``pace_writes`` one more, about
+    ``PACE_S`` long (as long as it takes to refill at least one order), holding what the slowest
+    window refills in that time at the same headroom (interface.md 8: 2400 / 10 s and 24000 /
+    10 min refill 40 / s: 36 / s at 0.9, 3 orders every 83 ms). Spent so, the venue never finds a window full when requests arrive late or
     bunched (no 429), a long run never spends the sustained window in its first minutes and then
     waits it out, and tokens free evenly rather than in the bursts they were spent in. Other
     scopes are unchanged."""
@@ -150,8 +150,8 @@ def paced_writes(limits: LimitsConfig) -> LimitsConfig:
             windows = [shrink(w, w.capacity) for w in sc.windows]
             if limits.pace_writes and len(sc.windows) > 1:
                 rate = min(w.capacity / w.seconds for w in sc.windows) * h
-                seconds = max(PACE_S, 1.0 / rate)  # at least one order per window
-                windows.append(RateWindow(max(1, math.floor(rate * seconds + 1e-9)), seconds))
+                capacity = max(1, math.floor(rate * PACE_S + 1e-9))
+                windows.append(RateWindow(capacity, capacity / rate))  # exactly ``rate`` over time
             sc = msgspec.structs.replace(sc, windows=tuple(windows))
         scopes.append(sc)
     return msgspec.structs.replace(limits, clob=msgspec.structs.replace(limits.clob, scopes=tuple(scopes)))

@@ -295,8 +295,8 @@ def test_live_trading_writes_keep_headroom_and_pace_to_the_sustained_rate() -> N
     scopes = {sc.name: sc for sc in paced_writes(LimitsConfig()).clob.scopes}
     for name in ("orders", "cancels"):
         windows = {(w.capacity, w.seconds) for w in scopes[name].windows}
-        # 2400 / 10 s and 24000 / 10 min at 0.9, and one second of the 40 / s sustained rate at 0.9
-        assert windows == {(2160, 10.0), (21600, 600.0), (36, 1.0)}
+        # 2400 / 10 s and 24000 / 10 min at 0.9, and the 40 / s sustained rate at 0.9: 3 per 83 ms
+        assert windows == {(2160, 10.0), (21600, 600.0), (3, 3 / 36)}
     assert scopes["clob:all"] == {sc.name: sc for sc in LimitsConfig().clob.scopes}["clob:all"]
     assert paced_writes(LimitsConfig(write_headroom=1.0, pace_writes=False)) == LimitsConfig(
         write_headroom=1.0, pace_writes=False)
