@@ -12,9 +12,11 @@ same price within ``fill_window_s`` (each paired once, nearest first). Then:
 
 - quotes sent in one run and not the other;
 - fills in one run and not the other, with their cause: ``latency`` (the other run's twin order
-  was not resting in the book at that moment: not arrived yet, or gone), ``queue`` (it was
-  there: the queue model held it back, or let it through), ``quotes`` (the other run never sent
-  such an order then);
+  was not resting in the book at that moment: not arrived yet, or gone; or it had none while
+  an order of its own on that side was on its way in, or one at that price was being cancelled:
+  the bot quotes around its own orders, even those on the wire, and places none beside one it is
+  cancelling), ``queue`` (it was there: the queue model held it back, or let it
+  through), ``quotes`` (the other run never sent such an order then);
 - fill prices and times of paired fills, queue waits (send to first fill) of both runs;
 - the PnL difference split into those causes: each fill is valued at a common final mark.
 
@@ -252,6 +254,28 @@ def resting_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
     return start is not None and start - slack <= t
 
 
+def cancelling_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
+    """``o``'s cancel was on the wire at some moment within ``slack`` of ``t``."""
+    changes = o.changes
+    for i, c in enumerate(changes):
+        if c.state is OrderState.PENDING_CANCEL:
+            end = changes[i + 1].at if i + 1 < len(changes) else float("inf")
+            if c.at - slack <= t <= end + slack:
+                return True
+    return False
+
+
+def arriving_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
+    """``o`` was on its way in (sent, not yet resting nor ended) at some moment within ``slack``
+    of ``t``."""
+    until = float("inf")
+    for c in o.changes:
+        if (c.state in _RESTED and c.state is not OrderState.PENDING_CANCEL) or c.state.terminal:
+            until = c.at
+            break
+    return o.sent_at - slack <= t <= until + slack
+
+
 def compare_runs(live: RunResults, backtest: RunResults, *, window_s: float = 2.0, fill_window_s: float = 2.0,
                  mark: dict[str, int] | None = None) -> Comparison:
     """Align ``live`` and ``backtest`` order by order and fill by fill (module docstring); fills
@@ -274,13 +298,25 @@ def compare_runs(live: RunResults, backtest: RunResults, *, window_s: float = 2.
         time_diffs.append(b.ts - a.ts)
         by_cause["prices"] += _value(a, marks) - _value(b, marks)
     paired_ids = {id(f) for pair in matched for f in pair}
-    for run, fills, sign in (("live", live.fills, 1), ("backtest", backtest.fills, -1)):
+    sides: dict[int, dict[tuple[str, Side], list[OrderRecord]]] = {}
+    for run_orders in (live.orders, backtest.orders):
+        by_side = sides[id(run_orders)] = defaultdict(list)
+        for o in run_orders:
+            by_side[(o.token_id, o.side)].append(o)
+    for run, fills, sign, others in (("live", live.fills, 1, backtest.orders),
+                                     ("backtest", backtest.fills, -1, live.orders)):
+        on_side = sides[id(others)]
         for f in fills:
             if id(f) in paired_ids:
                 continue
             other = partner.get(f.order_id)
-            if other is None:
-                cause = "quotes"  # the other run never sent such an order then
+            if other is None:  # the other run never sent such an order then, unless an order of its
+                # own on that side was on the wire then: the bot quotes around its own orders (none
+                # beside one it is cancelling, none crossing one on its way), so its latency decided
+                side = on_side.get((f.token_id, f.side), ())
+                waited = any(arriving_at(o, f.ts, fill_window_s) or (
+                    o.price == f.price and cancelling_at(o, f.ts, fill_window_s)) for o in side)
+                cause = "latency" if waited else "quotes"
             else:  # its twin was in the book then (the queue decided), or not yet / no more (latency)
                 cause = "queue" if resting_at(other, f.ts, fill_window_s) else "latency"
             gaps.append(FillGap(run, f, cause))
@@ -338,11 +374,14 @@ def _median_wait(results: RunResults) -> float | None:
 
 def backtest_session(config: Any, recording: Sequence[str | Path], live: RunResults, out: str | Path,
                      seed: int | None = None) -> RunResults:
-    """The backtest of ``recording`` with ``config``, our live orders taken out of its books."""
+    """The backtest of ``recording`` with ``config``, our live orders taken out of its books for
+    the simulated venue; the strategy reads the books as recorded, our live orders in them, as it
+    read them live (``own_orders_recorded``: the touch it quotes around leaves ours out)."""
     from bot.backtest.read import read_results
     from bot.backtest.replay import markets, replay
     from bot.backtest.runner import run_backtest
 
+    config = msgspec.structs.replace(config, backtest=msgspec.structs.replace(config.backtest, own_orders_recorded=True))
     run_backtest(config, list(recording), out=out, seed=seed, events=(markets(recording), replay(recording, cache=False)),
                  venue_view=own_orders_out(live.orders, live.fills))
     return read_results(out)

@@ -70,10 +70,12 @@ def _best_net(levels: dict[int, int], own: dict[int, int], best: int | None, bid
     return None, 0
 
 
-def net_touch(book: Any, own: Iterable[OwnLevel] = ()) -> Touch | None:
+def net_touch(book: Any, own: Iterable[OwnLevel] = (), *, shown: bool = True) -> Touch | None:
     """``book``'s touch without ``own`` (``None`` for no book). ``book`` reads as a
     ``bot.core.book.Book``: best prices and sizes, and its levels (``bids`` / ``asks``: price ->
-    size) when one of our orders is on that side."""
+    size) when one of our orders is on that side. ``shown`` false: the book does not show our
+    orders (paper trading, a backtest on books recorded without us), so none is taken out of it;
+    the gross touch still counts them."""
     if book is None:
         return None
     bid, ask = book.best_bid, book.best_ask
@@ -82,11 +84,11 @@ def net_touch(book: Any, own: Iterable[OwnLevel] = ()) -> Touch | None:
     for is_bid, price, size in own:
         side = bids_own if is_bid else asks_own
         side[price] = side.get(price, 0) + size
-    if bids_own:
+    if bids_own and shown:
         net_bid, bid_size = _best_net(book.bids, bids_own, bid, True)
     else:
         net_bid, bid_size = bid, getattr(book, "best_bid_size", 0)
-    if asks_own:
+    if asks_own and shown:
         net_ask, ask_size = _best_net(book.asks, asks_own, ask, False)
     else:
         net_ask, ask_size = ask, getattr(book, "best_ask_size", 0)

@@ -89,10 +89,13 @@ def build_engine(
     day_start: Any = None,
     metrics: Any = None,
     log: Any = None,
+    own_orders_shown: bool = True,
 ) -> Engine:
     """An engine for ``strategy`` on ``markets``. ``owner`` (our API key) marks our maker legs
     in trades, unless the reconciler's config names one; the reconciler journals when ``journal`` is given, and so does the day's PnL: it
-    resumes the journaled ``day_start`` when that is today's, and journals every new day's start."""
+    resumes the journaled ``day_start`` when that is today's, and journals every new day's start.
+    ``own_orders_shown``: whether the books the engine reads show our orders (live: they do; paper
+    trading and a backtest on books recorded without us: they do not)."""
     index = MarketIndex(markets)
     books = Books()
     for m in markets:
@@ -117,6 +120,7 @@ def build_engine(
     tokens = [t for m in markets for t in m.tokens]
     eng = Engine(strategy=strategy, markets=index, clock=clock, router=route, reconciler=rec, risk=gate,
                  books=books, feed=Feed(feed, tokens, clock.now()), metrics=metrics, config=engine, log=log)
+    eng.own_orders_shown = own_orders_shown
     if journal is not None:
         eng.daily = DailyPnl.resume(day_start, clock.now(), on_new_day=journal.day_start)
     return eng

@@ -17,7 +17,7 @@ cdef class Engine:
     cdef public dict settlement, _tops, _handlers
     cdef public bint stopped, _prints
     cdef public dict _ticks
-    cdef public bint stamp_sends
+    cdef public bint stamp_sends, own_orders_shown
     cdef public object drifts, _drifts_before, _drift_shown
     cdef public long long verifying, _trades_pages
 

@@ -89,6 +89,7 @@ Action = (SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder |
 
 MAX_VERIFY_CHECKS = 30  # positions reads after a reconnect before an unconfirmed position halts
 VERIFY_EVERY_S = 1.0
+SETTLEMENTS_KEPT = 4096  # trade statuses the engine remembers (``Engine.settlement``)
 CONFIRM_DRIFT_S = 10.0  # a difference from the venue's holdings lasting this long ...
 CONFIRM_TRADES_READS = 2  # ... through this many trades reads is confirmed
 
@@ -169,13 +170,17 @@ class Engine:
         self.stats = EngineStats()
         self.latencies: deque[float] = deque(maxlen=self.config.latency_samples)
         self.recent_fills: deque[Fill] = deque(maxlen=self.config.recent_fills)
-        self.settlement: dict[str, TradeStatus] = {}  # trade id -> last status of our fills
+        # trade id -> last status of our fills, for the recent ones (``SETTLEMENTS_KEPT``)
+        self.settlement: dict[str, TradeStatus] = {}
         self.stopped = False
         self._tick_at: float | None = None
         # token -> perf-counter receipt of its newest book change, while a batch of updates is handled
         self._ticks: dict[str, float] = {}
         # the shell observes tick-to-order when the request is written (else it is observed here)
         self.stamp_sends = False
+        # whether the books show our working orders (live: the venue's books do; paper and a backtest
+        # of books recorded without us: they do not, so the touch is quoted from as it is)
+        self.own_orders_shown = True
         self.drifts: list[Any] = []  # the last positions check's differences (``reconcile_positions``)
         self._drift_shown: list[str] = []  # tokens the drift gauge shows a difference for
         # token -> (booked, venue, first seen, trades reads then) of each difference still seen
@@ -222,11 +227,13 @@ class Engine:
 
     def net_touch(self, token_id: str) -> Touch | None:
         """``token_id``'s touch without our working orders, its own and its complement's mirrored
-        (``bot.core.touch``): what a strategy quotes around, so it never chases its own quotes."""
+        (``bot.core.touch``): what a strategy quotes around, so it never chases its own quotes.
+        When the books do not show our orders (``own_orders_shown`` false), nothing is taken out."""
         orders = self.reconciler.orders
         market = self.markets.get(token_id)
         comp = orders.working(market.complement(token_id)) if market is not None else ()
-        return net_touch(self.books.get(token_id), own_levels(orders.working(token_id), comp))
+        return net_touch(self.books.get(token_id), own_levels(orders.working(token_id), comp),
+                         shown=self.own_orders_shown)
 
     def next_wakeup(self) -> float | None:
         """Clock time when the router could next send (``None``: nothing waiting)."""
@@ -628,6 +635,7 @@ class Engine:
         now = self.clock.now()
         self._publish(now)
         self.reconciler.orders.forget_closed(now - self.config.forget_closed_after_s)
+        self.portfolio.compact()  # final fills folded in: memory holds the unsettled ones
         marks = self.marks()
         out = self._judge_losses(now, marks, self.books)
         self._gauges(marks, now)
@@ -659,7 +667,9 @@ class Engine:
         for f in state.fills:
             if (f.trade_id, f.order_id) not in reversed_keys:
                 self.portfolio.apply(f)
-                self.settlement[f.trade_id] = state.trade_statuses.get(f.trade_id, f.status)
+                status = state.trade_statuses.get(f.trade_id, f.status)
+                _note(self.settlement, f.trade_id, status)
+                self.portfolio.settle(f.trade_id, status)
         return self.absorb(restore(self.reconciler, state, open_orders, trades, self.clock.now()))
 
     def absorb(self, outputs: Iterable[Any]) -> list[Action]:
@@ -754,7 +764,7 @@ class Engine:
                     self.stats.volume += x.size
                     self.stats.notional += x.price * x.size // 1_000_000
                     self.recent_fills.append(x)
-                    self.settlement[x.trade_id] = x.status
+                    _note(self.settlement, x.trade_id, x.status)
                     if self.metrics is not None:
                         self.metrics.fills.labels(_short(x.token_id), x.side.value).inc()
                         self.metrics.fill_volume.labels(_short(x.token_id), x.side.value).inc(x.size / 1e6)
@@ -762,12 +772,13 @@ class Engine:
             elif isinstance(x, FillReversal):
                 if self.portfolio.apply(x):
                     self.stats.reversals += 1
-                    self.settlement[x.fill.trade_id] = TradeStatus.FAILED
+                    _note(self.settlement, x.fill.trade_id, TradeStatus.FAILED)
                     if self.metrics is not None:
                         self.metrics.fills_reversed.labels(_short(x.fill.token_id)).inc()
                     intents += intents_of(self.strategy.on_fill(self.ctx, x.fill))
             elif isinstance(x, SettlementUpdate):
-                self.settlement[x.trade_id] = x.status
+                _note(self.settlement, x.trade_id, x.status)
+                self.portfolio.settle(x.trade_id, x.status)
             elif isinstance(x, CancelOrder):
                 self.router.cancel(x.order_id)
             elif isinstance(x, (LookupOrder, ResendOrder, FetchTrades)):
@@ -857,6 +868,14 @@ class _OpenOrders:
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _note(settlement: dict[str, TradeStatus], trade_id: str, status: TradeStatus) -> None:
+    """Record a trade's last status; past ``SETTLEMENTS_KEPT`` trades the oldest one noted is
+    forgotten (the status view reads the recent fills only; the journal keeps every status)."""
+    settlement[trade_id] = status
+    if len(settlement) > SETTLEMENTS_KEPT:
+        del settlement[next(iter(settlement))]
 
 
 def _short(token_id: str) -> str:

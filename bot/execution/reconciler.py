@@ -8,7 +8,8 @@ Invariants (the races are named where they are guarded):
   moves forward (MATCHED < RETRYING < MINED < CONFIRMED|FAILED), so a late, stale record never
   rolls it back, and the last ``SettlementUpdate`` of a trade is its final status;
 - *fill before ack*: a trade naming an order we do not know yet is held and matched as soon as
-  the order becomes known (sent, acked or adopted);
+  the order becomes known (sent or adopted: an ack or a venue record only ever names an order
+  known already);
 - *unknown submit outcome* (timeout, 5xx, reset): the order goes UNKNOWN and is resolved by a
   lookup; it is resent (the same signed order, same hash) only when the venue shows it absent;
 - *cancel vs place*: a cancel sent before the order's submit was answered may reach the venue
@@ -19,7 +20,9 @@ Invariants (the races are named where they are guarded):
   trade, or its absence from a complete ``/data/orders`` listing asked for after the venue had
   shown it the order (``answered_at``); an order the listing shows open that we do not know, or
   that we had closed before the listing was asked for, is an orphan, handled by ``orphan_policy``;
-- fills only ever come from trades: acks and order events move states, never positions.
+- fills only ever come from trades: acks and order events move states, never positions;
+- what is remembered stays bounded: a settled trade is forgotten once no source can bring its
+  records back as news (``forget_settled``), so its fills are still never emitted twice.
 
 Plain object, no clock, no I/O: every method takes ``now`` and returns the events for the core
 and the requests (``LookupOrder``, ``ResendOrder``, ``CancelOrder``, ``FetchTrades``) for the shell.
@@ -27,6 +30,7 @@ and the requests (``LookupOrder``, ``ResendOrder``, ``CancelOrder``, ``FetchTrad
 
 from __future__ import annotations
 
+import heapq
 from collections import OrderedDict
 from typing import Any, Iterable, Protocol, Sequence
 
@@ -46,6 +50,7 @@ from bot.execution.records import (
 )
 from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
 from bot.venue.fees import taker_fee
+from bot.venue.pagination import cursor_offset
 from bot.venue.units import UNIT
 
 S = OrderState
@@ -76,12 +81,17 @@ class ReconcilerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     orphan_policy: str = "cancel"  # a live venue order we do not know: "adopt", "cancel" or "ignore"
     max_held_trades: int = 10_000  # bound on trades held for orders not known yet
     taker_fee: bool = True  # book the venue's taker fee (bot.venue.fees) on our taker fills
+    # a settled trade leaves memory this long after it was last seen, once behind the trades
+    # cursor (``Reconciler.forget_settled``); longer than any user event's delay
+    trade_retention_s: float = 600.0
 
     def __post_init__(self) -> None:
         if self.orphan_policy not in ("adopt", "cancel", "ignore"):
             raise ValueError(f"orphan_policy must be adopt, cancel or ignore, not {self.orphan_policy!r}")
         if not 1 <= self.max_held_trades <= 10_000_000:
             raise ValueError(f"max_held_trades must be within 1..10000000, got {self.max_held_trades}")
+        if not 1.0 <= self.trade_retention_s <= 30 * 86400.0:
+            raise ValueError(f"trade_retention_s must be within 1..2592000, got {self.trade_retention_s}")
 
 
 class OrderUpdate(msgspec.Struct, frozen=True):
@@ -127,18 +137,24 @@ class JournalSink(Protocol):
 
 
 class TradeState:
-    """What we know of one trade: its settlement status and our fills in it."""
+    """What we know of one trade: its settlement status and our fills in it; when a record of it
+    was last seen, and its position in the venue's trades list (-1 until a page shows it)."""
 
-    __slots__ = ("status", "record", "fills", "reversed")
+    __slots__ = ("status", "record", "fills", "reversed", "seen_at", "offset")
 
-    def __init__(self, status: TradeStatus, record: TradeRecord | None = None) -> None:
+    def __init__(self, status: TradeStatus, record: TradeRecord | None = None, seen_at: float = 0.0) -> None:
         self.status = status
         self.record = record
         self.fills: dict[str, Fill] = {}
         self.reversed: set[str] = set()
+        self.seen_at = seen_at
+        self.offset = -1
 
 
 class Leg(msgspec.Struct, frozen=True):
+    """One order's part in a trade; ``fee_rate_bps`` is read for the taker leg only (makers pay
+    none), ``owner`` (the API key that placed it) for maker legs only."""
+
     order_id: str
     token_id: str
     side: Side
@@ -146,6 +162,7 @@ class Leg(msgspec.Struct, frozen=True):
     size: int
     is_maker: bool
     fee_rate_bps: int = 0
+    owner: str = ""
 
 
 def trade_legs(rec: TradeRecord) -> list[Leg]:
@@ -157,7 +174,7 @@ def trade_legs(rec: TradeRecord) -> list[Leg]:
         side = m.side or (rec.side.opposite if rec.side is not None else None)
         if side is None or not m.order_id:
             continue
-        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, m.fee_rate_bps))
+        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, owner=m.owner))
     return legs
 
 
@@ -174,8 +191,10 @@ class Reconciler:
         self.orders = store if store is not None else OrderStore()
         self._journal = journal
         self._trades: dict[str, TradeState] = {}
-        self._held: OrderedDict[str, tuple[str, ...]] = OrderedDict()  # trade id -> order ids it waits for
+        self._held: OrderedDict[str, None] = OrderedDict()  # trade ids waiting for an order, oldest first
         self._held_by_order: dict[str, set[str]] = {}
+        # (when to look again, trade id) of settled trades, for ``forget_settled``
+        self._settled: list[tuple[float, str]] = []
         self.cursors: dict[str, str] = {}
         # orders the venue listed open that we did not count as working: never heard of, or
         # already closed here (a wrong reading, set right by the listing)
@@ -191,7 +210,8 @@ class Reconciler:
         return st.status if st else None
 
     def fills(self) -> list[Fill]:
-        """Every fill seen (reversed ones included), in first-sight order per trade."""
+        """Every fill of the trades remembered (reversed ones included), in first-sight order per
+        trade (see ``forget_settled``)."""
         return [f for st in self._trades.values() for f in st.fills.values()]
 
     def is_reversed(self, trade_id: str, order_id: str) -> bool:
@@ -272,9 +292,6 @@ class Reconciler:
                 target = S.LIVE
             if self.orders.transition(o, target, now):
                 self._changed(o, out, resized=False)
-            self._claim_held(oid, now, out)
-            if r.order_id and r.order_id != oid:
-                self._claim_held(r.order_id, now, out)
             return
         # not accepted: a fill or the venue showing the order outranks our reading of the ack
         if o.matched > 0 or o.state not in (S.PENDING_SUBMIT, S.UNKNOWN, S.PENDING_CANCEL):
@@ -329,7 +346,7 @@ class Reconciler:
                 # race *cancel vs place*: the cancel may have reached the venue before the order
                 # did, so "not found" proves nothing. Back to what we know now: still unanswered
                 # (the ack decides), or acked meanwhile (live: the router cancels it again)
-                if pending and self.orders.transition(o, before, now):
+                if pending and self._back_from_cancel(o, before, now):
                     self._changed(o, out, resized=False)
                 if before is S.UNKNOWN:
                     out.append(LookupOrder(oid))
@@ -356,9 +373,16 @@ class Reconciler:
         for oid in order_ids:
             o = self.orders.get(oid)
             if o is not None and o.state is S.PENDING_CANCEL and o.before_cancel is not None:
-                if self.orders.transition(o, o.before_cancel, now):
+                if self._back_from_cancel(o, o.before_cancel, now):
                     self._changed(o, out, resized=False)
         return out
+
+    def _back_from_cancel(self, o: OwnOrder, before: OrderState, now: float) -> bool:
+        """A cancel of ``o`` came to nothing: ``o`` goes back to ``before``. The store leads a cancel
+        back to UNKNOWN (the submit failed unanswered meanwhile) only through PENDING_SUBMIT."""
+        if before is _UNKNOWN:
+            return self.orders.transition(o, _PENDING_SUBMIT, now) and self.orders.transition(o, _UNKNOWN, now)
+        return self.orders.transition(o, before, now)
 
     # --- what the venue tells ---------------------------------------------------------------
     def on_order_event(self, event: Any, now: float) -> list[Output]:
@@ -392,11 +416,16 @@ class Reconciler:
         out: list[Output] = []
         unsettled = False
         trades = self._trades
-        for item in items:
+        at = cursor_offset(cursor) if cursor is not None else None
+        for i, item in enumerate(items):
             rec = trade_record(item)
             self._apply_trade(rec, now, out)
             st = trades.get(rec.trade_id)
-            if st is not None and st.fills and st.status not in (TradeStatus.CONFIRMED, TradeStatus.FAILED):
+            if st is None:
+                continue
+            if at is not None:
+                st.offset = at + i
+            if st.fills and st.status not in (TradeStatus.CONFIRMED, TradeStatus.FAILED):
                 unsettled = True
         if cursor is not None and cursor == self.cursors.get(TRADES_CURSOR, "MA=="):
             self.cursor_held = False  # a read that starts where the last one left off
@@ -408,8 +437,41 @@ class Reconciler:
                 resume = cursor if next_cursor in _END_CURSORS else next_cursor
             if resume:
                 self._set_cursor(TRADES_CURSOR, resume)
+        self.forget_settled(now)
         self._commit()
         return out
+
+    def forget_settled(self, now: float) -> int:
+        """Drop from memory the trades settled (CONFIRMED, or FAILED with every fill reversed) that
+        no source can bring back as news; returns how many.
+
+        Safe because a forgotten trade is never seen again: it lies before the stored trades cursor
+        (a page showed it there, and reads only start at that cursor, which never moves back); no
+        record of it has arrived for ``trade_retention_s`` (the user channel does not replay, and
+        delays, duplicates or reorders an event by far less); and no held trade waits on it. A
+        restart reads its fills from the journal. Trades known only from the journal or the user
+        channel, or when the cursor is not an offset, are kept. Costs what it forgets (a heap)."""
+        heap = self._settled
+        horizon = now - self.config.trade_retention_s
+        if not heap or heap[0][0] >= horizon:
+            return 0
+        trades = self._trades
+        behind = cursor_offset(self.cursors.get(TRADES_CURSOR))
+        n = 0
+        while heap and heap[0][0] < horizon:
+            tid = heapq.heappop(heap)[1]
+            st = trades.get(tid)
+            if st is None:
+                continue
+            if st.seen_at >= horizon:  # seen again since: looked at once the window has passed it
+                heapq.heappush(heap, (st.seen_at, tid))
+                continue
+            if tid in self._held or behind is None or not 0 <= st.offset < behind:
+                heapq.heappush(heap, (now, tid))  # a read may still show it: looked at later
+                continue
+            del trades[tid]
+            n += 1
+        return n
 
     def on_order_lookup(self, order_id: str, found: Any | None, now: float, as_of: float | None = None) -> list[Output]:
         """``GET /data/order/{id}``, asked at ``as_of``: the order, or ``None`` when the venue does
@@ -494,12 +556,12 @@ class Reconciler:
 
     # --- internals --------------------------------------------------------------------------
     def _apply_order(self, o: OwnOrder, rec: OrderRecord, now: float, out: list[Output]) -> None:
-        changed = False
+        changed = resized = False
         if not o.answered_at:
             o.answered_at = now
         if rec.size_matched > o.venue_matched:
             o.venue_matched = rec.size_matched
-            changed = True
+            changed = resized = True
         for t in rec.associate_trades:
             if t not in o.trade_ids:
                 o.trade_ids.append(t)
@@ -528,13 +590,11 @@ class Reconciler:
             target = S.REJECTED if o.state in (S.PENDING_SUBMIT, S.UNKNOWN) else S.CANCELED
         else:
             target = None
-        if target is not None and target is S.LIVE and o.state is S.PARTIALLY_FILLED:
-            target = None
+        # (the store refuses PARTIALLY_FILLED -> LIVE: a stale LIVE never undoes a fill)
         if target is not None and self.orders.transition(o, target, now):
             changed = True
-        if changed:
-            self._changed(o, out)
-        self._claim_held(o.order_id, now, out)
+        if changed:  # a state change alone was counted by the store
+            self._changed(o, out, resized)
 
     def _absent(self, o: OwnOrder, now: float, out: list[Output], resend: bool = True) -> bool:
         """The venue does not show ``o`` as open. Returns True when it was closed here."""
@@ -593,9 +653,10 @@ class Reconciler:
         st = self._trades.get(rec.trade_id)
         changed = False
         if st is None:
-            st = self._trades[rec.trade_id] = TradeState(rec.status, rec)
+            st = self._trades[rec.trade_id] = TradeState(rec.status, rec, now)
             changed = True
         else:
+            st.seen_at = now
             if st.record is None or not st.record.maker_orders and rec.maker_orders:
                 st.record = rec
             new = advance_status(st.status, rec.status)
@@ -604,6 +665,8 @@ class Reconciler:
                 changed = True
         if changed:
             self._journal_trade(rec.trade_id, st.status)
+            if st.status.terminal:
+                heapq.heappush(self._settled, (now, rec.trade_id))
         self._settle(rec.trade_id, st, rec, now, out, status_changed=changed)
 
     def _settle(
@@ -615,16 +678,16 @@ class Reconciler:
         known = bool(st.fills) or any(leg.order_id in self.orders for leg in legs)
         waiting: list[str] = []
         for leg in legs:
+            if leg.order_id in st.fills:  # booked already (its order may have left memory since)
+                continue
             o = self.orders.get(leg.order_id)
             if o is None:
                 # nothing of ours known in it yet: any leg may be ours (fill before ack);
                 # otherwise only a maker leg carrying our owner key is
                 if not known or (
-                    self.config.owner and leg.is_maker and self._maker_owner(rec, leg) == self.config.owner
+                    self.config.owner and leg.is_maker and leg.owner == self.config.owner
                 ):
                     waiting.append(leg.order_id)
-                continue
-            if leg.order_id in st.fills:
                 continue
             size, fee = leg.size, 0
             if not leg.is_maker and self.config.taker_fee:
@@ -665,13 +728,6 @@ class Reconciler:
         elif trade_id in self._held and st.fills:
             self._unhold(trade_id)
 
-    @staticmethod
-    def _maker_owner(rec: TradeRecord, leg: Leg) -> str:
-        for m in rec.maker_orders:
-            if m.order_id == leg.order_id:
-                return m.owner
-        return ""
-
     def _after_fill(self, o: OwnOrder, now: float) -> None:
         full = o.size > 0 and o.matched >= o.size
         if o.state in (S.PENDING_SUBMIT, S.UNKNOWN, S.LIVE, S.REJECTED):
@@ -680,11 +736,13 @@ class Reconciler:
             self.orders.transition(o, S.FILLED, now)
 
     def _hold(self, trade_id: str, order_ids: list[str]) -> None:
-        if trade_id in self._held:
-            return
-        self._held[trade_id] = tuple(order_ids)
+        """Hold ``trade_id`` until one of ``order_ids`` becomes known; a later record of a held
+        trade may name legs the first did not (a taker's view has no makers): they are added."""
         for oid in order_ids:
             self._held_by_order.setdefault(oid, set()).add(trade_id)
+        if trade_id in self._held:
+            return
+        self._held[trade_id] = None
         while len(self._held) > self.config.max_held_trades:
             old, _ = self._held.popitem(last=False)
             self._unindex(old)
@@ -708,7 +766,7 @@ class Reconciler:
             st = self._trades.get(tid)
             if st is None or st.record is None:
                 continue
-            self._held.pop(tid, None)
+            self._unhold(tid)  # out of the index too: the settle holds it again for legs still unknown
             self._settle(tid, st, st.record, now, out, status_changed=False)
 
     def _changed(self, o: OwnOrder, out: list[Output], resized: bool = True) -> None:

@@ -8,12 +8,17 @@ Invariants:
 - in each ``poll`` cancels come before places; under pressure the order is cancels, then
   risk-reducing orders, then the rest, each by the token whose target was set last first (the
   quote from the newest book goes first; the budget sheds the older ones, which a newer book of
-  their own replaces);
+  their own replaces), a token just served from a short budget going behind the others (tokens
+  take turns);
 - desired quotes are state, not a queue: only the latest target per token matters, and the diff
   is recomputed from it whenever the target or the token's orders changed, so a reprice whose
   target has since changed is dropped, never sent late (a token whose last diff found nothing to
   do is not diffed again until one of them changes); a token whose cancels could not all be sent
   gets no new non-reducing order;
+- one order per token, side and price: no order is placed where one of ours is being cancelled,
+  or is to be (its cancel may yet come back refused or "not found", or fail, and the order stand);
+  the quote is placed once that cancel is answered, if still wanted, or the order that stayed
+  stands for it;
 - a cancel goes out at once, even for an order whose submit is not answered yet; once emitted it
   is not emitted again within ``cancel_retry_after`` (a refused or failed cancel is paced), except
   when the venue has answered the order's submit since: that earlier cancel may have overtaken
@@ -34,7 +39,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 import msgspec
 
 from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take
-from bot.execution.diff import diff
+from bot.execution.diff import diff, on_tick
 from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT
@@ -149,17 +154,6 @@ class _Target:
         return f
 
 
-class RouterStats:
-    __slots__ = ("dropped_takes", "cancel_batches", "place_batches", "orders_placed", "orders_canceled")
-
-    def __init__(self) -> None:
-        self.dropped_takes = 0
-        self.cancel_batches = 0
-        self.place_batches = 0
-        self.orders_placed = 0
-        self.orders_canceled = 0
-
-
 class Router:
     """Diffs targets against live orders and packs the work into throttled batches."""
 
@@ -203,7 +197,6 @@ class Router:
         self._emitted_cancels: dict[str, float] = {}
         self._retry_soon: dict[str, float] = {}  # failed cancel requests: id -> when it may go again
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
-        self.stats = RouterStats()
 
     # --- intents ---------------------------------------------------------------------------
     def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
@@ -302,8 +295,7 @@ class Router:
                     done.append(oid)
                 continue
             if self._recently_cancelled(oid, now):
-                wake = min(wake, self._retry_at(oid, self._emitted_cancels[oid]))
-                continue
+                continue  # paced (no wake-up needed: a plan is never skipped while it is pending)
             cancels[oid] = None
         for oid in done:
             del self._cancels[oid]
@@ -342,6 +334,12 @@ class Router:
                 cancel_tokens[oid] = token
             if not to_place:
                 continue
+            n = len(to_place)
+            to_place = _not_cancelling(to_place, orders.working(token), to_cancel, tick)
+            if len(to_place) < n:  # planned again when that cancel is answered (an order change)
+                wake = min(wake, now + retry_after)
+                if not to_place:
+                    continue
             if not tgt.any_reducing:
                 places_other += [(_quote_request(q, False), False) for q in to_place]
                 continue
@@ -402,8 +400,6 @@ class Router:
                     self._retry_soon.pop(oid, None)
                 self._cancels.pop(oid, None)
             out.append(CancelBatch(ids))
-            self.stats.cancel_batches += 1
-            self.stats.orders_canceled += len(ids)
         # cancels first: a token whose cancels could not all go gets no new non-reducing order
         if i < len(cancels):
             blocked = {cancel_tokens[oid] for oid in cancels[i:] if oid in cancel_tokens}
@@ -422,14 +418,22 @@ class Router:
                 if is_take:
                     self._drop_take(req)
             out.append(PlaceBatch(built))
-            self.stats.place_batches += 1
-            self.stats.orders_placed += len(built)
+        if j < len(eligible):  # a short budget: the tokens served now wait behind the others next time
+            self._served([r.token_id for r, _ in eligible[:j]])
         self._forget_old_cancels(now)
         if i == len(cancels) == len(cancel_tokens) and j == len(eligible) == len(places) \
                 and self._plan_wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
             self._drained = (self._targets_rev, cancel_tokens, places)
             self._drained_at = -1
         return out
+
+    def _served(self, tokens: list[str]) -> None:
+        """Tokens given orders from a short budget go behind every other target (``_plan`` reads
+        the last first), so the tokens wanting orders take turns until a new target comes."""
+        targets = self._targets
+        first = {t: targets[t] for t in dict.fromkeys(tokens) if t in targets}
+        if first:
+            self._targets = first | {t: v for t, v in targets.items() if t not in first}
 
     def sent(self) -> None:
         """The batches of the last ``poll`` are recorded (the reconciler has them). When that poll
@@ -492,16 +496,9 @@ class Router:
         else:
             if places:
                 times.append(max(t_place, t_cancel))
-        return min(times) if times else None
-
-    def has_work(self, now: float) -> bool:
-        cancels, places, _ = self._plan(now)
-        return bool(cancels or places)
+        return min(times)  # one at least: there are cancels or places
 
     # --- internals -------------------------------------------------------------------------
-    def _cost(self, n: int) -> int:
-        return n if self.config.count_per_order else 1
-
     def _grant(self, throttle: Throttle, want: int, now: float) -> int:
         """Spend tokens for one request of up to ``want`` items; returns how many were granted."""
         if want <= 0:
@@ -509,7 +506,7 @@ class Router:
         for r in self._routes:
             if r.available(now) < 1:
                 return 0
-        if self.config.count_per_order:  # ``_cost(k)`` tokens: one per order
+        if self.config.count_per_order:  # k tokens: one per order
             k = throttle.take_up_to(want, now)  # min(want, available), taken in one pass
             if k <= 0:
                 return 0
@@ -548,6 +545,17 @@ class Router:
             self._emitted_cancels = {k: t for k, t in self._emitted_cancels.items() if now - t < horizon}
             self._retry_soon = {k: t for k, t in self._retry_soon.items() if k in self._emitted_cancels}
             self._prune_at = max(_PRUNE_MIN, 2 * len(self._emitted_cancels))
+
+
+def _not_cancelling(quotes: list[Quote], working: Iterable[OwnOrder], cancels: Sequence[str],
+                    tick: int) -> list[Quote]:
+    """``quotes`` less those at the side and price (on the ``tick`` grid) of an order in
+    ``working`` whose cancel is in flight, or among ``cancels`` (to be sent)."""
+    busy = {(o.side, on_tick(o.price, tick)) for o in working
+            if (o.state is _PENDING_CANCEL or o.order_id in cancels) and not o.order_type.is_market}
+    if not busy:
+        return quotes
+    return [q for q in quotes if (q.side, on_tick(q.price, tick)) not in busy]
 
 
 def _quote_request(q: Quote, reducing: bool) -> OrderRequest:

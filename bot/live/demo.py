@@ -114,7 +114,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
                 clock = LiveClock()
                 engine = build_engine(strategy, markets, clock=clock, signing=Signing(None, opts.seed),
                                       throttles=simulated_throttles(venue.limiter.config, clock), risk=risk,
-                                      owner="paper", journal=journal, metrics=metrics)
+                                      owner="paper", journal=journal, metrics=metrics, own_orders_shown=False)
                 holdings = 1_000_000_000  # as the exchange's demo account: 1000 shares of every token
                 sim = SimVenue(markets, SimVenueConfig(mode="paper", owner="paper", seed=opts.seed,
                                                        collateral=100_000_000_000, holdings=holdings))

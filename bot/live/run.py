@@ -148,6 +148,7 @@ async def _paper(config: Any, args: Any) -> int:
             strategy, markets, clock=clock, signing=Signing(None, seed), throttles=simulated_throttles(v.limits, clock),
             risk=config.risk, router=config.router, reconciler=config.reconciler, engine=config.engine,
             feed=config.feed, owner="paper", journal=journal, day_start=journal.restore().day_start, metrics=metrics,
+            own_orders_shown=False,  # the live books never show a paper order
         )
         sim_config: SimVenueConfig = config.sim
         sim = SimVenue(markets, msgspec.structs.replace(sim_config, mode="paper", owner="paper", seed=seed % 2**32))

@@ -351,6 +351,7 @@ class BacktestConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cache: bool = True  # build and read a recording's derived binary cache
     feed_delay: bool = True  # the venue sees events at their exchange time (else at receive time)
     dataset_markets: int = 1  # markets taken from a top-of-book file (.parquet, .csv) the config names none of
+    own_orders_recorded: bool = False  # the recordings were made while this account quoted: their books show its orders
 
     def __post_init__(self) -> None:
         if not 0 < self.sample_every_s <= 86_400:

@@ -131,12 +131,12 @@ class LimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 def paced_writes(limits: LimitsConfig) -> LimitsConfig:
     """The CLOB trading-write scopes (those charged per order) as a live client spends them: each
     window at ``write_headroom`` of its capacity, and with ``pace_writes`` one more, about
-    ``PACE_S`` long (as long as it takes to refill at least one order), holding what the slowest
-    window refills in that time at the same headroom (interface.md 8: 2400 / 10 s and 24000 /
-    10 min refill 40 / s: 36 / s at 0.9, 3 orders every 83 ms). Spent so, the venue never finds a window full when requests arrive late or
-    bunched (no 429), a long run never spends the sustained window in its first minutes and then
-    waits it out, and tokens free evenly rather than in the bursts they were spent in. Other
-    scopes are unchanged."""
+    ``PACE_S`` long (at least one order), holding what the slowest window refills in that time at
+    the same headroom (interface.md 8: 2400 / 10 s and 24000 / 10 min refill 40 / s; at 0.9,
+    3 orders every 83 ms). Spent so, the venue never finds a window full when requests arrive
+    late or bunched (no 429), a long run never spends the sustained window in its first minutes
+    and then waits it out, and tokens free as evenly as they are spent, so a short budget serves
+    the newest quotes as they come. Other scopes are unchanged."""
     h = limits.write_headroom
     if h >= 1.0 and not limits.pace_writes:
         return limits
@@ -155,6 +155,15 @@ def paced_writes(limits: LimitsConfig) -> LimitsConfig:
             sc = msgspec.structs.replace(sc, windows=tuple(windows))
         scopes.append(sc)
     return msgspec.structs.replace(limits, clob=msgspec.structs.replace(limits.clob, scopes=tuple(scopes)))
+
+
+_ID_SEGMENT = re.compile(r"/(0x[0-9a-fA-F]+|[0-9]{6,}|[0-9a-fA-F-]{32,})(?=/|$)")
+
+
+def route_label(route: str) -> str:
+    """A bounded label for a route: identifiers in the path become ``{id}`` (metrics, and the
+    limiter's memory of routes, stay bounded however many orders are looked up)."""
+    return _ID_SEGMENT.sub("/{id}", route)
 
 
 def _pattern(route: str) -> re.Pattern[str]:
@@ -199,8 +208,9 @@ class RouteLimiter:
         self.waited_seconds: dict[str, float] = {}
 
     def throttles(self, method: str, path: str) -> tuple[tuple[Throttle, bool], ...]:
-        """The throttles a request must pass, each with whether it charges per item."""
-        key = (method.upper(), path.split("?", 1)[0])
+        """The throttles a request must pass, each with whether it charges per item (a scope's
+        routes are matched with the path's identifiers as ``{id}``, which ``{param}`` matches)."""
+        key = (method.upper(), route_label(path.split("?", 1)[0]))
         found = self._cache.get(key)
         if found is None:
             route = f"{key[0]} {key[1]}"
@@ -252,7 +262,7 @@ class RouteLimiter:
             now = self.clock()
         waited = max(0.0, now - start)
         if waited > 0.0:
-            route = f"{method.upper()} {path.split('?', 1)[0]}"
+            route = route_label(f"{method.upper()} {path.split('?', 1)[0]}")
             self.waits[route] = self.waits.get(route, 0) + 1
             self.waited_seconds[route] = self.waited_seconds.get(route, 0.0) + waited
             if self.on_wait is not None:

@@ -60,6 +60,9 @@ holdings = 1000000000
 
 [risk]
 max_orders_per_window = 200
+
+[backtest]
+own_orders_recorded = true  # the recording is of the live session: its books show the live orders
 """
 
 

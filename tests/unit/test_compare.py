@@ -3,6 +3,8 @@ taken out of a recorded book."""
 
 from __future__ import annotations
 
+import msgspec
+
 from bot.backtest.compare import align_fills, align_orders, compare_runs, own_orders_out, resting_levels
 from bot.backtest.read import FillRecord, OrderChange, OrderRecord, RunResults
 from bot.execution.orders import OrderState as S
@@ -64,3 +66,32 @@ def test_our_live_orders_leave_the_recorded_levels_while_they_rested():
     assert view(int(12e9), ev).price_changes[0].size == "20"  # 50 shown, 30 of them ours
     assert view(int(16e9), ev).price_changes[0].size == "30"  # 20 of ours left after the fill
     assert view(int(25e9), ev).price_changes[0].size == "50"  # gone: the level is all others'
+
+
+def test_a_fill_without_a_twin_is_latency_while_the_other_run_was_cancelling_at_its_price():
+    # the other run had an order at 0.49 whose cancel was on the wire at 12.0 (it places no order
+    # beside one it is cancelling): its latency, not its quotes, kept it from the fill; at 0.48 it
+    # had nothing at all
+    live = run([order("a", 10.0, end=15.0), order("b", 10.0, price=480_000, end=15.0)],
+               [fill("a", 12.0), fill("b", 12.0, price=480_000)])
+    cancelling = OrderRecord("x", "tok", Side.BUY, 490_000, 4 * U, 10.2,  # not a's twin: another size
+                             (OrderChange(S.PENDING_SUBMIT, 0, 10.2), OrderChange(S.LIVE, 0, 10.3),
+                              OrderChange(S.PENDING_CANCEL, 0, 11.0), OrderChange(S.CANCELED, 0, 13.5)))
+    bt = run([cancelling], [])
+    c = compare_runs(live, bt, fill_window_s=1.0, mark={"tok": 500_000})
+    assert {g.fill.order_id: g.cause for g in c.gaps} == {"a": "latency", "b": "quotes"}
+
+
+def test_a_fill_without_a_twin_is_latency_while_the_other_run_had_an_order_on_that_side_on_its_way_in():
+    # the other run's bid at 0.47 was sent at 11.5 and rested only at 12.6 (the bot quotes around
+    # its own orders on the wire, so its quote at 0.49 waited on that round trip): latency; a
+    # fill at 14.0, long after it rested and with nothing else on the wire, is the quotes'
+    live = run([order("a", 10.0, end=15.0), order("b", 13.9, end=15.0)], [fill("a", 12.0), fill("b", 14.0)])
+    arriving = OrderRecord("y", "tok", Side.BUY, 470_000, 10 * U, 11.5,
+                           (OrderChange(S.PENDING_SUBMIT, 0, 11.5), OrderChange(S.LIVE, 0, 12.6)))
+    c = compare_runs(live, run([arriving], []), fill_window_s=0.5, mark={"tok": 500_000})
+    assert sorted((g.fill.ts, g.cause) for g in c.gaps) == [(12.0, "latency"), (14.0, "quotes")]
+    # an order on the other side on its way in says nothing of this side
+    other_side = msgspec.structs.replace(arriving, side=Side.SELL, price=530_000)
+    c = compare_runs(live, run([other_side], []), fill_window_s=0.5, mark={"tok": 500_000})
+    assert [g.cause for g in c.gaps] == ["quotes", "quotes"]

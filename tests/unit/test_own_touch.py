@@ -91,3 +91,53 @@ def test_the_maker_does_not_requote_when_the_book_shows_its_own_bid():
     assert places(out) == [] and not [a for a in out if type(a).__name__ == "SendCancels"]
     touch = eng.ctx.touch(YES)
     assert (touch.best_bid, touch.best_ask, touch.gross_bid) == (460_000, 540_000, 490_000)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(_prices, _sizes, max_size=6), st.dictionaries(_prices, _sizes, max_size=6),
+       st.lists(st.tuples(st.booleans(), _prices, _sizes), max_size=6))
+def test_books_that_do_not_show_our_orders_are_quoted_from_as_they_are(bids, asks, own):
+    # paper trading, a backtest on books recorded without us: nothing of ours is in the book to take
+    # out (taking it out would walk the touch away from levels no larger than our order), but the
+    # gross touch a post-only order must not cross still counts our orders
+    book = _book(bids, asks)
+    t = net_touch(book, own, shown=False)
+    assert (t.best_bid, t.best_ask, t.best_bid_size, t.best_ask_size) == book.top()[:4]
+    own_bids = [price for is_bid, price, _ in own if is_bid]
+    own_asks = [price for is_bid, price, _ in own if not is_bid]
+    assert t.gross_bid == max([p for p in (book.best_bid,) if p is not None] + own_bids, default=None)
+    assert t.gross_ask == min([p for p in (book.best_ask,) if p is not None] + own_asks, default=None)
+
+
+def test_an_engine_whose_books_do_not_show_our_orders_takes_none_out_of_the_touch():
+    clock = SimClock(1_000.0)
+    eng = make_engine(clock)
+    eng.own_orders_shown = False  # paper trading: the venue's live books never show our orders
+    eng.strategy.params = Params(half_spread_ticks=1, tokens=(YES,))
+    eng.start()
+    eng.on_connection(up(clock))
+    out = eng.on_market_batch([book(YES, [("0.46", "100")], [("0.54", "100")]),
+                               book(NO, [("0.46", "100")], [("0.54", "100")])], [clock.now()] * 2)
+    for a in out:
+        if isinstance(a, SendPlaces):
+            eng.on_result(all_live(a.batch))
+    # someone else bids 0.49 for as much as our resting bid there: the touch is theirs, all of it
+    clock.advance(0.1)
+    eng.on_market_batch([book(YES, [("0.49", "10"), ("0.46", "100")], [("0.54", "100")], ts=2),
+                         book(NO, [("0.46", "100")], [("0.51", "10"), ("0.54", "100")], ts=2)], [clock.now()] * 2)
+    touch = eng.ctx.touch(YES)
+    assert (touch.best_bid, touch.best_bid_size, touch.best_ask) == (490_000, 10_000_000, 540_000)
+
+
+def test_a_backtest_takes_our_orders_out_of_the_touch_only_for_books_recorded_while_we_quoted(monkeypatch):
+    import bot.backtest.runner as runner
+    from bot.backtest.synthetic import SyntheticConfig, SyntheticMarket
+    from bot.ops.config import decode_bot_config
+
+    built = []
+    real = runner.build_engine
+    monkeypatch.setattr(runner, "build_engine", lambda *a, **k: built.append(real(*a, **k)) or built[-1])
+    for section, shown in (("", False), ("[backtest]\nown_orders_recorded = true\n", True)):
+        config = decode_bot_config('[strategy]\npath = "strategies.market_maker:MarketMaker"\n' + section)
+        runner.run_backtest(config, [], source=SyntheticMarket(SyntheticConfig(seed=1, duration_s=5.0)))
+        assert built[-1].own_orders_shown is shown
