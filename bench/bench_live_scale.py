@@ -72,8 +72,9 @@ def serve_exchange(markets: int, out: str) -> None:
 
 
 def write_lags(frames: list[tuple[float, bytes | str]]) -> list[float]:
-    """Exchange side of the market lag: each ``price_change`` frame's venue timestamp to the moment
-    the exchange wrote it (its perf counter, on the wall clock by an offset read here)."""
+    """Exchange side of the market lag: each event frame's venue timestamp (``price_change``,
+    ``last_trade_price``, ...: every frame the bot's lag counts) to the moment the exchange wrote
+    it (its perf counter, on the wall clock by an offset read here)."""
     decode = msgspec.json.Decoder().decode
     offset = time.time() - time.perf_counter()
     out: list[float] = []
@@ -82,7 +83,7 @@ def write_lags(frames: list[tuple[float, bytes | str]]) -> list[float]:
             msg = decode(payload)
         except msgspec.DecodeError:
             continue
-        if isinstance(msg, dict) and msg.get("event_type") == "price_change" and str(msg.get("timestamp", "")).isdigit():
+        if isinstance(msg, dict) and str(msg.get("timestamp", "")).isdigit():
             out.append(at + offset - int(msg["timestamp"]) / 1000.0)
     return out
 

@@ -57,7 +57,7 @@ class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Synthetic background traders (bot/sim/flow.py) driven on the server clock."""
 
     enabled: bool = True
-    interval_s: Wait = 0.25  # one flow step per interval
+    interval_s: Wait = 0.25  # the longest wait between flow steps (a trader due sooner is stepped then)
     markets: Count = 0  # how many markets get traders (0 = all)
     speed: Annotated[float, msgspec.Meta(gt=0, le=1000)] = 1.0  # the traders' clock runs this much faster
 

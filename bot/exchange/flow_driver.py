@@ -4,7 +4,8 @@ Invariant: one ``SyntheticMarket`` per open market (active, not closed, unresolv
 the server seed and the market's position, centred on the market's configured mid; ``step(now)``
 runs only on the event-loop thread and returns the engine events the flow produced (the
 synthetic market drains the engine), which the caller hands to the WebSocket hub, so no event
-is lost or sent twice.
+is lost or sent twice. A market is stepped only when one of its traders is due (``next_due``),
+so a step costs what is due, not the number of markets.
 """
 
 from __future__ import annotations
@@ -33,8 +34,16 @@ class FlowDriver:
         return cls(sims)
 
     def step(self, now: float) -> list:
-        """Run every market's due actions up to ``now``; the engine events they caused."""
+        """Run the due actions of every market with any due by ``now`` (every market on the
+        first step); the engine events they caused."""
         events: list = []
         for sim in self.markets:
-            events.extend(sim.step(now))
+            due = sim.next_due()
+            if due is None or due <= now:
+                events.extend(sim.step(now))
         return events
+
+    def next_due(self) -> float | None:
+        """When the first trader of any market acts next (``None``: none is waiting)."""
+        dues = [d for d in (sim.next_due() for sim in self.markets) if d is not None]
+        return min(dues) if dues else None

@@ -37,12 +37,28 @@ def iso(t: float) -> str:
 
 def book_hash(book: OrderBook) -> str:
     """SHA-1 hex of the compact JSON of the book with ``hash`` = "" (field order = recipe order)."""
-    blank = msgspec.structs.replace(book, hash="")
+    blank = book if book.hash == "" else msgspec.structs.replace(book, hash="")
     return hashlib.sha1(_enc.encode(blank)).hexdigest()
 
 
+_LEVELS: dict[tuple[int, int], Level] = {}  # (price, size) -> its wire level (shared: never mutated)
+_LEVELS_MAX = 200_000  # the cache starts over past this many distinct levels
+
+
+def _level(level: tuple[int, int]) -> Level:
+    """The wire level of ``(price, size)`` units, formatted once: books repeat the same levels
+    on every render (a flow step or an order changes one or two of them)."""
+    out = _LEVELS.get(level)
+    if out is None:
+        if len(_LEVELS) >= _LEVELS_MAX:
+            _LEVELS.clear()
+        out = _LEVELS[level] = Level(price=format_units(level[0]), size=format_units(level[1]))
+    return out
+
+
 def _levels(levels: list[tuple[int, int]]) -> list[Level]:
-    return [Level(price=format_units(p), size=format_units(s)) for p, s in levels]
+    get = _LEVELS.get
+    return [get(lv) or _level(lv) for lv in levels]
 
 
 def book(snap: BookSnapshot, now: float, event: bool = False) -> OrderBook:

@@ -3,7 +3,8 @@
 Invariant: the servers listen on sockets bound before ``__aenter__`` returns, so ``ex.urls`` are
 live the moment they are handed out; the engine clock loop (expiry, settlement, heartbeats, fault
 drops, synthetic flow) runs in the same event loop as the handlers, so the engine is only ever
-touched from one thread.
+touched from one thread. The synthetic traders act when due (at most ``FLOW_MIN_WAIT_S`` late
+while the loop is free), so a trade's frame is not stamped a whole flow interval before it is sent.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from bot.exchange.config import ExchangeConfig
 from bot.exchange.state import DemoAccount
 
 TICK_S = 0.05
+FLOW_MIN_WAIT_S = 0.005  # the flow loop sleeps at least this long between steps (actions due meanwhile go together)
 log = structlog.get_logger("bot.exchange")
 
 
@@ -160,15 +162,20 @@ class LocalExchange:
 
         driver = FlowDriver.create(self.state, self.config.flow)
         hub = self.exchange.hub
+        interval = self.config.flow.interval_s
         while True:
+            wait = interval
             try:
                 self.state.publish()  # anything pending goes out before the flow drains the engine
                 events = [] if self.flow_paused else driver.step(self.state.clock())
                 if events:
                     hub.dispatch(events)
+                due = driver.next_due()
+                if due is not None and not self.flow_paused:  # a trader acts when due, not a whole interval late
+                    wait = min(interval, max(FLOW_MIN_WAIT_S, due - self.state.clock()))
             except Exception as exc:  # the flow must keep running; one bad step is logged
                 log.warning("flow_step_failed", error=f"{type(exc).__name__}: {exc}")
-            await anyio.sleep(self.config.flow.interval_s)
+            await anyio.sleep(wait)
 
 
 def _has_sansio() -> bool:

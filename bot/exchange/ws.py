@@ -7,7 +7,9 @@ controls (``bot.exchange.wallets``), filtered by market (case-insensitive), with
 status of a trade under the same id. Frames are decoded by ``bodies.decode_json`` (bounded depth);
 one that is not a JSON object is ignored. Text
 ``PING`` is answered ``PONG``. More than 500 assets on one connection closes it with 1008.
-Frames are queued per connection; a subscriber too slow to drain 10 000 frames is dropped.
+Frames are queued per connection; a subscriber too slow to drain 10 000 frames is dropped. Frames
+already queued are written back to back (up to ``WRITE_BURST``), and a frame for several
+subscribers that see the same tokens is encoded once.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from bot.venue.units import format_units
 
 MAX_ASSETS = 500
 REORDER_HOLD_S = 0.2  # fault: how long a user event waits for a successor to swap with
+WRITE_BURST = 512  # queued frames a connection writes back to back before it lets other tasks run
 _enc = msgspec.json.Encoder()
 
 
@@ -113,17 +116,26 @@ class Hub:
                             best_ask=format_units(tops[e.token][1]))
                 for e in evs
             ]
+            stamp = render.ms(now)
+            frames: dict[frozenset[str], bytes] = {}  # the tokens a subscriber sees -> its frame, encoded once
             for conn in list(self.market_conns):
-                mine = [i for i in items if i.asset_id in conn.assets]
-                if mine:
-                    conn.push(_enc.encode(PriceChangeEvent(market=market, timestamp=render.ms(now), price_changes=mine)))
-                    if conn.custom:
-                        for t in sorted(tokens & conn.assets):
-                            bid, ask = tops[t]
-                            conn.push(_enc.encode(BestBidAskEvent(
-                                asset_id=t, market=market, best_bid=format_units(bid), best_ask=format_units(ask),
-                                spread=format_units(max(0, ask - bid)) if bid and ask else "0",
-                                timestamp=render.ms(now))))
+                seen = tokens & conn.assets
+                if not seen:
+                    continue
+                key = frozenset(seen)
+                payload = frames.get(key)
+                if payload is None:
+                    mine = items if len(seen) == len(tokens) else [i for i in items if i.asset_id in seen]
+                    payload = frames[key] = _enc.encode(
+                        PriceChangeEvent(market=market, timestamp=stamp, price_changes=mine))
+                conn.push(payload)
+                if conn.custom:
+                    for t in sorted(seen):
+                        bid, ask = tops[t]
+                        conn.push(_enc.encode(BestBidAskEvent(
+                            asset_id=t, market=market, best_bid=format_units(bid), best_ask=format_units(ask),
+                            spread=format_units(max(0, ask - bid)) if bid and ask else "0",
+                            timestamp=stamp)))
 
     def _market(self, token: str, event) -> None:
         payload = _enc.encode(event)
@@ -192,9 +204,23 @@ class Hub:
 
         async def pump() -> None:
             async with receive:
+                burst = 0
                 while True:
+                    # frames already queued go out back to back (a flow step queues one per market):
+                    # the loop is given up only when the queue is empty or every WRITE_BURST frames
                     try:
-                        payload = await receive.receive()
+                        if burst < WRITE_BURST:
+                            payload = receive.receive_nowait()
+                            burst += 1
+                        else:
+                            burst = 0
+                            payload = await receive.receive()
+                    except anyio.WouldBlock:
+                        burst = 0
+                        try:
+                            payload = await receive.receive()
+                        except (anyio.EndOfStream, anyio.ClosedResourceError):
+                            break
                     except (anyio.EndOfStream, anyio.ClosedResourceError):
                         break
                     if delay:

@@ -19,7 +19,7 @@ cdef class Router:
     cdef public tuple _routes
     cdef public dict _targets, _versions, _settled, _cancels, _emitted_cancels, _retry_soon
     cdef public list _takes
-    cdef public long long _drained_at, _targets_rev, _quiet_targets, _quiet_orders, _quiet_quoting, _prune_at, _rr
+    cdef public long long _drained_at, _targets_rev, _quiet_targets, _quiet_orders, _quiet_quoting, _prune_at
     cdef public double _quiet_until, _plan_wake
     cdef public object _drained
 

@@ -6,7 +6,10 @@ Invariants:
   no sliding window of any limit is ever exceeded, whatever the intent flood; the router reports
   when it next can send (``next_ready``) instead of queuing requests;
 - in each ``poll`` cancels come before places; under pressure the order is cancels, then
-  risk-reducing orders, then the rest;
+  risk-reducing orders, then the rest, each by the token whose target was set last first (the
+  quote from the newest book goes first; the budget sheds the older ones, which a newer book of
+  their own replaces), a token just served from a short budget going behind the others (tokens
+  take turns);
 - desired quotes are state, not a queue: only the latest target per token matters, and the diff
   is recomputed from it whenever the target or the token's orders changed, so a reprice whose
   target has since changed is dropped, never sent late (a token whose last diff found nothing to
@@ -194,7 +197,6 @@ class Router:
         self._emitted_cancels: dict[str, float] = {}
         self._retry_soon: dict[str, float] = {}  # failed cancel requests: id -> when it may go again
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
-        self._rr = 0
 
     # --- intents ---------------------------------------------------------------------------
     def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
@@ -218,7 +220,9 @@ class Router:
             flags = reducing if type(reducing) is tuple else tuple(bool(x) for x in reducing)
             if len(flags) != len(target.quotes):
                 raise ValueError("one reducing flag per quote")
-        self._targets[target.token_id] = _Target(target, flags)
+        targets = self._targets
+        targets.pop(target.token_id, None)  # the newest target is the last (``_plan`` reads them newest first)
+        targets[target.token_id] = _Target(target, flags)
         self._targets_rev += 1
 
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
@@ -301,9 +305,7 @@ class Router:
         for take, reducing, _t in self._takes:
             (places_reducing if reducing else places_other).append((_take_request(take, reducing), True))
         tokens = list(self._targets)
-        if len(tokens) > 1:
-            k = self._rr % len(tokens)
-            tokens = tokens[k:] + tokens[:k]
+        tokens.reverse()  # newest target first
         targets, tick_of, tolerance = self._targets, self._tick_of, self.config.size_tolerance
         emitted, retry_after = self._emitted_cancels, self.config.cancel_retry_after
         pending_cancel = _PENDING_CANCEL
@@ -384,7 +386,6 @@ class Router:
         cancels, places, cancel_tokens = self._plan(now)
         if not cancels and not places:
             return []
-        self._rr += 1
         out: list[Batch] = []
         i = 0
         while i < len(cancels):
@@ -417,12 +418,22 @@ class Router:
                 if is_take:
                     self._drop_take(req)
             out.append(PlaceBatch(built))
+        if j < len(eligible):  # a short budget: the tokens served now wait behind the others next time
+            self._served([r.token_id for r, _ in eligible[:j]])
         self._forget_old_cancels(now)
         if i == len(cancels) == len(cancel_tokens) and j == len(eligible) == len(places) \
                 and self._plan_wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
             self._drained = (self._targets_rev, cancel_tokens, places)
             self._drained_at = -1
         return out
+
+    def _served(self, tokens: list[str]) -> None:
+        """Tokens given orders from a short budget go behind every other target (``_plan`` reads
+        the last first), so the tokens wanting orders take turns until a new target comes."""
+        targets = self._targets
+        first = {t: targets[t] for t in dict.fromkeys(tokens) if t in targets}
+        if first:
+            self._targets = first | {t: v for t, v in targets.items() if t not in first}
 
     def sent(self) -> None:
         """The batches of the last ``poll`` are recorded (the reconciler has them). When that poll

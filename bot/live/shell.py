@@ -57,7 +57,7 @@ from bot.venue.account import AccountClient
 from bot.venue.auth import AuthConfig, Credentials
 from bot.venue.clob import ClobClient
 from bot.venue.errors import NotFound, VenueError, error_kind
-from bot.venue.limits import LimitsConfig, RouteLimiter
+from bot.venue.limits import LimitsConfig, RouteLimiter, paced_writes
 from bot.venue.pagination import cursor_pages
 from bot.venue.shared_throttle import SharedLimitsConfig, SharedThrottles
 from bot.venue.stream import ConnectionEvent, MarketStream, UserStream
@@ -91,8 +91,9 @@ class Venue:
                 raise ValueError("a throttle shared on Redis needs the API key it is shared under")
             self.shared = make = SharedThrottles(shared, creds.api_key)
         # wall clock: the engine's router spends these throttles with its (wall) clock
-        self.limiter = RouteLimiter(with_margin(limits or LimitsConfig(), window_margin_s), "clob", clock=time.time,
-                                    make_throttle=make)
+        # the venue's windows with a margin, trading writes paced inside them with headroom (``paced_writes``)
+        self.limiter = RouteLimiter(paced_writes(with_margin(limits or LimitsConfig(), window_margin_s)), "clob",
+                                    clock=time.time, make_throttle=make)
         self.account_limiter = RouteLimiter(limits or LimitsConfig(), "account", clock=time.time, make_throttle=make)
         self._reads_t = Transport(clob_url, limiter=self.limiter, config=timeouts)
         self._writes_t = Transport(clob_url, limiter=None, config=timeouts)

@@ -129,6 +129,12 @@ class SyntheticMarket:
         self._schedule(now, _NOISE, 0, cfg.noise_rate)
         self._schedule(now, _INFORMED, 0, cfg.informed_rate)
 
+    def next_due(self) -> float | None:
+        """When the next trader acts (``None`` before the first ``step`` places the quotes)."""
+        if self.time is None or not self._agenda:
+            return None
+        return self._agenda[0][0]
+
     def step(self, now: float) -> list:
         """Run every action due up to ``now`` (in time order, each at its own time) and return
         the engine's events (``engine.drain()``). The first call places the initial quotes."""

@@ -29,6 +29,8 @@ __all__ = [
     "CLOB_LIMITS",
     "ACCOUNT_LIMITS",
     "SURFACES",
+    "paced_writes",
+    "WRITE_HEADROOM",
 ]
 
 SURFACES = ("catalog", "clob", "account")
@@ -93,10 +95,16 @@ CLOB_LIMITS = SurfaceLimits(
 ACCOUNT_LIMITS = SurfaceLimits(scopes=(Scope("account:all", _w(1000)),))
 
 
+WRITE_HEADROOM = 0.9  # share of each trading-write window a live client spends (the rest absorbs jitter)
+PACE_S = 0.1  # about how long the pace window is: short, so the budget frees as evenly as it is spent
+
+
 class LimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Client-side limits. ``scale`` multiplies every capacity (tests use e.g. 0.01);
     ``count_per_order`` charges trading writes one token per order/id (venue default) rather
-    than one per request; ``enabled`` False lets every request through at once."""
+    than one per request; ``enabled`` False lets every request through at once. A live client
+    spends ``write_headroom`` of each trading-write window and, with ``pace_writes``, no more in
+    a burst window than the sustained rate refills (``paced_writes``)."""
 
     catalog: SurfaceLimits = CATALOG_LIMITS
     clob: SurfaceLimits = CLOB_LIMITS
@@ -104,15 +112,49 @@ class LimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     scale: float = 1.0
     count_per_order: bool = True
     enabled: bool = True
+    write_headroom: float = WRITE_HEADROOM
+    pace_writes: bool = True
 
     def __post_init__(self) -> None:
         if not (isinstance(self.scale, (int, float)) and math.isfinite(self.scale) and self.scale > 0):
             raise ParameterError("scale", f"must be a finite number > 0, got {self.scale!r}")
+        h = self.write_headroom
+        if isinstance(h, bool) or not (isinstance(h, (int, float)) and math.isfinite(h) and 0 < h <= 1):
+            raise ParameterError("write_headroom", f"must be a number in (0, 1], got {h!r}")
 
     def surface(self, name: str) -> SurfaceLimits:
         if name not in SURFACES:
             raise ParameterError("surface", f"must be one of {', '.join(SURFACES)}, got {name!r}")
         return getattr(self, name)
+
+
+def paced_writes(limits: LimitsConfig) -> LimitsConfig:
+    """The CLOB trading-write scopes (those charged per order) as a live client spends them: each
+    window at ``write_headroom`` of its capacity, and with ``pace_writes`` one more, about
+    ``PACE_S`` long (at least one order), holding what the slowest window refills in that time at
+    the same headroom (interface.md 8: 2400 / 10 s and 24000 / 10 min refill 40 / s; at 0.9,
+    3 orders every 83 ms). Spent so, the venue never finds a window full when requests arrive
+    late or bunched (no 429), a long run never spends the sustained window in its first minutes
+    and then waits it out, and tokens free as evenly as they are spent, so a short budget serves
+    the newest quotes as they come. Other scopes are unchanged."""
+    h = limits.write_headroom
+    if h >= 1.0 and not limits.pace_writes:
+        return limits
+
+    def shrink(w: RateWindow, capacity: float) -> RateWindow:
+        return RateWindow(max(1, math.floor(capacity * h + 1e-9)), w.seconds)
+
+    scopes = []
+    for sc in limits.clob.scopes:
+        if sc.per_item and sc.windows:
+            windows = [shrink(w, w.capacity) for w in sc.windows]
+            if limits.pace_writes and len(sc.windows) > 1:
+                rate = min(w.capacity / w.seconds for w in sc.windows) * h
+                capacity = max(1, math.floor(rate * PACE_S + 1e-9))
+                windows.append(RateWindow(capacity, capacity / rate))  # exactly ``rate`` over time
+            sc = msgspec.structs.replace(sc, windows=tuple(windows))
+        scopes.append(sc)
+    return msgspec.structs.replace(limits, clob=msgspec.structs.replace(limits.clob, scopes=tuple(scopes)))
 
 
 _ID_SEGMENT = re.compile(r"/(0x[0-9a-fA-F]+|[0-9]{6,}|[0-9a-fA-F-]{32,})(?=/|$)")

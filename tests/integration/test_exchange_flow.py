@@ -46,3 +46,26 @@ def test_flow_moves_books_and_prints_trades():
         assert levels(ex, tokens) != first
     finally:
         ex.stop()
+
+
+def test_a_synthetic_trader_acts_when_due_not_at_the_next_flow_interval():
+    """The flow interval is only the longest wait: with a 60 s interval and busy traders, trades
+    print on the market channel long before the second interval would begin, each frame stamped
+    no earlier than the previous one (actions go out as they happen, not back-dated in a batch)."""
+    ex = start_exchange(flow=FlowConfig(enabled=True, interval_s=60.0, speed=50.0))
+    try:
+        tokens = [t["token_id"] for m in httpx.get(ex.urls.clob + "/markets").json()["data"] for t in m["tokens"]]
+        stamps: list[int] = []
+        with wsc.connect(ex.urls.ws + "/ws/market") as ws:
+            ws.send(json.dumps({"type": "market", "assets_ids": tokens}))
+            end = time.monotonic() + 30
+            while len(stamps) < 3:
+                left = end - time.monotonic()
+                assert left > 0, f"the flow waited for its interval: {len(stamps)} trades printed"
+                frame = json.loads(ws.recv(timeout=left))
+                for ev in frame if isinstance(frame, list) else [frame]:
+                    if ev["event_type"] == "last_trade_price":
+                        stamps.append(int(ev["timestamp"]))
+        assert stamps == sorted(stamps)
+    finally:
+        ex.stop()

@@ -153,10 +153,11 @@ def test_cancel_all_and_explicit_cancel():
     h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
     h.router.set_target(quotes("b", (Side.BUY, 100_000, U)))
     h.step(0.0)
+    (a_order,) = h.rec.orders.working("a")
     h.router.submit(CancelOrder("0xunknown"), 1.0)
     h.router.submit(CancelAll("a"), 1.0)
     out = h.step(1.0)
-    assert len(out) == 1 and set(out[0].order_ids) == {"0xunknown", "0x0000"}
+    assert len(out) == 1 and set(out[0].order_ids) == {"0xunknown", a_order.order_id}
     assert h.live("a") == [] and len(h.live("b")) == 1
     h.router.submit(CancelAll(), 2.0)
     h.step(2.0)
@@ -526,7 +527,7 @@ def test_tokens_take_turns_when_the_throttle_is_tight():
     for tok in ("a", "b", "c"):
         h.router.set_target(quotes(tok, (Side.BUY, 100_000, U), (Side.BUY, 200_000, U)))
     sent_to = [b.orders[0].token_id for t in range(6) for b in h.step(10.0 * t)]
-    assert sent_to == ["a", "b", "c", "a", "b", "c"]
+    assert sent_to[:3] == ["c", "b", "a"] and sent_to[3:] == sent_to[:3]  # newest first, then in turn
 
 
 def test_an_order_whose_cancel_is_out_no_longer_stands_for_a_quote():
@@ -715,7 +716,7 @@ def test_two_tokens_take_turns_too():
     h = Harness(place_cap=1)
     for tok in ("a", "b"):
         h.router.set_target(quotes(tok, (Side.BUY, 100_000, U), (Side.BUY, 200_000, U)))
-    assert [b.orders[0].token_id for t in range(4) for b in h.step(10.0 * t)] == ["a", "b", "a", "b"]
+    assert [b.orders[0].token_id for t in range(4) for b in h.step(10.0 * t)] == ["b", "a", "b", "a"]
 
 
 def test_a_diff_cancel_that_overtook_its_place_goes_again_once_the_ack_comes():
@@ -808,10 +809,10 @@ def test_a_poll_that_sent_all_its_plan_is_settled_once_recorded_without_a_new_di
     h.rec.on_cancels_sent(cancel.order_ids, 1.0)
     h.rec.on_places_sent(place.orders, 1.0)
     h.router.sent()
-    assert h.router.settled() and calls == ["t", "u", "t"]
+    assert h.router.settled() and calls == ["t", "t", "u"]  # the target set last is diffed first
     h.router.set_target(quotes("u", (Side.BUY, 300_000, 6 * U)))  # "t" is not diffed for it
     (cancel,) = h.router.poll(2.0)  # a resize at one price: its cancel first, the place once answered
-    assert calls == ["t", "u", "t", "u"] and isinstance(cancel, CancelBatch)
+    assert calls == ["t", "t", "u", "u"] and isinstance(cancel, CancelBatch)
     assert [h.rec.orders.get(oid).token_id for oid in cancel.order_ids] == ["u"]
 
 
@@ -910,3 +911,15 @@ def test_the_cancels_the_router_remembers_stay_bounded():
         h.router.cancel(f"0x{i:06x}")
         h.router.poll(i * 0.01)
     assert len(h.router._emitted_cancels) <= 2 * _PRUNE_MIN
+
+
+def test_a_short_budget_goes_to_the_quote_from_the_newest_book():
+    """Two orders of budget, three tokens wanting quotes: the targets set last go first, and a
+    token whose target is set again moves to the front (the older requotes are shed, not queued)."""
+    h = Harness(place_cap=2)
+    for token in ("A", "B", "C"):
+        h.router.set_target(quotes(token, (Side.BUY, 400_000, 10 * U)))
+    h.router.set_target(quotes("A", (Side.BUY, 410_000, 10 * U)))  # A's book moved again: newest
+    placed = [o.token_id for b in h.step(1.0) for o in b.orders]
+    assert placed == ["A", "C"]
+    assert h.live("A") == [(Side.BUY, 410_000, 10 * U)]

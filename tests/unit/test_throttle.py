@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.venue.errors import ParameterError
 from bot.venue.throttle import RateWindow, Throttle
@@ -294,3 +296,39 @@ def test_delay_steps_up_when_the_difference_rounds_short() -> None:
         d = th.delay(1, now=now)
         assert now + d >= ready and now + math.nextafter(d, 0.0) < ready, (now, seconds)
         assert th.try_take(1, now=now + d)
+
+
+# --- a live client's trading-write windows ----------------------------------------------------
+
+
+def test_live_trading_writes_keep_headroom_and_pace_to_the_sustained_rate() -> None:
+    from bot.venue.limits import LimitsConfig, paced_writes
+
+    scopes = {sc.name: sc for sc in paced_writes(LimitsConfig()).clob.scopes}
+    for name in ("orders", "cancels"):
+        windows = {(w.capacity, w.seconds) for w in scopes[name].windows}
+        # 2400 / 10 s and 24000 / 10 min at 0.9, and the 40 / s sustained rate at 0.9: 3 per 83 ms
+        assert windows == {(2160, 10.0), (21600, 600.0), (3, 3 / 36)}
+    assert scopes["clob:all"] == {sc.name: sc for sc in LimitsConfig().clob.scopes}["clob:all"]
+    assert paced_writes(LimitsConfig(write_headroom=1.0, pace_writes=False)) == LimitsConfig(
+        write_headroom=1.0, pace_writes=False)
+
+
+@given(capacity=st.integers(1, 10_000), seconds=st.integers(1, 100), factor=st.integers(1, 100),
+       headroom=st.floats(0.05, 1.0))
+def test_paced_write_windows_stay_inside_every_venue_window(capacity, seconds, factor, headroom) -> None:
+    """Whatever the venue's two windows: each is kept, shrunk to the headroom (so the linked
+    throttle never spends more in it), and the pace window refills no faster than the slowest."""
+    from bot.venue.limits import CLOB_LIMITS, LimitsConfig, Scope, SurfaceLimits, paced_writes
+
+    venue = (RateWindow(capacity, float(seconds)), RateWindow(capacity * factor, float(seconds * factor * 3)))
+    clob = SurfaceLimits(scopes=tuple(Scope(sc.name, venue, sc.routes, True) if sc.name == "orders" else sc
+                                      for sc in CLOB_LIMITS.scopes))
+    paced = {sc.name: sc for sc in paced_writes(LimitsConfig(clob=clob, write_headroom=headroom)).clob.scopes}
+    windows = paced["orders"].windows
+    for w in venue:
+        assert any(c.seconds == w.seconds and c.capacity <= max(1, w.capacity * headroom + 1e-6) for c in windows)
+    slowest = min(w.capacity / w.seconds for w in venue)
+    pace = windows[-1]
+    assert pace.capacity >= 1 and pace.capacity / pace.seconds <= slowest * headroom + 1e-9
+    assert all(c.capacity >= 1 for c in windows)
