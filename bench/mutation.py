@@ -7,13 +7,18 @@ that module mutated and only its own tests selected, and prints its score: kille
 over all mutants. Every survivor must be named in the module's ``equivalent`` table with the
 reason no test can tell it apart; the run fails (exit 1) on any other survivor, printing its diff,
 or on a score under ``--min-score``. ``--sample N`` tests a seeded random sample of N mutants per
-module instead of all (the big modules take an hour each on two cores). Needs
-``requirements-mutation.lock`` (``make mutation`` installs it).
+module instead of all. Needs ``requirements-mutation.lock`` (``make mutation`` installs it).
+
+``--keep DIR`` makes a run resumable: each module is mutated in its own folder ``DIR/<module>``,
+which holds mutmut's results, and a run stopped half way goes on from the mutants it had tested
+as long as the module, its tests and this tool are unchanged (otherwise that module starts
+afresh). Modules in their own folders can also run at once from two commands sharing ``DIR``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import random
 import shutil
@@ -29,6 +34,8 @@ REPO = Path(__file__).resolve().parent.parent
 CONFIG = Path(__file__).with_name("mutation.toml")
 SOURCE_ROOTS = ("bot", "strategies")  # copied into mutmut's tree so that every import resolves
 KILLED = frozenset({"killed", "timeout", "caught by type check"})
+# no example database: a failure found for one mutant is not replayed against the next
+MUTMUT_ENV = {"HYPOTHESIS_STORAGE_DIRECTORY": os.devnull + "/none"}
 
 
 @dataclass(frozen=True)
@@ -98,16 +105,39 @@ def mutmut_config(target: Target) -> str:
     lines = ["[mutmut]", "source_paths =", *(f"    {r}" for r in SOURCE_ROOTS),
              f"only_mutate = {target.path}", "pytest_add_cli_args_test_selection ="]
     lines += [f"    {t}" for t in target.tests]
-    lines += ["pytest_add_cli_args = -p no:cacheprovider -q", "use_git_change_detection = false", ""]
+    # every property test draws the same examples for every mutant: a kill is decided the same way each run
+    lines += ["pytest_add_cli_args = -p no:cacheprovider -q --hypothesis-seed=0", "use_git_change_detection = false", ""]
     return "\n".join(lines)
 
 
-def run_target(target: Target, tree: Path, jobs: int, sample: int = 0, seed: int = 1) -> Score:
-    """Mutate ``target`` in ``tree`` and test its mutants: all of them, or a seeded random
-    ``sample`` of them (the mutants are generated first, then only the sample is tested)."""
-    shutil.rmtree(tree / "mutants", ignore_errors=True)
+def fingerprint(target: Target, sample: int, seed: int) -> str:
+    """What a module's results depend on: its source, its tests, how mutmut runs them, the sample."""
+    h = hashlib.sha256(f"{mutmut_config(target)}|{sample}|{seed}|{sorted(MUTMUT_ENV.items())}".encode())
+    for name in (target.path, *target.tests):
+        h.update((REPO / name).read_bytes())
+    return h.hexdigest()
+
+
+def prepare(target: Target, tree: Path, sample: int, seed: int) -> bool:
+    """A scratch tree for ``target`` in ``tree``: the one left there by an earlier run of the
+    same module, tests and tool (returns True: mutmut resumes from its results), or a fresh copy."""
+    mark = tree / ".mutation-fingerprint"
+    want = fingerprint(target, sample, seed)
+    if mark.exists() and mark.read_text() == want and (tree / "mutants").is_dir():
+        return True
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.mkdir(parents=True)
+    scratch_copy(tree)
     (tree / "setup.cfg").write_text(mutmut_config(target))
-    env = dict(os.environ, BOT_SHARED_DIR=str(REPO.parent / "shared"))
+    mark.write_text(want)
+    return False
+
+
+def run_target(target: Target, tree: Path, jobs: int, sample: int = 0, seed: int = 1) -> Score:
+    """Mutate ``target`` in ``tree`` (prepared by ``prepare``) and test its mutants: all of them,
+    or a seeded random ``sample`` of them (the mutants are generated first, then only the sample
+    is tested). Mutants already tested there keep their results."""
+    env = dict(os.environ, BOT_SHARED_DIR=str(REPO.parent / "shared"), **MUTMUT_ENV)
     mutmut = [sys.executable, "-m", "mutmut"]
 
     def mutmut_run(*names: str, check: bool = True) -> None:
@@ -155,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="module names to run (diff, orders, ...); default all")
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument("--min-score", type=float, default=90.0, help="lowest passing score in percent")
-    parser.add_argument("--keep", type=Path, help="scratch folder to use and keep (default: a temporary one)")
+    parser.add_argument("--keep", type=Path,
+                        help="folder of the modules' scratch trees, kept to resume a stopped run (default: a temporary one)")
     parser.add_argument("--sample", type=int, default=0, metavar="N",
                         help="test a seeded random sample of N mutants per module (default: all)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the sample (default 1)")
@@ -166,24 +197,30 @@ def main(argv: list[str] | None = None) -> int:
     tree = args.keep or Path(tempfile.mkdtemp(prefix="pmbot-mutation-"))
     tree.mkdir(parents=True, exist_ok=True)
     failed = False
+    started = time.monotonic()
     try:
-        scratch_copy(tree)
-        print(f"{'module':<28} {'mutants':>7} {'killed':>7} {'equiv.':>6} {'other':>6} {'score':>7} {'time':>6}")
+        header = f"{'module':<28} {'mutants':>7} {'killed':>7} {'equiv.':>6} {'other':>6} {'score':>7} {'time':>6}"
+        print(header)
+        rows: list[str] = []
         for target in targets:
-            s = run_target(target, tree, args.jobs, args.sample, args.seed)
+            resumed = prepare(target, tree / target.name, args.sample, args.seed)
+            s = run_target(target, tree / target.name, args.jobs, args.sample, args.seed)
             other = len(s.unexplained)
             bad = other > 0 or s.percent < args.min_score
             failed |= bad
             equiv = len(s.survivors) - other
             sampled = f"  (a sample of {s.total} of {s.generated})" if s.generated else ""
-            print(f"{target.path:<28} {s.total:>7} {s.killed:>7} {equiv:>6} {other:>6} {s.percent:>6.1f}% "
-                  f"{s.seconds:>5.0f}s{'  FAIL' if bad else ''}{sampled}", flush=True)
+            rows.append(f"{target.path:<28} {s.total:>7} {s.killed:>7} {equiv:>6} {other:>6} {s.percent:>6.1f}% "
+                        f"{s.seconds:>5.0f}s{'  FAIL' if bad else ''}{sampled}{'  (resumed)' if resumed else ''}")
+            print(rows[-1], flush=True)
             for name in s.unexplained:
                 print(f"    survivor not shown equivalent: {name} ({s.status[name]})")
+        if len(rows) > 1:  # the whole table again, after any survivor's diff printed between its rows
+            print("\n" + "\n".join([header, *rows]))
     finally:
         if args.keep is None:
             shutil.rmtree(tree, ignore_errors=True)
-    print(f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{len(targets)} modules in {time.monotonic() - started:.0f}s, load average {os.getloadavg()[0]:.1f}")
     return 1 if failed else 0
 
 

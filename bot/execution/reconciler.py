@@ -8,7 +8,8 @@ Invariants (the races are named where they are guarded):
   moves forward (MATCHED < RETRYING < MINED < CONFIRMED|FAILED), so a late, stale record never
   rolls it back, and the last ``SettlementUpdate`` of a trade is its final status;
 - *fill before ack*: a trade naming an order we do not know yet is held and matched as soon as
-  the order becomes known (sent, acked or adopted);
+  the order becomes known (sent or adopted: an ack or a venue record only ever names an order
+  known already);
 - *unknown submit outcome* (timeout, 5xx, reset): the order goes UNKNOWN and is resolved by a
   lookup; it is resent (the same signed order, same hash) only when the venue shows it absent;
 - *cancel vs place*: a cancel sent before the order's submit was answered may reach the venue
@@ -151,6 +152,9 @@ class TradeState:
 
 
 class Leg(msgspec.Struct, frozen=True):
+    """One order's part in a trade; ``fee_rate_bps`` is read for the taker leg only (makers pay
+    none), ``owner`` (the API key that placed it) for maker legs only."""
+
     order_id: str
     token_id: str
     side: Side
@@ -158,6 +162,7 @@ class Leg(msgspec.Struct, frozen=True):
     size: int
     is_maker: bool
     fee_rate_bps: int = 0
+    owner: str = ""
 
 
 def trade_legs(rec: TradeRecord) -> list[Leg]:
@@ -169,7 +174,7 @@ def trade_legs(rec: TradeRecord) -> list[Leg]:
         side = m.side or (rec.side.opposite if rec.side is not None else None)
         if side is None or not m.order_id:
             continue
-        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, m.fee_rate_bps))
+        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, owner=m.owner))
     return legs
 
 
@@ -186,7 +191,7 @@ class Reconciler:
         self.orders = store if store is not None else OrderStore()
         self._journal = journal
         self._trades: dict[str, TradeState] = {}
-        self._held: OrderedDict[str, tuple[str, ...]] = OrderedDict()  # trade id -> order ids it waits for
+        self._held: OrderedDict[str, None] = OrderedDict()  # trade ids waiting for an order, oldest first
         self._held_by_order: dict[str, set[str]] = {}
         # (when to look again, trade id) of settled trades, for ``forget_settled``
         self._settled: list[tuple[float, str]] = []
@@ -287,9 +292,6 @@ class Reconciler:
                 target = S.LIVE
             if self.orders.transition(o, target, now):
                 self._changed(o, out, resized=False)
-            self._claim_held(oid, now, out)
-            if r.order_id and r.order_id != oid:
-                self._claim_held(r.order_id, now, out)
             return
         # not accepted: a fill or the venue showing the order outranks our reading of the ack
         if o.matched > 0 or o.state not in (S.PENDING_SUBMIT, S.UNKNOWN, S.PENDING_CANCEL):
@@ -344,7 +346,7 @@ class Reconciler:
                 # race *cancel vs place*: the cancel may have reached the venue before the order
                 # did, so "not found" proves nothing. Back to what we know now: still unanswered
                 # (the ack decides), or acked meanwhile (live: the router cancels it again)
-                if pending and self.orders.transition(o, before, now):
+                if pending and self._back_from_cancel(o, before, now):
                     self._changed(o, out, resized=False)
                 if before is S.UNKNOWN:
                     out.append(LookupOrder(oid))
@@ -371,9 +373,16 @@ class Reconciler:
         for oid in order_ids:
             o = self.orders.get(oid)
             if o is not None and o.state is S.PENDING_CANCEL and o.before_cancel is not None:
-                if self.orders.transition(o, o.before_cancel, now):
+                if self._back_from_cancel(o, o.before_cancel, now):
                     self._changed(o, out, resized=False)
         return out
+
+    def _back_from_cancel(self, o: OwnOrder, before: OrderState, now: float) -> bool:
+        """A cancel of ``o`` came to nothing: ``o`` goes back to ``before``. The store leads a cancel
+        back to UNKNOWN (the submit failed unanswered meanwhile) only through PENDING_SUBMIT."""
+        if before is _UNKNOWN:
+            return self.orders.transition(o, _PENDING_SUBMIT, now) and self.orders.transition(o, _UNKNOWN, now)
+        return self.orders.transition(o, before, now)
 
     # --- what the venue tells ---------------------------------------------------------------
     def on_order_event(self, event: Any, now: float) -> list[Output]:
@@ -547,12 +556,12 @@ class Reconciler:
 
     # --- internals --------------------------------------------------------------------------
     def _apply_order(self, o: OwnOrder, rec: OrderRecord, now: float, out: list[Output]) -> None:
-        changed = False
+        changed = resized = False
         if not o.answered_at:
             o.answered_at = now
         if rec.size_matched > o.venue_matched:
             o.venue_matched = rec.size_matched
-            changed = True
+            changed = resized = True
         for t in rec.associate_trades:
             if t not in o.trade_ids:
                 o.trade_ids.append(t)
@@ -581,13 +590,11 @@ class Reconciler:
             target = S.REJECTED if o.state in (S.PENDING_SUBMIT, S.UNKNOWN) else S.CANCELED
         else:
             target = None
-        if target is not None and target is S.LIVE and o.state is S.PARTIALLY_FILLED:
-            target = None
+        # (the store refuses PARTIALLY_FILLED -> LIVE: a stale LIVE never undoes a fill)
         if target is not None and self.orders.transition(o, target, now):
             changed = True
-        if changed:
-            self._changed(o, out)
-        self._claim_held(o.order_id, now, out)
+        if changed:  # a state change alone was counted by the store
+            self._changed(o, out, resized)
 
     def _absent(self, o: OwnOrder, now: float, out: list[Output], resend: bool = True) -> bool:
         """The venue does not show ``o`` as open. Returns True when it was closed here."""
@@ -678,7 +685,7 @@ class Reconciler:
                 # nothing of ours known in it yet: any leg may be ours (fill before ack);
                 # otherwise only a maker leg carrying our owner key is
                 if not known or (
-                    self.config.owner and leg.is_maker and self._maker_owner(rec, leg) == self.config.owner
+                    self.config.owner and leg.is_maker and leg.owner == self.config.owner
                 ):
                     waiting.append(leg.order_id)
                 continue
@@ -721,13 +728,6 @@ class Reconciler:
         elif trade_id in self._held and st.fills:
             self._unhold(trade_id)
 
-    @staticmethod
-    def _maker_owner(rec: TradeRecord, leg: Leg) -> str:
-        for m in rec.maker_orders:
-            if m.order_id == leg.order_id:
-                return m.owner
-        return ""
-
     def _after_fill(self, o: OwnOrder, now: float) -> None:
         full = o.size > 0 and o.matched >= o.size
         if o.state in (S.PENDING_SUBMIT, S.UNKNOWN, S.LIVE, S.REJECTED):
@@ -736,11 +736,13 @@ class Reconciler:
             self.orders.transition(o, S.FILLED, now)
 
     def _hold(self, trade_id: str, order_ids: list[str]) -> None:
-        if trade_id in self._held:
-            return
-        self._held[trade_id] = tuple(order_ids)
+        """Hold ``trade_id`` until one of ``order_ids`` becomes known; a later record of a held
+        trade may name legs the first did not (a taker's view has no makers): they are added."""
         for oid in order_ids:
             self._held_by_order.setdefault(oid, set()).add(trade_id)
+        if trade_id in self._held:
+            return
+        self._held[trade_id] = None
         while len(self._held) > self.config.max_held_trades:
             old, _ = self._held.popitem(last=False)
             self._unindex(old)

@@ -13,14 +13,9 @@ cdef class _Target:
     cdef public bint any_reducing
 
 
-@cython.final
-cdef class RouterStats:
-    cdef public long long dropped_takes, cancel_batches, place_batches, orders_placed, orders_canceled
-
-
 cdef class Router:
     cdef public OrderStore _orders
-    cdef public object config, _sign, _place, _cancel, _tick_of, stats
+    cdef public object config, _sign, _place, _cancel, _tick_of
     cdef public tuple _routes
     cdef public dict _targets, _versions, _settled, _cancels, _emitted_cancels, _retry_soon
     cdef public list _takes

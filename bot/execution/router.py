@@ -151,17 +151,6 @@ class _Target:
         return f
 
 
-class RouterStats:
-    __slots__ = ("dropped_takes", "cancel_batches", "place_batches", "orders_placed", "orders_canceled")
-
-    def __init__(self) -> None:
-        self.dropped_takes = 0
-        self.cancel_batches = 0
-        self.place_batches = 0
-        self.orders_placed = 0
-        self.orders_canceled = 0
-
-
 class Router:
     """Diffs targets against live orders and packs the work into throttled batches."""
 
@@ -206,7 +195,6 @@ class Router:
         self._retry_soon: dict[str, float] = {}  # failed cancel requests: id -> when it may go again
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
         self._rr = 0
-        self.stats = RouterStats()
 
     # --- intents ---------------------------------------------------------------------------
     def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
@@ -303,8 +291,7 @@ class Router:
                     done.append(oid)
                 continue
             if self._recently_cancelled(oid, now):
-                wake = min(wake, self._retry_at(oid, self._emitted_cancels[oid]))
-                continue
+                continue  # paced (no wake-up needed: a plan is never skipped while it is pending)
             cancels[oid] = None
         for oid in done:
             del self._cancels[oid]
@@ -412,8 +399,6 @@ class Router:
                     self._retry_soon.pop(oid, None)
                 self._cancels.pop(oid, None)
             out.append(CancelBatch(ids))
-            self.stats.cancel_batches += 1
-            self.stats.orders_canceled += len(ids)
         # cancels first: a token whose cancels could not all go gets no new non-reducing order
         if i < len(cancels):
             blocked = {cancel_tokens[oid] for oid in cancels[i:] if oid in cancel_tokens}
@@ -432,8 +417,6 @@ class Router:
                 if is_take:
                     self._drop_take(req)
             out.append(PlaceBatch(built))
-            self.stats.place_batches += 1
-            self.stats.orders_placed += len(built)
         self._forget_old_cancels(now)
         if i == len(cancels) == len(cancel_tokens) and j == len(eligible) == len(places) \
                 and self._plan_wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
@@ -502,16 +485,9 @@ class Router:
         else:
             if places:
                 times.append(max(t_place, t_cancel))
-        return min(times) if times else None
-
-    def has_work(self, now: float) -> bool:
-        cancels, places, _ = self._plan(now)
-        return bool(cancels or places)
+        return min(times)  # one at least: there are cancels or places
 
     # --- internals -------------------------------------------------------------------------
-    def _cost(self, n: int) -> int:
-        return n if self.config.count_per_order else 1
-
     def _grant(self, throttle: Throttle, want: int, now: float) -> int:
         """Spend tokens for one request of up to ``want`` items; returns how many were granted."""
         if want <= 0:
@@ -519,7 +495,7 @@ class Router:
         for r in self._routes:
             if r.available(now) < 1:
                 return 0
-        if self.config.count_per_order:  # ``_cost(k)`` tokens: one per order
+        if self.config.count_per_order:  # k tokens: one per order
             k = throttle.take_up_to(want, now)  # min(want, available), taken in one pass
             if k <= 0:
                 return 0

@@ -97,7 +97,8 @@ def test_taker_and_maker_legs_become_fills_once():
     t1 = trade("t1", makers=[maker("0xother", "2", "0.41"), maker("0xa", "3", "0.40")])
     out = rec.on_trade_event(t1, 2.0)
     fills = of(out, Fill)
-    assert [(f.order_id, f.size, f.price, f.is_maker, f.side) for f in fills] == [("0xa", 3 * U, 400_000, True, Side.BUY)]
+    assert [(f.order_id, f.size, f.price, f.is_maker, f.side, f.fee) for f in fills] == [
+        ("0xa", 3 * U, 400_000, True, Side.BUY, 0)]
     t2 = trade("t2", taker="0xt", makers=[maker("0xzz", "5", "0.40")], side="SELL")
     f2 = of(rec.on_trade_event(t2, 3.0), Fill)
     assert [(f.order_id, f.size, f.price, f.is_maker, f.side) for f in f2] == [("0xt", 5 * U, 400_000, False, Side.SELL)]
@@ -142,7 +143,7 @@ def test_fill_before_ack_is_held_and_matched_when_the_order_becomes_known():
     out = sent(rec, own("0xa"), now=2.0)
     fills = of(out, Fill)
     assert len(fills) == 1 and fills[0].size == 4 * U and fills[0].status is TradeStatus.MINED
-    assert rec.held_trades == []
+    assert rec.held_trades == [] and rec.orders.get("0xa").updated_at == 2.0
     out = rec.on_ack("0xa", ack("0xa", status="matched"), 3.0)
     assert of(out, Fill) == []
     assert rec.orders.get("0xa").state is S.PARTIALLY_FILLED  # ack cannot roll a fill back to LIVE
@@ -243,6 +244,7 @@ def test_cancel_results():
     )
     assert rec.orders.get("0xa").state is S.CANCELED
     assert rec.orders.get("0xb").state is S.CANCELED  # closed on the venue already
+    assert rec.orders.get("0xb").reason == "order already matched"
     assert rec.orders.get("0xc").state is S.LIVE  # no answer for it: back to where it was
     assert rec.orders.get("0xd").state is S.PENDING_SUBMIT  # cancel overtook the POST
     assert FetchTrades(("0xb",)) in out
@@ -401,6 +403,7 @@ def test_taker_fills_book_the_venues_fee_in_what_the_taker_receives():
     t["fee_rate_bps"] = "100"
     (buy,) = of(rec.on_trade_event(t, 1.0), Fill)
     assert (buy.size, buy.fee) == (10 * U - 100_000, 40_000)  # the venue kept 0.1 share, worth 0.04
+    assert type(buy.fee) is int
     t = trade("t2", taker="0xsell", side="SELL", size="10", price="0.4")
     t["fee_rate_bps"] = "100"
     (sell,) = of(rec.on_trade_event(t, 1.0), Fill)
@@ -517,6 +520,7 @@ def test_an_unknown_order_absent_from_a_listing_is_resent_by_default():
     u.answered_at = 1.6  # the lookup found nothing yet; the venue answered about it
     out = rec.on_open_orders([], now=3.0, as_of=2.0)
     assert [r.order_id for r in of(out, ResendOrder)] == ["0xu"]
+    assert not of(out, FetchTrades) and u.state is S.UNKNOWN  # resent, not closed
 
 
 def test_a_listing_reopens_only_what_closed_before_it_was_asked():
@@ -568,6 +572,9 @@ def test_a_blind_cancel_of_an_unknown_order_not_cancelled_looks_it_up():
     rec.on_cancels_sent(["0xu"], now=2.0)
     out = rec.on_cancel_result({"canceled": [], "not_canceled": {"0xu": "not found"}}, now=3.0, requested=["0xu"])
     assert of(out, LookupOrder) == [LookupOrder("0xu")] and None not in out  # its lookup decides
+    assert u.state is S.UNKNOWN  # back from its cancel, not stuck in it: a live answer makes it cancellable
+    rec.on_order_lookup("0xu", oevent("0xu", "LIVE", ""), now=4.0)
+    assert u.state is S.LIVE
 
 
 def test_the_trades_cursor_stays_at_a_page_holding_an_unsettled_trade_of_ours():
@@ -663,3 +670,451 @@ def test_a_held_trade_claimed_by_its_order_leaves_no_index_behind():
                                  side="BUY", size="3"), 0.1)
         assert len(of(sent(rec, own(oid), now=0.2), Fill)) == 1
     assert rec.held_trades == [] and rec._held_by_order == {}
+
+
+def test_config_refuses_an_unknown_orphan_policy_and_takes_the_smallest_hold():
+    import pytest
+
+    with pytest.raises(ValueError, match=r"^orphan_policy must be adopt, cancel or ignore, not 'keep'$"):
+        ReconcilerConfig(orphan_policy="keep")
+    assert ReconcilerConfig(max_held_trades=1).max_held_trades == 1
+
+
+def test_a_status_of_the_same_rank_does_not_replace_the_one_seen():
+    assert advance_status(TradeStatus.MATCHED, TradeStatus.MATCHED_NOT_BROADCASTED) is TradeStatus.MATCHED
+    assert advance_status(TradeStatus.MATCHED_NOT_BROADCASTED, TradeStatus.MATCHED) is (
+        TradeStatus.MATCHED_NOT_BROADCASTED)
+
+
+def test_an_adopted_orphan_keeps_its_order_type_price_and_trades():
+    rec = Reconciler(ReconcilerConfig(orphan_policy="adopt"))
+    gtd = dict(oevent("0xg", "LIVE", "PLACEMENT", price="0.37"), order_type="gtd", associate_trades=["tr9"])
+    out = rec.on_order_event(gtd, now=3.0)
+    g = rec.orders.get("0xg")
+    assert (g.order_type, g.price, g.token_id, g.trade_ids, g.updated_at) == (OrderType.GTD, 370_000, TOK, ["tr9"], 3.0)
+    assert of(out, OrderUpdate) == [OrderUpdate("0xg", TOK, S.LIVE, 0, 10 * U, "adopted")]
+    rec.on_order_event(dict(oevent("0xh", "LIVE", "PLACEMENT"), order_type="ICEBERG"), now=3.0)
+    assert rec.orders.get("0xh").order_type is OrderType.GTC  # a type we do not know: resting, GTC
+    rec.on_order_event(oevent("0xi", "LIVE", "PLACEMENT", matched="0.000001"), now=3.0)
+    assert rec.orders.get("0xi").state is S.PARTIALLY_FILLED  # one micro-share matched is matched
+
+
+def test_an_adopted_orphan_claims_the_trades_held_for_it():
+    rec = Reconciler(ReconcilerConfig(orphan_policy="adopt"))
+    rec.on_trade_event(trade("t1", makers=[maker("0xo", "2")]), 1.0)
+    assert rec.held_trades == ["t1"]
+    out = rec.on_order_event(oevent("0xo", "LIVE", "PLACEMENT"), now=2.0)
+    assert [(f.order_id, f.size) for f in of(out, Fill)] == [("0xo", 2 * U)] and rec.held_trades == []
+    o = rec.orders.get("0xo")
+    assert (o.state, o.updated_at) == (S.PARTIALLY_FILLED, 2.0)
+
+
+def test_the_reconciler_keeps_the_store_it_is_given():
+    from bot.execution.orders import OrderStore
+
+    store = OrderStore()
+    rec = Reconciler(store=store)
+    sent(rec, own("0xa"))
+    assert rec.orders is store and store.get("0xa").state is S.PENDING_SUBMIT
+
+
+def test_the_first_trades_read_moves_the_cursor_on():
+    rec = Reconciler()
+    rec.on_trades_page([trade("t1")], 1.0, next_cursor="MTAw")
+    assert rec.trades_cursor == "MTAw"
+    rec.on_trades_page([], 2.0, cursor="MTAw", next_cursor="LTE=")  # the end: stay at the last page
+    assert rec.trades_cursor == "MTAw"
+
+
+def test_a_read_that_starts_at_the_default_cursor_is_a_new_read():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_trades_page([trade("t1", makers=[maker("0xa", "3")])], 1.0, cursor="MA==", next_cursor="MTAw")
+    rec.on_trades_page([trade("t1", "CONFIRMED", makers=[maker("0xa", "3")])], 2.0, cursor="MA==",
+                       next_cursor="MTAw")
+    assert rec.trades_cursor == "MTAw"  # the held read ended where it began: it moves on again
+
+
+def test_trade_legs_read_sides_and_tokens_the_venue_leaves_out():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb", side=Side.SELL))
+    t = trade("t1", side="SELL", makers=[("", "1", "0.4", "BUY", ""), maker("0xa", "3")])
+    t["maker_orders"][1]["side"] = None  # the taker sold: our maker leg bought
+    t["maker_orders"][1]["asset_id"] = ""
+    (fill,) = of(rec.on_trade_event(t, 1.0), Fill)
+    assert (fill.order_id, fill.side, fill.token_id, fill.size, fill.ts) == ("0xa", Side.BUY, TOK, 3 * U, 1_700_000_000)
+    nameless = trade("t2", taker="", side="BUY", makers=[maker("0xb", "2", side="SELL")])
+    out = rec.on_trade_event(nameless, 2.0)
+    assert [(f.order_id, f.side) for f in of(out, Fill)] == [("0xb", Side.SELL)] and rec.held_trades == []
+    sideless = trade("t3", taker="0xb", side="", makers=[("0xq", "2", "0.4", "", "")])
+    assert of(rec.on_trade_event(sideless, 3.0), Fill) == [] and rec.held_trades == []
+
+
+def test_a_trade_naming_no_taker_order_waits_only_for_its_makers():
+    rec = Reconciler()
+    rec.on_trade_event(trade("t1", taker="", side="SELL", makers=[maker("0xa", "3")]), 1.0)
+    assert rec.held_trades == ["t1"]
+    out = sent(rec, own("0xa"), now=2.0)
+    assert [f.order_id for f in of(out, Fill)] == ["0xa"] and rec.held_trades == []
+
+
+def test_held_trades_are_bounded_oldest_first():
+    rec = Reconciler(ReconcilerConfig(max_held_trades=2))
+    for i, oid in enumerate(("0x1", "0x2", "0x3")):
+        rec.on_trade_event(trade(f"t{i}", makers=[maker(oid, "1")]), float(i))
+    assert rec.held_trades == ["t1", "t2"]
+    out = sent(rec, own("0x1"), own("0x2"), own("0x3"), now=5.0)
+    assert [f.order_id for f in of(out, Fill)] == ["0x2", "0x3"]  # the oldest was let go
+
+
+def test_a_held_trade_is_let_go_when_a_restart_knows_its_order():
+    rec = Reconciler()
+    rec.on_trade_event(trade("t1", makers=[maker("0xa", "3")]), 1.0)
+    a = own("0xa")
+    a.state = S.LIVE
+    rec.load([a], [], [], {}, {})
+    out = rec.on_trade_event(trade("t1", "MINED", makers=[maker("0xa", "3")]), 2.0)
+    assert [f.order_id for f in of(out, Fill)] == ["0xa"] and rec.held_trades == []
+    assert sent(rec, own("0xa"), now=3.0) == []  # known: nothing replayed
+
+
+def test_fills_make_an_order_filled_exactly_when_its_size_is_matched():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xc"))
+    rec.on_acks(["0xa", "0xc"], [ack("0xa"), ack("0xc")], 1.0)
+    a = rec.orders.get("0xa")
+    rec.on_trade_event(trade("t1", makers=[maker("0xa", "3")]), 2.0)
+    rec.on_trade_event(trade("t2", makers=[maker("0xa", "3")]), 3.0)
+    assert (a.state, a.filled, a.updated_at) == (S.PARTIALLY_FILLED, 6 * U, 2.0)
+    rec.on_trade_event(trade("t3", makers=[maker("0xa", "4")]), 4.0)
+    assert (a.state, a.updated_at) == (S.FILLED, 4.0)
+    c = rec.orders.get("0xc")
+    rec.on_cancels_sent(["0xc"], 5.0)
+    rec.on_trade_event(trade("t4", makers=[maker("0xc", "4")]), 6.0)
+    assert c.state is S.PENDING_CANCEL  # a part filled: its cancel is still out
+    rec.on_trade_event(trade("t5", makers=[maker("0xc", "6")]), 7.0)
+    assert (c.state, c.updated_at) == (S.FILLED, 7.0)
+
+
+def test_an_order_of_no_size_is_never_full_and_one_micro_share_is():
+    rec = Reconciler()
+    m = own("0xm", size=0, order_type=OrderType.FOK)  # a market buy at no price: no share estimate
+    tiny = own("0xt", size=1)
+    sent(rec, m, tiny)
+    rec.on_trade_event(trade("t1", taker="0xm", side="BUY", size="2"), 1.0)
+    assert m.state is S.PARTIALLY_FILLED and m.filled == 2 * U
+    rec.on_open_orders([], 2.0, as_of=1.5)
+    assert m.state is S.CANCELED  # gone from the book: closed, not filled
+    rec.on_trade_event(trade("t2", makers=[maker("0xt", "0.000001")]), 3.0)
+    assert tiny.state is S.FILLED
+    z = own("0xz", size=0)
+    sent(rec, z, now=4.0)
+    rec.on_order_event(oevent("0xz", "LIVE", "UPDATE"), 5.0)
+    assert z.state is S.LIVE
+
+
+def test_an_ack_during_a_blind_cancel_remembers_a_fill_of_one_micro_share():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_cancels_sent(["0xa"], 1.0)  # before the ack: blind
+    rec.on_trade_event(trade("t1", makers=[maker("0xa", "0.000001")]), 1.5)
+    rec.on_ack("0xa", ack("0xa"), 2.0)
+    rec.on_cancel_failed(["0xa"], 3.0)
+    assert rec.orders.get("0xa").state is S.PARTIALLY_FILLED
+
+
+def test_a_refused_ack_names_its_reason_and_never_undoes_a_fill():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"), own("0xc"), own("0xd"))
+    refused = {"success": False, "errorMsg": "", "orderID": "", "status": ""}
+    rec.on_acks(["0xa", "0xb"], [refused, dict(refused, status="unmatched")], 1.0)
+    assert rec.orders.get("0xa").reason == "rejected" and rec.orders.get("0xb").reason == "unmatched"
+    rec.on_cancels_sent(["0xc"], 1.0)
+    rec.on_ack("0xc", refused, 2.0)
+    assert rec.orders.get("0xc").state is S.CANCELED  # refused while its cancel was out
+    rec.on_trade_event(trade("t1", makers=[maker("0xd", "0.000001")]), 2.5)
+    rec.on_ack("0xd", refused, 3.0)
+    assert rec.orders.get("0xd").state is S.PARTIALLY_FILLED
+
+
+def test_an_accepted_ack_of_an_order_read_as_unmatched_with_a_fill_restores_its_fill():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"))
+    rec.on_order_event(oevent("0xa", "UNMATCHED", "UPDATE", matched="0.000001"), 1.0)
+    rec.on_order_event(oevent("0xb", "UNMATCHED", "UPDATE", matched="10"), 1.0)
+    assert rec.orders.get("0xa").state is S.REJECTED and rec.orders.get("0xa").reason == "UNMATCHED"
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 2.0)
+    assert rec.orders.get("0xa").state is S.PARTIALLY_FILLED and rec.orders.get("0xb").state is S.FILLED
+
+
+def test_order_records_set_state_reason_market_trades_and_first_answer():
+    rec = Reconciler()
+    a, b, c, d, e = (own(x) for x in ("0xa", "0xb", "0xc", "0xd", "0xe"))
+    sent(rec, a, b, c, d, e)
+    rec.on_order_event(dict(oevent("0xa", "DELAYED", "PLACEMENT"), associate_trades=["tr1", "tr2"]), 1.0)
+    assert (a.state, a.market, a.trade_ids, a.answered_at) == (S.LIVE, "0xm", ["tr1", "tr2"], 1.0)
+    rec.on_order_event(dict(oevent("0xa", "", "UPDATE"), associate_trades=["tr2", "tr3"], market="0xn"), 2.0)
+    assert (a.state, a.market, a.trade_ids, a.answered_at) == (S.LIVE, "0xm", ["tr1", "tr2", "tr3"], 1.0)
+    rec.on_order_event(oevent("0xb", "MATCHED", "UPDATE"), 1.0)
+    assert b.state is S.FILLED
+    rec.on_order_event(oevent("0xc", "CANCELED", "CANCELLATION", matched="10"), 1.0)
+    assert (c.state, c.reason) == (S.FILLED, "CANCELED")  # matched whole before the cancel
+    rec.on_order_event(oevent("0xd", "LIVE", "UPDATE", matched="10"), 1.0)
+    assert d.state is S.FILLED
+    rec.on_order_event(oevent("0xe", "LIVE", "UPDATE", matched="0.000001"), 1.0)
+    assert e.state is S.PARTIALLY_FILLED
+
+
+def test_unmatched_or_invalid_rejects_an_unanswered_order_and_cancels_a_live_one():
+    rec = Reconciler()
+    a, b, u = own("0xa"), own("0xb"), own("0xu")
+    sent(rec, a, b, u)
+    rec.on_ack("0xb", ack("0xb"), 1.0)
+    rec.on_place_failed(["0xu"], 1.0, unknown=True)
+    rec.on_order_event(oevent("0xa", "INVALID", "UPDATE"), 2.0)
+    rec.on_order_event(oevent("0xb", "INVALID", "UPDATE"), 2.0)
+    rec.on_order_event(oevent("0xu", "UNMATCHED", "UPDATE"), 2.0)
+    assert [(o.state, o.reason) for o in (a, b, u)] == [
+        (S.REJECTED, "INVALID"), (S.CANCELED, "INVALID"), (S.REJECTED, "UNMATCHED")]
+
+
+def test_a_venue_record_during_a_blind_cancel_tells_what_the_order_was():
+    rec = Reconciler()
+    a, b, c = own("0xa"), own("0xb"), own("0xc")
+    sent(rec, a, b, c)
+    rec.on_cancels_sent(["0xa", "0xb", "0xc"], 1.0)
+    rec.on_order_event(oevent("0xa", "LIVE", "PLACEMENT"), 2.0)
+    rec.on_order_event(oevent("0xb", "LIVE", "UPDATE", matched="0.000001"), 2.0)
+    rec.on_order_event(oevent("0xc", "LIVE", "UPDATE", matched="10"), 2.0)
+    assert (a.state, b.state, c.state) == (S.PENDING_CANCEL, S.PENDING_CANCEL, S.FILLED)
+    rec.on_cancel_failed(["0xa", "0xb"], 3.0)
+    assert (a.state, b.state) == (S.LIVE, S.PARTIALLY_FILLED)
+
+
+def test_sending_orders_counts_each_new_order_once_for_the_diff():
+    rec = Reconciler()
+    store = rec.orders
+    before = store.quoting_revision
+    sent(rec, own("0xa"), own("0xb"))
+    assert store.quoting_revision == before + 2
+    rec.on_place_failed(["0xa"], 1.0, unknown=True)
+    counted = store.quoting_revision
+    rec.on_places_sent([own("0xa")], 2.0)  # the resend: UNKNOWN -> PENDING_SUBMIT, both quoting
+    assert rec.orders.get("0xa").state is S.PENDING_SUBMIT and rec.orders.get("0xa").updated_at == 2.0
+    assert store.quoting_revision == counted
+
+
+def test_a_listing_status_left_empty_reads_as_open():
+    rec = wrongly_closed("cancel")
+    out = rec.on_open_orders([oevent("0xa", "", "")], 2.5, as_of=2.0)
+    assert rec.orders.get("0xa").state is S.LIVE and CancelOrder("0xa") in out
+
+
+def test_a_maker_leg_without_an_order_id_is_never_waited_for():
+    rec = Reconciler(ReconcilerConfig(owner="k1"))
+    sent(rec, own("0xt", side=Side.SELL))
+    rec.on_trade_event(trade("t1", taker="0xt", makers=[("", "5", "0.4", "BUY", "k1")]), 1.0)
+    assert rec.held_trades == []
+
+
+def test_the_taker_fee_is_booked_only_when_asked():
+    rec = Reconciler(ReconcilerConfig(taker_fee=False))
+    sent(rec, own("0xbuy"))
+    t = trade("t1", taker="0xbuy", side="BUY", size="10", price="0.4")
+    t["fee_rate_bps"] = "100"
+    (fill,) = of(rec.on_trade_event(t, 1.0), Fill)
+    assert (fill.size, fill.fee) == (10 * U, 0)
+
+
+def test_a_refused_ack_leaves_an_order_the_venue_showed_or_filled_during_its_cancel():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xe"))
+    refused = {"success": False, "errorMsg": "", "orderID": "", "status": ""}
+    rec.on_order_event(oevent("0xa", "LIVE", "PLACEMENT"), 0.5)
+    rec.on_ack("0xa", refused, 1.0)
+    assert rec.orders.get("0xa").state is S.LIVE
+    rec.on_cancels_sent(["0xe"], 1.0)
+    rec.on_trade_event(trade("t1", makers=[maker("0xe", "0.000001")]), 1.5)
+    rec.on_ack("0xe", refused, 2.0)
+    assert rec.orders.get("0xe").state is S.PENDING_CANCEL
+
+
+def test_venue_records_of_a_one_micro_share_order_and_an_empty_status():
+    rec = Reconciler()
+    tiny, a = own("0xt", size=1), own("0xa")
+    sent(rec, tiny, a)
+    rec.on_order_event(oevent("0xt", "LIVE", "UPDATE", matched="0.000001"), 1.0)
+    assert tiny.state is S.FILLED
+    rec.on_order_lookup("0xa", oevent("0xa", "", ""), 1.0)
+    assert a.state is S.LIVE
+    rec.on_order_lookup("0xa", oevent("0xa", "CANCELED", ""), 2.0)
+    assert a.state is S.CANCELED
+
+
+def test_a_held_trade_is_replayed_from_its_record_that_names_the_makers():
+    rec = Reconciler()
+    taker_view = trade("t1", taker="0xsomeone")
+    taker_view["maker_orders"] = []
+    rec.on_trade_event(taker_view, 1.0)
+    rec.on_trade_event(trade("t1", "MINED", makers=[maker("0xa", "2")]), 2.0)
+    assert rec.held_trades == ["t1"]
+    out = sent(rec, own("0xa"), now=3.0)
+    assert [(f.order_id, f.size) for f in of(out, Fill)] == [("0xa", 2 * U)]
+
+
+def test_a_failed_trade_reverses_a_leg_claimed_after_another_was_reversed():
+    rec = Reconciler(ReconcilerConfig(owner="k1"))
+    sent(rec, own("0xa"))
+    t = trade("t1", "FAILED", makers=[maker("0xa", "2"), maker("0xb", "3", owner="k1")])
+    out = rec.on_trade_event(t, 1.0)
+    assert [x.fill.order_id for x in of(out, FillReversal)] == ["0xa"] and rec.held_trades == ["t1"]
+    out = sent(rec, own("0xb"), now=2.0)
+    assert [x.fill.order_id for x in of(out, FillReversal)] == ["0xb"]
+    assert rec.orders.get("0xb").filled == 0
+
+
+def test_a_trade_of_a_forgotten_order_is_not_held_again():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_trade_event(trade("t1", makers=[maker("0xa", "10")]), 1.0)
+    assert rec.orders.get("0xa").state is S.FILLED
+    assert rec.orders.forget_closed(before=5.0) == 1
+    out = rec.on_trade_event(trade("t1", "MINED", makers=[maker("0xa", "10")]), 6.0)
+    assert of(out, Fill) == [] and rec.held_trades == []
+
+
+def test_cancel_answers_for_unknown_closed_and_blind_orders_do_not_stop_the_rest():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"), own("0xc"), own("0xblind"))
+    rec.on_acks(["0xa", "0xb", "0xc"], [ack("0xa"), ack("0xb"), ack("0xc")], 1.0)
+    rec.on_cancels_sent(["0xa", "0xb", "0xblind"], 2.0)
+    rec.on_cancel_result({"canceled": ["0xa"], "not_canceled": {}}, 2.5)
+    answer = {"canceled": [], "not_canceled": {"0xnone": "not found", "0xa": "not found", "0xblind": "not found",
+                                               "0xb": "order already matched"}}
+    out = rec.on_cancel_result(answer, 3.0, requested=["0xb", "0xblind"])
+    assert rec.orders.get("0xb").state is S.CANCELED and of(out, FetchTrades) == [FetchTrades(("0xb",))]
+    assert rec.orders.get("0xblind").state is S.PENDING_SUBMIT
+
+
+def test_a_repeated_not_found_for_an_unanswered_order_still_proves_nothing():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_cancels_sent(["0xa"], 1.0)
+    answer = {"canceled": [], "not_canceled": {"0xa": "order not found"}}
+    rec.on_cancel_result(answer, 1.5, ["0xa"])
+    rec.on_cancel_result(answer, 1.6, ["0xa"])  # the same answer twice (a replayed response)
+    assert rec.orders.get("0xa").state is S.PENDING_SUBMIT
+
+
+def test_a_failed_submit_during_a_blind_cancel_is_looked_up_and_comes_back_unknown():
+    rec = Reconciler()
+    a, b = own("0xa"), own("0xb")
+    sent(rec, a, b)
+    rec.on_ack("0xb", ack("0xb"), 0.5)
+    rec.on_cancels_sent(["0xa", "0xb"], 1.0)
+    out = rec.on_place_failed(["0xnone", "0xa", "0xb"], 2.0, unknown=True)
+    assert of(out, LookupOrder) == [LookupOrder("0xa")]  # 0xb was acked: nothing to look up
+    rec.on_cancel_failed(["0xa", "0xb"], 3.0)
+    assert (a.state, b.state) == (S.UNKNOWN, S.LIVE) and a.updated_at == 3.0
+
+
+def test_a_plain_failure_leaves_an_answered_order_and_its_reason_alone():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"))
+    rec.on_ack("0xa", ack("0xa"), 1.0)
+    rec.on_place_failed(["0xnone", "0xa", "0xb"], 2.0, unknown=False, reason="429")
+    assert (rec.orders.get("0xa").state, rec.orders.get("0xa").reason) == (S.LIVE, "")
+    assert rec.orders.get("0xb").state is S.REJECTED
+
+
+def test_a_listing_that_may_not_resend_closes_an_unknown_order():
+    rec = Reconciler()
+    u = own("0xu")
+    sent(rec, u, now=1.0)
+    rec.on_place_failed(["0xu"], now=1.5, unknown=True)
+    u.answered_at = 1.6
+    out = rec.on_open_orders([], now=3.0, as_of=2.0, resend_unknown=False)
+    assert not of(out, ResendOrder) and u.state is S.CANCELED
+
+
+def test_a_lookup_judges_absence_only_for_orders_answered_before_it_was_asked():
+    rec = Reconciler()
+    a, b = own("0xa"), own("0xb")
+    sent(rec, a, b, now=1.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 3.0)
+    rec.on_order_lookup("0xa", None, 4.0, as_of=2.0)  # asked before the venue answered
+    assert a.state is S.LIVE
+    rec.on_order_lookup("0xa", None, 4.0, as_of=3.0)  # asked at the instant it answered
+    rec.on_order_lookup("0xb", None, 4.0, as_of=1.0)  # asked at the instant it was sent, answered later
+    assert (a.state, b.state) == (S.CANCELED, S.LIVE)
+    c = own("0xc")
+    sent(rec, c, now=5.0)
+    rec.on_ack("0xc", ack("0xc"), 5.0)
+    rec.on_order_lookup("0xc", None, 6.0, as_of=5.0)  # sent and answered at the instant asked: believed
+    assert c.state is S.CANCELED
+
+
+def test_a_reopened_order_is_told_with_its_reason_counted_and_closed_filled_when_matched():
+    rec = Reconciler(ReconcilerConfig(orphan_policy="adopt"))
+    a, b = own("0xa", size=1), own("0xb")
+    sent(rec, a, b, now=0.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 0.1)
+    rec.on_order_event(oevent("0xa", "CANCELED", "CANCELLATION"), 1.0)
+    rec.on_order_event(oevent("0xb", "CANCELED", "CANCELLATION"), 1.0)
+    quoting = rec.orders.quoting_revision
+    out = rec.on_open_orders([oevent("0xa", "LIVE", "", matched="0.000001"), oevent("0xb", "LIVE", "", matched="0.000001")],
+                             2.5, as_of=2.0)
+    assert rec.orphans_closed == 2 and rec.orders.quoting_revision == quoting + 2  # one each
+    assert (b.state, b.reason) == (S.PARTIALLY_FILLED, "listed open after close")
+    assert of(out, OrderUpdate)[-1] == OrderUpdate("0xb", TOK, S.PARTIALLY_FILLED, 0, 10 * U - 1, "listed open after close")
+    rec.on_open_orders([oevent("0xb", "LIVE", "", matched="0.000001")], 3.5, as_of=3.0)
+    assert a.state is S.FILLED  # matched whole and gone from the book: filled
+
+
+def test_state_moves_that_only_leave_or_join_the_quoting_orders_count_once():
+    rec = Reconciler(ReconcilerConfig(orphan_policy="adopt"))
+    store = rec.orders
+    q = store.quoting_revision
+    rec.on_order_event(oevent("0xo", "LIVE", "PLACEMENT"), 1.0)  # adopted: a new order
+    assert store.quoting_revision == q + 1
+    sent(rec, own("0xa"), now=2.0)
+    rec.on_cancels_sent(["0xa"], 3.0)
+    q = store.quoting_revision
+    rec.on_cancel_result({"canceled": [], "not_canceled": {"0xa": "not found"}}, 4.0, ["0xa"])  # back: blind
+    assert store.quoting_revision == q + 1
+    rec.on_cancels_sent(["0xa"], 5.0)
+    rec.on_ack("0xa", {"success": False, "errorMsg": "no", "orderID": "", "status": ""}, 6.0)
+    q = store.quoting_revision
+    sent(rec, own("0xc"), now=7.0)
+    rec.on_place_failed(["0xc"], 8.0, unknown=False)
+    assert store.quoting_revision == q + 2  # filed, then closed
+
+
+def test_a_trades_read_that_starts_again_from_the_beginning_is_a_new_read():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_trades_page([trade("t1", makers=[maker("0xa", "3")])], 1.0, next_cursor="MTAw")  # no cursor given
+    assert rec.cursor_held
+    rec.on_trades_page([trade("t1", "CONFIRMED", makers=[maker("0xa", "3")])], 2.0, cursor="MA==", next_cursor="MTAw")
+    assert rec.trades_cursor == "MTAw"
+    rec.on_trades_page([trade("t2")], 3.0, cursor="MTAw", next_cursor="MjAw")
+    assert rec.trades_cursor == "MjAw"
+    rec.on_trades_page([trade("t3", makers=[maker("0xa", "1")])], 4.0, cursor="MA==", next_cursor="MTAw")
+    assert rec.trades_cursor == "MA=="  # a full re-read met an unsettled trade of ours: back to its page
+    rec.on_trades_page([trade("t3", "CONFIRMED", makers=[maker("0xa", "1")])], 5.0, cursor="MA==",
+                       next_cursor="MTAw")
+    rec.on_trades_page([trade("t4", makers=[maker("0xa", "1")])], 6.0, cursor="MTAw", next_cursor="MjAw")
+    rec.on_trades_page([], 6.5, cursor="MjAw", next_cursor="LTE=")
+    assert rec.trades_cursor == "MTAw"
+    rec.on_trades_page([trade("t4", "CONFIRMED", makers=[maker("0xa", "1")])], 7.0, cursor="MTAw",
+                       next_cursor="MjAw")
+    assert rec.trades_cursor == "MjAw"  # the stored cursor starts a new read
+
+
+def test_a_listing_of_several_pages_looks_up_every_order_it_did_not_show():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"), now=0.0)
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 0.1)
+    out = rec.on_open_orders([], 2.0, as_of=1.0, pages=2)
+    assert of(out, LookupOrder) == [LookupOrder("0xa"), LookupOrder("0xb")]
+    assert rec.orders.get("0xa").state is S.LIVE and rec.orders.get("0xb").state is S.LIVE

@@ -277,6 +277,508 @@ def test_an_ack_leaves_a_settled_router_settled_and_a_fill_does_not():
     assert not h.router.settled()  # the plan waits on that answer
 
 
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"max_batch": 0}, r"^max_batch must be within 1\.\.15, got 0$"),
+    ({"max_cancel_ids": 0}, r"^max_cancel_ids must be within 1\.\.3000, got 0$"),
+    ({"max_cancel_ids": 3001}, r"^max_cancel_ids must be within 1\.\.3000, got 3001$"),
+    ({"size_tolerance": -1}, r"^size_tolerance, take_ttl and cancel_retry_after must be >= 0$"),
+    ({"take_ttl": -0.5}, r"^size_tolerance, take_ttl and cancel_retry_after must be >= 0$"),
+    ({"cancel_retry_after": -0.5, "failed_cancel_retry_after": -1.0},
+     r"^size_tolerance, take_ttl and cancel_retry_after must be >= 0$"),
+    ({"failed_cancel_retry_after": -0.1}, r"^failed_cancel_retry_after must be within 0\.\.cancel_retry_after$"),
+    ({"failed_cancel_retry_after": 5.5}, r"^failed_cancel_retry_after must be within 0\.\.cancel_retry_after$"),
+])
+def test_config_refuses_each_bad_value_with_its_reason(fields, message):
+    with pytest.raises(ValueError, match=message):
+        RouterConfig(**fields)
+
+
+def test_config_accepts_the_bounds():
+    low = RouterConfig(max_batch=1, max_cancel_ids=1, size_tolerance=0, take_ttl=0.0, cancel_retry_after=0.0,
+                       failed_cancel_retry_after=0.0)
+    assert (low.max_batch, low.max_cancel_ids, low.take_ttl, low.cancel_retry_after) == (1, 1, 0.0, 0.0)
+    assert RouterConfig(take_ttl=0.5, cancel_retry_after=0.5, failed_cancel_retry_after=0.5).take_ttl == 0.5
+    assert RouterConfig(max_batch=15, max_cancel_ids=3000).max_cancel_ids == 3000
+
+
+def test_a_batch_of_one_and_a_cancel_batch_of_one():
+    h = Harness(config=RouterConfig(max_batch=1, max_cancel_ids=1))
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, U), (Side.BUY, 200_000, U)))
+    assert [len(b.orders) for b in h.step(0.0)] == [1, 1]
+    h.router.set_target(quotes("t"))
+    assert [len(b.order_ids) for b in h.step(1.0)] == [1, 1]
+
+
+def test_built_orders_carry_every_field_of_their_quote_and_are_stamped():
+    h = Harness()
+    target = QuoteTarget("t", (
+        Quote("t", Side.BUY, 400_000, 10 * U, post_only=True, expiration=1_900_000_000),
+        Quote("t", Side.SELL, 600_000, 5 * U),
+    ))
+    h.router.set_target(target, reducing=[False, True])
+    (batch,) = h.router.poll(3.5)
+    sell, buy = batch.orders  # the reducing quote first
+    assert (sell.side, sell.price, sell.size, sell.order_type, sell.post_only, sell.expiration, sell.reducing) == (
+        Side.SELL, 600_000, 5 * U, OrderType.GTC, False, 0, True)
+    assert (buy.side, buy.price, buy.size, buy.order_type, buy.post_only, buy.expiration, buy.reducing) == (
+        Side.BUY, 400_000, 10 * U, OrderType.GTD, True, 1_900_000_000, False)
+    assert [r.reducing for r in h.signed] == [True, False] and [r.order_type for r in h.signed] == [
+        OrderType.GTC, OrderType.GTD]
+    for o in batch.orders:
+        assert o.signed == FakeSigned(o.order_id, o.price) and o.token_id == "t"
+        assert o.sent_at == 3.5 and o.updated_at == 3.5
+
+
+def test_take_requests_carry_the_amount_and_a_share_estimate():
+    h = Harness()
+    h.router.take(Take("a", Side.BUY, 250_000, 10 * U, OrderType.FAK), 0.0, reducing=True)
+    h.router.take(Take("b", Side.SELL, 400_000, 7 * U), 0.0)
+    h.router.take(Take("c", Side.BUY, 1, 3), 0.0)  # the lowest price: no rounding lost
+    h.router.take(Take("d", Side.BUY, 0, 5 * U), 0.0)  # no price: no estimate, no division
+    (batch,) = h.router.poll(0.0)
+    got = [(r.token_id, r.side, r.price, r.size, r.amount, r.order_type, r.reducing) for r in h.signed]
+    assert got == [
+        ("a", Side.BUY, 250_000, 40 * U, 10 * U, OrderType.FAK, True),
+        ("b", Side.SELL, 400_000, 7 * U, 7 * U, OrderType.FOK, False),
+        ("c", Side.BUY, 1, 3 * U, 3, OrderType.FOK, False),
+        ("d", Side.BUY, 0, 0, 5 * U, OrderType.FOK, False),
+    ]
+    assert all(type(r.size) is int for r in h.signed)  # whole share units, never a float
+    assert [o.reducing for o in batch.orders] == [True, False, False, False]
+    assert h.router.poll(0.1) == []  # every take was sent once
+
+
+def test_reducing_flags_are_per_quote_from_any_sequence_and_must_match_the_quotes():
+    h = Harness(place_cap=1)
+    target = quotes("t", (Side.BUY, 100_000, U), (Side.SELL, 900_000, U), (Side.BUY, 200_000, U))
+    with pytest.raises(ValueError, match="^one reducing flag per quote$"):
+        h.router.set_target(target, [True])
+    h.router.submit(target, 0.0, reducing=[0, 1, 0])  # any sequence of truth values
+    (batch,) = h.step(0.0)
+    assert [(o.side, o.price) for o in batch.orders] == [(Side.SELL, 900_000)] and batch.orders[0].reducing is True
+    h.router.submit(target, 0.0, reducing=(False, False, True))  # a tuple is taken as it is
+    h.router.cancel_all()
+    h.router.submit(target, 0.0, reducing=(False, False, True))
+    assert [o.price for b in h.step(10.0) if isinstance(b, PlaceBatch) for o in b.orders] == [200_000]
+
+
+def test_submit_passes_each_intent_on_with_its_time_and_flag():
+    h = Harness(place_cap=1)
+    h.router.submit(Take("a", Side.SELL, 400_000, U), 1.0, reducing=1)
+    h.router.submit(quotes("b", (Side.BUY, 100_000, U)), 1.0)
+    (batch,) = h.step(1.0)
+    assert batch.orders[0].token_id == "a" and batch.orders[0].reducing is True  # reducing, first
+    h.router.submit(Take("c", Side.SELL, 400_000, U), 1.5)  # not reducing by default
+    h.router.take(Take("d", Side.SELL, 400_000, U), 1.5)
+    assert h.step(11.0)[0].orders[0].token_id == "b"  # a quote and the takes, all equal: in order
+    assert h.step(12.0) == []  # the takes' 1 s passed: dropped (sent 1.5, now 12.0)
+    assert h.signed[-1].reducing is False
+
+
+def test_cancel_all_on_one_token_drops_its_targets_and_takes_only():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.router.set_target(quotes("b", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    h.router.take(Take("a", Side.SELL, 400_000, U), 1.0)
+    h.router.take(Take("b", Side.SELL, 400_000, U), 1.0)
+    h.router.cancel_all("a")
+    assert h.router.targets() == {"a": QuoteTarget("a"), "b": quotes("b", (Side.BUY, 100_000, U))}
+    out = h.step(1.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    assert [o.token_id for o in out[1].orders] == ["b"] and h.live("a") == []
+    h.router.take(Take("b", Side.SELL, 400_000, U), 2.0)
+    h.router.cancel_all()
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch]  # the take is gone with the rest
+    assert h.router.targets() == {"a": QuoteTarget("a"), "b": QuoteTarget("b")}
+
+
+def test_cancel_all_skips_orders_whose_cancel_is_out():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U)))
+    h.step(0.0)
+    first, second = h.rec.orders.working("a")
+    h.rec.on_cancels_sent([first.order_id], 0.5)  # its cancel is out, unanswered
+    h.router.cancel_all("a")
+    (batch,) = h.router.poll(1.0)
+    assert batch.order_ids == (second.order_id,)
+
+
+def test_a_cancel_all_after_a_settled_plan_does_not_hide_the_next_target():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.router.set_target(quotes("b", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    assert h.step(0.5) == [] and h.router.settled()
+    h.router.cancel_all("c")  # nothing there
+    h.router.set_target(quotes("a", (Side.BUY, 120_000, U)))
+    assert [type(b) for b in h.step(1.0)] == [CancelBatch, PlaceBatch]
+
+
+def test_work_that_arrives_after_a_settled_plan_is_planned():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    assert h.step(0.5) == [] and h.router.settled()
+    (oid,) = [o.order_id for o in h.rec.orders.working("a")]
+    h.router.cancel(oid)
+    assert not h.router.settled()
+    assert [b.order_ids for b in h.step(1.0)] == [(oid,)]
+    h.step(1.5)  # the target places it again
+    assert h.step(2.0) == [] and h.router.settled()
+    h.router.take(Take("a", Side.BUY, 300_000, U), 2.5)
+    assert not h.router.settled()
+    assert [type(b) for b in h.step(2.5)] == [PlaceBatch]
+
+
+def test_explicit_cancels_skip_closed_orders_and_those_whose_cancel_is_out():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U), (Side.BUY, 120_000, U)))
+    h.step(0.0)
+    closed, pending, live = h.rec.orders.working("a")
+    h.rec.on_cancels_sent([closed.order_id], 0.1)
+    h.rec.on_cancel_result({"canceled": [closed.order_id], "not_canceled": {}}, 0.1)
+    h.rec.on_cancels_sent([pending.order_id], 0.2)
+    h.router.set_target(quotes("a", (Side.BUY, 120_000, U)))  # the target keeps only the live one
+    for oid in (closed.order_id, pending.order_id, live.order_id):
+        h.router.cancel(oid)
+    assert [b.order_ids for b in h.router.poll(1.0)] == [(live.order_id,)]
+    h.rec.on_cancel_result({"canceled": [pending.order_id], "not_canceled": {}}, 1.1)
+    assert h.router.poll(1.2) == []  # a closed order's cancel is forgotten, not sent later
+
+
+def test_a_paced_explicit_cancel_goes_again_when_its_time_comes():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("a")]
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))  # the target wants it kept
+    h.router.cancel(oid)
+    assert cancel_emitted(h.router.poll(1.0), oid)
+    h.rec.on_cancels_sent([oid], 1.0)
+    h.rec.on_cancel_failed([oid], 1.1)  # refused: paced
+    h.router.cancel(oid)
+    retry = h.router.config.cancel_retry_after
+    assert h.router.poll(1.2) == [] and h.router.poll(1.0 + retry - 0.01) == []
+    assert cancel_emitted(h.router.poll(1.0 + retry), oid)
+
+
+def test_an_explicit_cancel_whose_request_failed_goes_again_soon():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("a")]
+    h.router.cancel(oid)
+    assert cancel_emitted(h.router.poll(1.0), oid)
+    h.rec.on_cancels_sent([oid], 1.0)
+    h.rec.on_cancel_failed([oid], 1.1)
+    h.router.cancels_failed([oid], 1.1)
+    h.router.cancel(oid)
+    soon = h.router.config.failed_cancel_retry_after
+    assert h.router.poll(1.2) == [] and h.router.poll(1.1 + soon - 0.01) == []
+    assert cancel_emitted(h.router.poll(1.1 + soon), oid)
+
+
+def test_a_cancel_answered_not_found_before_the_ack_goes_again_once_the_ack_comes():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    oid = place.order_ids[0]
+    h.router.cancel(oid)
+    assert cancel_emitted(h.router.poll(0.01), oid)
+    h.rec.on_cancels_sent([oid], 0.01)
+    h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.02, [oid])
+    h.router.cancel(oid)
+    assert h.router.poll(0.03) == []  # unanswered still: paced
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.05)
+    assert cancel_emitted(h.router.poll(0.06), oid)  # the place is there now: at once
+
+
+def test_the_diff_reads_each_tokens_tick_and_a_tick_change_is_planned_again():
+    ticks = {"t": 10_000}
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=Throttle([RateWindow(100, 10.0)]),
+                      cancel_throttle=Throttle([RateWindow(100, 10.0)]), tick_of=ticks.__getitem__)
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    h.router.set_target(quotes("t", (Side.BUY, 104_000, U)))  # the same price on a 0.01 grid
+    assert h.step(1.0) == [] and h.router.settled()
+    ticks["t"] = 1_000
+    h.router.invalidate()
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch, PlaceBatch]
+    assert h.live("t") == [(Side.BUY, 104_000, U)]
+
+
+def test_a_live_order_within_the_size_tolerance_stands_for_its_quote():
+    h = Harness(config=RouterConfig(size_tolerance=U // 2))
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, 10 * U)))
+    h.step(0.0)
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, 10 * U + U // 2)))
+    assert h.step(1.0) == []
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, 11 * U)))
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch]  # the place waits for the cancel's answer
+    assert [type(b) for b in h.step(2.1)] == [PlaceBatch]
+    assert h.live("t") == [(Side.BUY, 100_000, 11 * U)]
+
+
+def test_tokens_take_turns_when_the_throttle_is_tight():
+    h = Harness(place_cap=1)
+    for tok in ("a", "b", "c"):
+        h.router.set_target(quotes(tok, (Side.BUY, 100_000, U), (Side.BUY, 200_000, U)))
+    sent_to = [b.orders[0].token_id for t in range(6) for b in h.step(10.0 * t)]
+    assert sent_to == ["a", "b", "c", "a", "b", "c"]
+
+
+def test_an_order_whose_cancel_is_out_no_longer_stands_for_a_quote():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("t")]
+    h.rec.on_cancels_sent([oid], 1.0)  # cancelled elsewhere (a cancel-all at the shell)
+    assert h.router.poll(1.5) == [] and not h.router.settled()  # the place waits for that answer
+    h.rec.on_cancel_result({"canceled": [oid], "not_canceled": {}}, 1.6)
+    (batch,) = h.router.poll(1.7)
+    assert isinstance(batch, PlaceBatch) and batch.orders[0].price == 100_000
+
+
+def test_diff_cancels_are_paced_one_by_one_and_a_token_with_only_cancels_does_not_stop_the_rest():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U)))
+    h.step(100.0)
+    first, second = (o.order_id for o in h.rec.orders.working("a"))
+    h.router.set_target(quotes("a", (Side.BUY, 110_000, U)))
+    assert [b.order_ids for b in h.router.poll(101.0)] == [(first,)]
+    h.rec.on_cancels_sent([first], 101.0)
+    h.rec.on_cancel_failed([first], 101.1)  # refused: paced
+    h.router.set_target(quotes("a"))  # now both go; the first waits its turn
+    h.router.set_target(quotes("b", (Side.SELL, 900_000, U)))
+    out = h.router.poll(102.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    assert out[0].order_ids == (second,) and out[1].orders[0].token_id == "b"
+    h.rec.on_cancels_sent([second], 102.0)
+    h.rec.on_places_sent(out[1].orders, 102.0)
+    assert not cancel_emitted(h.router.poll(105.0), first)
+    assert cancel_emitted(h.router.poll(101.0 + h.router.config.cancel_retry_after), first)
+
+
+def test_a_take_is_sent_until_its_ttl_has_passed_whatever_the_clock():
+    h = Harness()
+    h.router.take(Take("a", Side.SELL, 400_000, U), 1000.0)
+    h.router.take(Take("b", Side.SELL, 400_000, U), 1000.5)
+    out = h.router.poll(1001.0)  # exactly the ttl after the first: still sent
+    assert [o.token_id for b in out for o in b.orders] == ["a", "b"]
+
+
+def test_emitted_cancels_are_swept_once_many_but_recent_ones_stay_paced():
+    h = Harness(cancel_cap=100_000)
+    old = [f"0xold{i}" for i in range(4000)]
+    for oid in old:
+        h.router.cancel(oid)
+    assert sum(len(b.order_ids) for b in h.router.poll(0.0)) == 4000
+    recent = [f"0xnew{i}" for i in range(200)]
+    for oid in recent:
+        h.router.cancel(oid)
+    h.router.cancels_failed(old[1:2], 2.9)  # its request failed: it may go again at 3.4
+    h.router.poll(3.0)  # 4200 remembered: swept, all still within the retry horizon
+    h.router.cancels_failed(recent[:1], 3.0)
+    for oid in old[:2] + recent:
+        h.router.cancel(oid)
+    out = h.router.poll(3.2)
+    assert [b.order_ids for b in out] == [], "every remembered cancel is still paced"
+    assert [b.order_ids for b in h.router.poll(3.4)] == [(old[1],)]
+    soon = 3.0 + h.router.config.failed_cancel_retry_after
+    assert [b.order_ids for b in h.router.poll(soon)] == [(recent[0],)]
+    assert h.router.poll(soon + 0.1) == []
+    late = h.router.poll(3.0 + h.router.config.cancel_retry_after)
+    assert sorted(oid for b in late for oid in b.order_ids) == sorted(old[:1] + recent[1:])
+
+
+def test_a_target_reducing_as_a_whole_places_reducing_orders_first():
+    h = Harness(place_cap=1)
+    h.router.take(Take("a", Side.BUY, 500_000, U), 0.0)  # not reducing
+    h.router.set_target(quotes("b", (Side.SELL, 900_000, U)), reducing=True)
+    (batch,) = h.step(0.0)
+    assert batch.orders[0].token_id == "b" and batch.orders[0].reducing is True
+
+
+def test_a_sent_take_is_the_one_dropped():
+    h = Harness(place_cap=1, config=RouterConfig(take_ttl=100.0))
+    h.router.take(Take("a", Side.BUY, 500_000, U), 0.0)
+    h.router.take(Take("b", Side.BUY, 500_000, U), 0.0)
+    assert [o.token_id for b in h.step(0.0) for o in b.orders] == ["a"]
+    assert [o.token_id for b in h.step(10.0) for o in b.orders] == ["b"]
+    assert h.step(20.0) == []
+
+
+def test_an_explicit_cancel_is_sent_once():
+    h = Harness()
+    h.router.cancel("0xgone")  # not an order of ours (any more): the venue says
+    h.router.cancel("0xgone2")
+    assert [b.order_ids for b in h.router.poll(0.0)] == [("0xgone", "0xgone2")]
+    assert h.router.poll(10.0) == [] and h.router.next_ready(10.0) is None
+
+
+def test_a_paced_explicit_cancel_does_not_hold_back_the_next():
+    h = Harness()
+    h.router.cancel("0xa")
+    h.router.poll(0.0)
+    h.router.cancel("0xa")  # again, too soon: paced
+    h.router.cancel("0xb")
+    assert [b.order_ids for b in h.router.poll(1.0)] == [("0xb",)]
+
+
+def test_a_cancel_sent_again_soon_is_paced_in_full_if_refused_again():
+    h, oid = _a_cancel_sent_at_1_failed_at_1_1()
+    h.router.cancels_failed([oid], 1.1)
+    assert cancel_emitted(h.router.poll(1.6), oid)
+    h.rec.on_cancels_sent([oid], 1.6)
+    h.rec.on_cancel_failed([oid], 1.7)  # refused this time: the full pace from 1.6
+    assert not cancel_emitted(h.router.poll(2.2), oid)
+    assert cancel_emitted(h.router.poll(1.6 + h.router.config.cancel_retry_after), oid)
+
+
+def test_a_cancel_answered_at_the_instant_it_left_is_not_an_answer_after_it():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    oid = place.order_ids[0]
+    h.router.set_target(quotes("t"))
+    assert cancel_emitted(h.router.poll(0.01), oid)
+    h.rec.on_cancels_sent([oid], 0.01)
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.01)
+    h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.02, [oid])
+    assert not cancel_emitted(h.router.poll(0.03), oid)  # the ack may have come first: paced
+
+
+def test_throttle_tokens_are_spent_for_what_is_sent_only():
+    place, cancel = Throttle([RateWindow(4, 10.0)]), Throttle([RateWindow(4, 10.0)])
+    route = Throttle([RateWindow(10, 10.0)])
+    h = Harness(config=RouterConfig(max_batch=2, max_cancel_ids=2), routes=(route,))
+    h.router = Router(h.rec.orders, h.sign, place_throttle=place, cancel_throttle=cancel, route_throttles=(route,),
+                      config=RouterConfig(max_batch=2, max_cancel_ids=2))
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(3)]))
+    assert [len(b.orders) for b in h.step(0.0)] == [2, 1]
+    assert place.available(0.0) == 1 and route.available(0.0) == 8
+    h.router.set_target(quotes("t"))
+    assert [len(b.order_ids) for b in h.step(0.5)] == [2, 1]
+    assert cancel.available(0.5) == 1 and route.available(0.5) == 6
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(3)]))
+    assert [len(b.orders) for b in h.step(1.0)] == [1]  # the last place token
+    assert h.step(1.5) == [] and route.available(1.5) == 5  # refused places spend no route token
+
+
+def test_per_request_counting_spends_one_token_per_request_at_the_time_given():
+    h = Harness(place_cap=1, config=RouterConfig(count_per_order=False))
+    h.router.set_target(quotes("t", *[(Side.BUY, 10_000 * (i + 1), U) for i in range(20)]))
+    assert [len(b.orders) for b in h.step(0.0)] == [15]
+    assert h.step(5.0) == []
+    assert [len(b.orders) for b in h.step(10.0)] == [5]
+
+
+def test_next_ready_for_cancels_alone_and_for_reducing_places_beside_blocked_cancels():
+    h = Harness(cancel_cap=1)
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U)))
+    h.step(0.0)
+    h.router.set_target(quotes("a"))
+    assert [len(b.order_ids) for b in h.step(1.0)] == [1]
+    assert h.router.next_ready(1.0) == pytest.approx(11.0)  # one cancel left, its token at 11
+    h.router.set_target(quotes("a", (Side.SELL, 900_000, U)), reducing=True)
+    assert h.router.next_ready(2.0) == 2.0  # a reducing place need not wait for the cancel
+
+
+def test_a_failed_cancel_request_after_a_paced_plan_is_planned_again():
+    # one target only (the targets' revision is 1): a fill replaces the order, whose cancel fails
+    place, cancel = Throttle([RateWindow(100, 1.0)]), Throttle([RateWindow(1, 1.0)])
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=place, cancel_throttle=cancel)
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    assert h.step(0.5) == [] and h.router.settled()
+    (old,) = [o.order_id for o in h.rec.orders.working("t")]
+    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xo", "market": "m", "asset_id": "t", "side": "SELL",
+                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
+                          "maker_orders": [{"order_id": old, "matched_amount": "4", "price": "0.40",
+                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.6)
+    out = h.router.poll(1.0)
+    assert [type(b) for b in out] == [CancelBatch]  # the replacement waits for the cancel's answer
+    h.rec.on_cancels_sent([old], 1.0)
+    h.rec.on_cancel_failed([old], 1.1)
+    assert h.router.poll(1.15) == []  # paced
+    h.router.cancels_failed([old], 1.15)  # a 5xx: it may go again at 1.65
+    assert h.router.poll(1.7) == []  # due, but the cancel token is back only at 2.0
+    assert h.router.next_ready(1.7) == pytest.approx(2.0)
+    assert cancel_emitted(h.router.poll(2.0), old)
+
+
+def test_two_tokens_take_turns_too():
+    h = Harness(place_cap=1)
+    for tok in ("a", "b"):
+        h.router.set_target(quotes(tok, (Side.BUY, 100_000, U), (Side.BUY, 200_000, U)))
+    assert [b.orders[0].token_id for t in range(4) for b in h.step(10.0 * t)] == ["a", "b", "a", "b"]
+
+
+def test_a_diff_cancel_that_overtook_its_place_goes_again_once_the_ack_comes():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    oid = place.order_ids[0]
+    h.router.set_target(quotes("t"))
+    assert cancel_emitted(h.router.poll(0.01), oid)
+    h.rec.on_cancels_sent([oid], 0.01)
+    h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.02, [oid])
+    assert h.router.poll(0.03) == []  # unanswered still: paced
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.05)
+    assert cancel_emitted(h.router.poll(0.06), oid)
+
+
+def _order_of_ours(h, oid, token, price):
+    """An order the router did not place (adopted, or from before a restart), live at the venue."""
+    from bot.execution.orders import OwnOrder
+
+    h.rec.on_places_sent([OwnOrder(oid, token, Side.BUY, price, U)], 0.0)
+    h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.0)
+
+
+def test_cancel_all_cancels_orders_on_tokens_without_a_target():
+    h = Harness()
+    _order_of_ours(h, "0xz", "z", 100_000)
+    h.router.cancel_all()
+    assert [b.order_ids for b in h.step(1.0)] == [("0xz",)]
+
+
+def test_a_tick_change_is_planned_again_after_the_very_first_target():
+    ticks = {"t": 10_000}
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=Throttle([RateWindow(100, 10.0)]),
+                      cancel_throttle=Throttle([RateWindow(100, 10.0)]), tick_of=ticks.__getitem__)
+    _order_of_ours(h, "0xz", "t", 100_000)
+    h.router.set_target(quotes("t", (Side.BUY, 104_000, U)))  # the one target: the order stands for it
+    assert h.step(1.0) == [] and h.router.settled()
+    ticks["t"] = 1_000
+    h.router.invalidate()
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch, PlaceBatch]
+
+
+def test_a_settled_token_is_diffed_again_when_its_orders_change_whatever_the_tick():
+    # the settled shortcut compares the orders' version with the one it saw, never with the tick
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=Throttle([RateWindow(100, 10.0)]),
+                      cancel_throttle=Throttle([RateWindow(100, 10.0)]), tick_of=lambda _t: 2)
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.step(0.0)
+    assert h.step(0.5) == []  # settled at the orders' first version
+    oid = place.order_ids[0]
+    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xo", "market": "m", "asset_id": "t", "side": "SELL",
+                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
+                          "maker_orders": [{"order_id": oid, "matched_amount": "4", "price": "0.40",
+                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.6)
+    assert h.rec.orders.quoting_versions["t"] == 2  # the tick, in micro-units
+    assert [type(b) for b in h.step(1.0)] == [CancelBatch]
+
+
 def _counting_diff(monkeypatch) -> list[str]:
     import bot.execution.router as router_module
 

@@ -282,3 +282,15 @@ def test_one_token_is_the_default() -> None:
     assert th.try_take(now=0.0) and not th.try_take(now=0.5)
     th.take(now=1.0)
     assert th.taken == 2
+
+
+def test_delay_steps_up_when_the_difference_rounds_short() -> None:
+    """0.2 + (0.9 - 0.2) < 0.9 in floats: the delay is the least float that reaches the instant."""
+    for now, seconds in ((0.2, 0.9), (0.4, 1.7), (0.8, 3.1), (1.1, 5.2)):
+        th = Throttle([RateWindow(1, seconds)])
+        assert th.try_take(1, now=0.0)
+        ready = th.ready_at(1, now=now)
+        assert now + (ready - now) < ready  # the case at hand
+        d = th.delay(1, now=now)
+        assert now + d >= ready and now + math.nextafter(d, 0.0) < ready, (now, seconds)
+        assert th.try_take(1, now=now + d)
