@@ -686,3 +686,24 @@ def test_a_reducing_order_in_an_event_is_projected_once():
     g.reduce_only("drill")
     d = check(g, [QuoteTarget("Ya", (q("Ya", size=10 * SH),))], positions=Positions({"Na": 10 * SH}, {"Na": 5 * SH}))
     assert d.rejections == []
+
+
+def test_buys_and_sells_of_a_batch_add_up_in_the_projection():
+    # two buys of 5 USDC each: the second takes the market to 10
+    d = check(gate(max_market_notional=7 * SH), [QuoteTarget("Y1", (q(), q(price=490_000)))])
+    assert details(d) == [(Reason.MARKET_NOTIONAL, "9900000 > 7000000")]
+    # 20 YES held (10 paid); if YES pays out, what the sells give up (1 - 0.50 a share) is lost
+    # against the 30 NO bought: each sell's proceeds count
+    held = Positions({"Y1": 20 * SH}, {"Y1": 10 * SH})
+    buy_no = QuoteTarget("N1", (q("N1", size=30 * SH),))
+    sells = QuoteTarget("Y1", (q(side=Side.SELL, size=10 * SH), q(side=Side.SELL, size=10 * SH)))
+    assert check(gate(max_event_loss=16 * SH), [sells, buy_no], positions=held).rejections == []
+    take = Take("Y1", Side.SELL, 500_000, 20 * SH)  # the same for a take, in whole micro-units
+    d = check(gate(max_event_loss=14 * SH), [take, buy_no], positions=held)
+    assert details(d) == [(Reason.EVENT_LOSS, "15000000 > 14000000")]
+
+
+def test_a_band_of_zero_ticks_refuses_any_offset_from_the_mid():
+    fine = dict(BOOKS, Y1=Book("Y1", bid=999_800, ask=999_900, tick=100))
+    d = check(gate(price_band_ticks=0), [QuoteTarget("Y1", (q(price=999_800),))], books=fine)
+    assert reasons(d) == [Reason.PRICE_BAND]
