@@ -995,3 +995,50 @@ def test_a_token_whose_diff_found_nothing_is_not_diffed_again(monkeypatch):
     h.router.set_target(quotes("u", (Side.BUY, 300_000, U)))
     h.step(1.0)
     assert calls == ["t", "t", "u"]
+
+
+def test_a_cancel_at_a_price_holds_back_only_the_quote_of_its_token_at_that_price():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    # a: a resize at 0.40 (its cancel first) and a new quote at 0.30
+    h.router.set_target(quotes("a", (Side.BUY, 400_000, 8 * U), (Side.BUY, 300_000, U)))
+    out = h.router.poll(1.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    assert [(o.token_id, o.price) for o in out[1].orders] == [("a", 300_000)]
+    h.rec.on_cancels_sent(out[0].order_ids, 1.0)
+    h.rec.on_places_sent(out[1].orders, 1.0)
+    # while that cancel is on the wire, another token quotes at 0.40: nothing of its own is there
+    h.router.set_target(quotes("b", (Side.BUY, 400_000, 10 * U)))
+    out = h.router.poll(1.1)
+    assert [(o.token_id, o.price) for b in out for o in b.orders] == [("b", 400_000)]
+
+
+def test_a_token_whose_quotes_all_wait_for_a_cancel_does_not_stop_the_others():
+    for reprices in (0, 1):  # the tokens take turns: each comes first once
+        h = Harness()
+        price = 400_000
+        h.router.set_target(quotes("a", (Side.BUY, price, 10 * U)))
+        h.step(0.0)
+        for k in range(reprices):
+            price += 10_000
+            h.router.set_target(quotes("a", (Side.BUY, price, 10 * U)))
+            h.step(0.1)
+        h.router.set_target(quotes("a", (Side.BUY, price, 8 * U)))  # a resize: its cancel first
+        h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))
+        out = h.router.poll(1.0)
+        assert [(o.token_id, o.price) for b in out if isinstance(b, PlaceBatch) for o in b.orders] == [
+            ("b", 200_000)]
+
+
+def test_a_plan_waiting_for_a_cancels_answer_is_not_made_again_before_it_may_come(monkeypatch):
+    calls = _counting_diff(monkeypatch)
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 8 * U)))
+    (cancel,) = h.router.poll(1.0)
+    h.rec.on_cancels_sent(cancel.order_ids, 1.0)
+    assert h.router.poll(1.1) == []  # the place waits for the answer: planned, nothing to send
+    n = len(calls)
+    assert h.router.poll(1.2) == [] and len(calls) == n  # nothing changed: not planned again
