@@ -638,8 +638,11 @@ def test_a_take_against_the_other_token_of_a_position_shrinks_it():
 
 
 def test_a_rejected_order_leaves_the_projection_as_it_was():
-    d = check(gate(max_market_notional=4 * SH), [QuoteTarget("Y1", (q(), q(price=490_000, size=6 * SH)))])
-    assert reasons(d) == [Reason.MARKET_NOTIONAL] and d.accepted == [QuoteTarget("Y1", (q(price=490_000, size=6 * SH),))]
+    # 5 USDC: over 4, refused; then 3 fits, and 2 more does not
+    three, two = q(price=300_000), q(price=200_000)
+    d = check(gate(max_market_notional=4 * SH), [QuoteTarget("Y1", (q(), three, two))])
+    assert details(d) == [(Reason.MARKET_NOTIONAL, "5000000 > 4000000"), (Reason.MARKET_NOTIONAL, "5000000 > 4000000")]
+    assert d.accepted == [QuoteTarget("Y1", (three,))]
 
 
 def test_limits_at_their_exact_level_pass_and_read_the_right_rows():
@@ -707,3 +710,26 @@ def test_a_band_of_zero_ticks_refuses_any_offset_from_the_mid():
     fine = dict(BOOKS, Y1=Book("Y1", bid=999_800, ask=999_900, tick=100))
     d = check(gate(price_band_ticks=0), [QuoteTarget("Y1", (q(price=999_800),))], books=fine)
     assert reasons(d) == [Reason.PRICE_BAND]
+
+
+def test_sells_of_a_batch_add_up_against_what_is_held():
+    sells = QuoteTarget("Y1", tuple(q(side=Side.SELL, price=p, size=10 * SH) for p in (500_000, 510_000, 520_000)))
+    d = check(gate(), [sells], positions=Positions({"Y1": 25 * SH}))
+    assert details(d) == [(Reason.INSUFFICIENT_POSITION, f"sell {10 * SH} + resting {20 * SH} > held {25 * SH}")]
+
+
+def test_an_empty_target_then_a_new_one_for_the_token_replace_its_live_orders_once():
+    live = [Resting("Y1", price=800_000), Resting("Y1", price=900_000)]
+    three = tuple(q(price=100_000 * (i + 1)) for i in range(3))
+    d = check(gate(max_open_orders=3), [QuoteTarget("N1", (q("N1"),)), QuoteTarget("Y1"), QuoteTarget("Y1", three)],
+              open_orders=live)
+    assert d.accepted[2] == QuoteTarget("Y1", three[:2]) and details(d) == [(Reason.OPEN_ORDERS, "3 open")]
+
+
+def test_reducing_counts_resting_sells_of_the_other_token():
+    g = gate()
+    g.reduce_only("drill")
+    # short 10 (NO held): selling 6 NO brings it to -4; buying 6 YES on top would take it to +2
+    d = check(g, [QuoteTarget("N1", (q("N1", Side.SELL, 500_000, 6 * SH),)),
+                  QuoteTarget("Y1", (q(size=6 * SH),))], positions=Positions({"N1": 10 * SH}))
+    assert reasons(d) == [Reason.REDUCE_ONLY] and d.accepted[0].quotes == (q("N1", Side.SELL, 500_000, 6 * SH),)
