@@ -532,3 +532,204 @@ def test_a_new_target_takes_the_place_of_the_orders_and_targets_before_it():
     # and so is an earlier target of the same call
     d = check(g, [QuoteTarget("Y1", (q(size=10 * SH),)), QuoteTarget("Y1", (q(price=490_000, size=10 * SH),))])
     assert d.rejections == [] and d.new_orders == 2
+
+
+class Resting:
+    """An open order as the order store lists it: what still rests is ``remaining``."""
+
+    def __init__(self, token_id, side=Side.BUY, price=500_000, remaining=10 * SH):
+        self.token_id, self.side, self.price, self.remaining = token_id, side, price, remaining
+
+
+def details(decision):
+    return [(r.reason, r.detail) for r in decision.rejections]
+
+
+def test_every_rejection_names_its_figures_in_whole_micro_units():
+    g = gate(max_order_size=1_000 * SH)
+    for order, detail in [
+        (q(price=505_000), "505000 not a multiple of 10000"),
+        (q(price=UNIT), "1000000 outside [10000, 990000]"),
+        (q(size=4 * SH), f"{4 * SH} < {5 * SH}"),
+        (q(size=2_000 * SH), f"{2_000 * SH} > {1_000 * SH}"),
+        (q(token="ZZ"), "ZZ"),
+        (q(side=Side.SELL), f"sell {10 * SH} + resting 0 > held 0"),
+    ]:
+        assert [r.detail for r in check(g, [QuoteTarget(order.token_id, (order,))]).rejections] == [detail]
+    stale = dict(BOOKS, Y1=Book("Y1", stale=True))
+    assert details(check(gate(), [QuoteTarget("Y1", (q(),))], books=stale)) == [(Reason.STALE_BOOK, "Y1")]
+    assert details(check(gate(price_band_ticks=3), [QuoteTarget("Y1", (q(),))], books={})) == [
+        (Reason.NO_REFERENCE_PRICE, "Y1")]
+    assert details(check(gate(price_band_ticks=3), [QuoteTarget("Y1", (q(price=540_000),))])) == [
+        (Reason.PRICE_BAND, "540000 is 40000 from mid 500000 > 30000")]
+    assert details(check(gate(price_band_bps=1_000), [QuoteTarget("Y1", (q(price=440_000),))])) == [
+        (Reason.PRICE_BAND, "440000 is 60000 from mid 500000 > 50000")]
+    assert details(check(gate(max_open_orders=1), [QuoteTarget("Y1", (q(),))], open_orders=[Resting("Ya")])) == [
+        (Reason.OPEN_ORDERS, "1 open")]
+    # a quote's cost, and that of a resting order, counted in whole micro-units (0.50 x 10 = 5)
+    assert details(check(gate(max_market_notional=4 * SH), [QuoteTarget("Y1", (q(),))])) == [
+        (Reason.MARKET_NOTIONAL, "5000000 > 4000000")]
+    d = check(gate(max_market_notional=6 * SH), [QuoteTarget("N1", (q("N1"),))],
+              open_orders=[Resting("Y1", remaining=3 * SH)])
+    assert details(d) == [(Reason.MARKET_NOTIONAL, "6500000 > 6000000")]
+    g = gate()
+    g.reduce_only("drill")
+    assert details(check(g, [QuoteTarget("Y1", (q(),))])) == [(Reason.REDUCE_ONLY, "")]
+
+
+def test_a_later_target_takes_out_what_it_replaces_in_whole_micro_units():
+    # a token's live orders, replaced by its target further down the batch
+    d = check(gate(max_market_notional=8 * SH),
+              [QuoteTarget("Y1", (q(size=5 * SH),)), QuoteTarget("N1", (q("N1", size=12 * SH),))],
+              open_orders=[Resting("N1")])
+    # 2.50 for Y1, N1's resting 5 out and 6 in
+    assert details(d) == [(Reason.MARKET_NOTIONAL, "8500000 > 8000000")]
+    # an earlier target of the same token, replaced by a later one
+    d = check(gate(max_market_notional=5_500_000),
+              [QuoteTarget("Y1", (q(size=10 * SH),)), QuoteTarget("Y1", (q(size=12 * SH),))])
+    assert details(d) == [(Reason.MARKET_NOTIONAL, "6000000 > 5500000")]
+
+
+def test_open_orders_count_what_rests_once_and_nothing_a_target_replaces():
+    four = tuple(q(price=100_000 * (i + 1)) for i in range(4))
+    # one order of nothing left (not counted), one of N1 and two of Y1, which the target replaces
+    live = [Resting("Ya", remaining=0), Resting("N1"), Resting("Y1", price=800_000), Resting("Y1", price=900_000)]
+    d = check(gate(max_open_orders=3), [QuoteTarget("Y1", four)], open_orders=live)
+    assert d.accepted == [QuoteTarget("Y1", four[:2])] and details(d) == [(Reason.OPEN_ORDERS, "3 open")] * 2
+    # the same after a first target: N1's two orders out, its one quote in, Y1's three out
+    five = (*four, q(price=500_000))
+    live = [Resting("N1", price=400_000), Resting("N1", price=410_000)] + [
+        Resting("Y1", price=p) for p in (700_000, 800_000, 900_000)]
+    d = check(gate(max_open_orders=6), [QuoteTarget("N1", (q("N1", size=5 * SH), q("N1", size=6 * SH))),
+                                        QuoteTarget("Y1", five)], open_orders=live)
+    assert d.accepted[1] == QuoteTarget("Y1", five[:4]) and details(d) == [(Reason.OPEN_ORDERS, "6 open")]
+    # a target replaced by a later one in the same batch
+    d = check(gate(max_open_orders=3), [QuoteTarget("Y1", four[:2]), QuoteTarget("Y1", four)])
+    assert d.accepted[1] == QuoteTarget("Y1", four[:3]) and details(d) == [(Reason.OPEN_ORDERS, "3 open")]
+
+
+def test_live_orders_a_target_keeps_are_not_sent_again_even_when_alike():
+    live = [Resting("Y1"), Resting("Y1"), Resting("Y1", price=400_000)]
+    d = check(gate(), [QuoteTarget("Y1", (q(), q(), q(price=400_000)))], open_orders=live)
+    assert d.rejections == [] and d.new_orders == 0
+    d = check(gate(), [QuoteTarget("Y1", (q(), q(), q()))], open_orders=live)
+    assert d.new_orders == 1  # two alike rest already: the third is new
+
+
+def test_resting_orders_of_every_token_a_batch_can_touch_are_projected():
+    live = [Resting("Y1")]  # 5 USDC resting in market c1
+    lim = gate(max_market_notional=6 * SH)
+    to_n1 = QuoteTarget("N1", (q("N1", size=6 * SH),))  # 3 more in c1: over
+    to_ya = QuoteTarget("Ya", (q("Ya", size=6 * SH),))
+    for batch in ([to_ya, to_n1], [to_n1, to_ya]):
+        assert reasons(check(lim, batch, open_orders=live)) == [Reason.MARKET_NOTIONAL]
+
+
+def test_intents_may_come_from_any_iterable_and_an_unknown_one_is_named():
+    d = check(gate(), (i for i in [QuoteTarget("Y1", (q(),))]))
+    assert d.accepted == [QuoteTarget("Y1", (q(),))]
+    with pytest.raises(TypeError, match="^not an intent: str$"):
+        check(gate(), ["Y1"])
+
+
+def test_a_take_against_the_other_token_of_a_position_shrinks_it():
+    d = check(gate(), [Take("N1", Side.BUY, 500_000, 5 * SH)], positions=Positions({"Y1": 20 * SH}))
+    assert d.reducing == [True]
+
+
+def test_a_rejected_order_leaves_the_projection_as_it_was():
+    # 5 USDC: over 4, refused; then 3 fits, and 2 more does not
+    three, two = q(price=300_000), q(price=200_000)
+    d = check(gate(max_market_notional=4 * SH), [QuoteTarget("Y1", (q(), three, two))])
+    assert details(d) == [(Reason.MARKET_NOTIONAL, "5000000 > 4000000"), (Reason.MARKET_NOTIONAL, "5000000 > 4000000")]
+    assert d.accepted == [QuoteTarget("Y1", (three,))]
+
+
+def test_limits_at_their_exact_level_pass_and_read_the_right_rows():
+    # a position limit reads the token bought, not its market's YES
+    d = check(gate(max_position=8 * SH), [QuoteTarget("N1", (q("N1", size=5 * SH),))],
+              positions=Positions({"Y1": 10 * SH}))
+    assert d.rejections == []
+    # an event notional limit binds neg-risk events only, and passes at its exact level
+    assert check(gate(max_event_notional=4 * SH), [QuoteTarget("Y1", (q(),))]).rejections == []
+    assert check(gate(max_event_notional=5 * SH), [QuoteTarget("Ya", (q("Ya"),))]).rejections == []
+    assert check(gate(max_event_notional=4_990_000), [QuoteTarget("Ya", (q("Ya"),))]).rejections != []
+    assert check(gate(max_order_size=10 * SH), [QuoteTarget("Y1", (q(),))]).rejections == []
+    assert check(gate(), [QuoteTarget("Y1", (q(price=990_000),))]).rejections == []
+    assert reasons(check(gate(), [QuoteTarget("Y1", (q(size=0),))])) == [Reason.SIZE_OFF_GRID]
+
+
+def test_the_books_tick_rules_and_a_token_without_a_book_is_checked_on_its_market():
+    fine = dict(BOOKS, Y1=Book("Y1", tick=1_000))
+    assert check(gate(), [QuoteTarget("Y1", (q(price=501_000),))], books=fine).rejections == []
+    assert check(gate(), [QuoteTarget("Y1", (q(),))], books={}).rejections == []
+
+
+def test_a_band_in_bps_alone_is_not_widened_to_a_tick_and_a_sell_take_above_mid_is_not_adverse():
+    assert reasons(check(gate(price_band_bps=10), [QuoteTarget("Y1", (q(price=510_000),))])) == [Reason.PRICE_BAND]
+    d = check(gate(price_band_bps=1_000), [Take("Y1", Side.SELL, 600_000, 5 * SH)], positions=Positions({"Y1": 10 * SH}))
+    assert d.rejections == []
+
+
+def test_reducing_counts_resting_buys_and_never_flips_the_exposure():
+    g = gate()
+    g.reduce_only("drill")
+    # short 10 (NO held): buying YES may bring it to 0, resting buys included, never above
+    d = check(g, [QuoteTarget("Y1", (q(price=400_000, size=8 * SH), q(price=410_000, size=5 * SH)))],
+              positions=Positions({"N1": 10 * SH}))
+    assert reasons(d) == [Reason.REDUCE_ONLY] and d.accepted[0].quotes == (q(price=400_000, size=8 * SH),)
+    # a sell of all the NO held, with one micro-share of YES: the exposure would end above 0
+    d = check(g, [QuoteTarget("N1", (q("N1", Side.SELL, 500_000, 5 * SH),))],
+              positions=Positions({"Y1": 1, "N1": 5 * SH}))
+    assert reasons(d) == [Reason.REDUCE_ONLY]
+
+
+def test_a_reducing_order_in_an_event_is_projected_once():
+    g = gate(max_position=15 * SH, max_event_loss=None, max_market_notional=None, max_event_notional=None)
+    g.reduce_only("drill")
+    d = check(g, [QuoteTarget("Ya", (q("Ya", size=10 * SH),))], positions=Positions({"Na": 10 * SH}, {"Na": 5 * SH}))
+    assert d.rejections == []
+
+
+def test_buys_and_sells_of_a_batch_add_up_in_the_projection():
+    # two buys of 5 USDC each: the second takes the market to 10
+    d = check(gate(max_market_notional=7 * SH), [QuoteTarget("Y1", (q(), q(price=490_000)))])
+    assert details(d) == [(Reason.MARKET_NOTIONAL, "9900000 > 7000000")]
+    # 20 YES held (10 paid); if YES pays out, what the sells give up (1 - 0.50 a share) is lost
+    # against the 30 NO bought: each sell's proceeds count
+    held = Positions({"Y1": 20 * SH}, {"Y1": 10 * SH})
+    buy_no = QuoteTarget("N1", (q("N1", size=30 * SH),))
+    sells = QuoteTarget("Y1", (q(side=Side.SELL, size=10 * SH), q(side=Side.SELL, size=10 * SH)))
+    assert check(gate(max_event_loss=16 * SH), [sells, buy_no], positions=held).rejections == []
+    take = Take("Y1", Side.SELL, 500_000, 20 * SH)  # the same for a take, in whole micro-units
+    d = check(gate(max_event_loss=14 * SH), [take, buy_no], positions=held)
+    assert details(d) == [(Reason.EVENT_LOSS, "15000000 > 14000000")]
+
+
+def test_a_band_of_zero_ticks_refuses_any_offset_from_the_mid():
+    fine = dict(BOOKS, Y1=Book("Y1", bid=999_800, ask=999_900, tick=100))
+    d = check(gate(price_band_ticks=0), [QuoteTarget("Y1", (q(price=999_800),))], books=fine)
+    assert reasons(d) == [Reason.PRICE_BAND]
+
+
+def test_sells_of_a_batch_add_up_against_what_is_held():
+    sells = QuoteTarget("Y1", tuple(q(side=Side.SELL, price=p, size=10 * SH) for p in (500_000, 510_000, 520_000)))
+    d = check(gate(), [sells], positions=Positions({"Y1": 25 * SH}))
+    assert details(d) == [(Reason.INSUFFICIENT_POSITION, f"sell {10 * SH} + resting {20 * SH} > held {25 * SH}")]
+
+
+def test_an_empty_target_then_a_new_one_for_the_token_replace_its_live_orders_once():
+    live = [Resting("Y1", price=800_000), Resting("Y1", price=900_000)]
+    three = tuple(q(price=100_000 * (i + 1)) for i in range(3))
+    d = check(gate(max_open_orders=3), [QuoteTarget("N1", (q("N1"),)), QuoteTarget("Y1"), QuoteTarget("Y1", three)],
+              open_orders=live)
+    assert d.accepted[2] == QuoteTarget("Y1", three[:2]) and details(d) == [(Reason.OPEN_ORDERS, "3 open")]
+
+
+def test_reducing_counts_resting_sells_of_the_other_token():
+    g = gate()
+    g.reduce_only("drill")
+    # short 10 (NO held): selling 6 NO brings it to -4; buying 6 YES on top would take it to +2
+    d = check(g, [QuoteTarget("N1", (q("N1", Side.SELL, 500_000, 6 * SH),)),
+                  QuoteTarget("Y1", (q(size=6 * SH),))], positions=Positions({"N1": 10 * SH}))
+    assert reasons(d) == [Reason.REDUCE_ONLY] and d.accepted[0].quotes == (q("N1", Side.SELL, 500_000, 6 * SH),)

@@ -923,3 +923,134 @@ def test_a_short_budget_goes_to_the_quote_from_the_newest_book():
     placed = [o.token_id for b in h.step(1.0) for o in b.orders]
     assert placed == ["A", "C"]
     assert h.live("A") == [(Side.BUY, 410_000, 10 * U)]
+
+
+def test_a_token_blocked_by_its_cancels_holds_back_only_its_own_new_orders():
+    h = Harness(cancel_cap=1)
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U), (Side.BUY, 110_000, U)))
+    h.step(0.0)
+    h.router.set_target(quotes("a", (Side.BUY, 300_000, U)))  # two cancels (one granted), one place
+    h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))  # another token: nothing to wait for
+    h.router.set_target(quotes("c", (Side.SELL, 900_000, U)), reducing=True)
+    out = h.step(1.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    assert sorted((o.token_id, o.price) for o in out[1].orders) == [("b", 200_000), ("c", 900_000)]
+
+
+def test_sent_and_settled_asked_in_any_order_are_harmless():
+    h = Harness()
+    h.router.sent()  # before any poll
+    assert not h.router.settled()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    assert not h.router.settled()  # recorded, but ``sent`` has not said so
+    h.router.sent()
+    assert h.router.settled()
+    h.router.sent()  # again, with nothing polled since
+    assert h.router.settled()
+    for change in (h.router.invalidate, lambda: h.router.cancels_failed(["0xnone"], 1.0)):
+        change()
+        h.router.sent()
+        assert not h.router.settled()
+        assert h.router.poll(1.0) == [] and h.router.settled()  # the plan looks, and finds nothing
+
+
+def test_a_target_changed_after_the_poll_keeps_the_router_unsettled():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    h.router.sent()
+    h.router.set_target(quotes("t", (Side.BUY, 390_000, 10 * U)))
+    assert not h.router.settled()
+    assert [type(b) for b in h.router.poll(0.1)] == [CancelBatch, PlaceBatch]
+
+
+def test_a_cancel_not_recorded_keeps_the_router_unsettled():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    h.router.set_target(quotes("t"))
+    (cancel,) = h.router.poll(1.0)
+    h.router.sent()  # the cancel batch never reached the reconciler: its order still works
+    assert not h.router.settled()
+
+
+def test_tokens_settled_by_a_drained_poll_are_not_diffed_again(monkeypatch):
+    calls = _counting_diff(monkeypatch)
+    ticks = {"a": 10_000, "b": 10_000, "c": 10_000}
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=Throttle([RateWindow(100, 10.0)]),
+                      cancel_throttle=Throttle([RateWindow(100, 10.0)]), tick_of=ticks.__getitem__)
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    h.router.set_target(quotes("a"))  # a: cancels only
+    h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))  # b: places only
+    out = h.router.poll(1.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    h.rec.on_cancels_sent(out[0].order_ids, 1.0)
+    h.rec.on_places_sent(out[1].orders, 1.0)
+    h.router.sent()
+    assert h.router.settled()
+    del calls[:]
+    h.router.set_target(quotes("c", (Side.BUY, 300_000, U)))
+    assert [type(b) for b in h.router.poll(2.0)] == [PlaceBatch] and calls == ["c"]
+
+
+def test_a_token_whose_diff_found_nothing_is_not_diffed_again(monkeypatch):
+    calls = _counting_diff(monkeypatch)
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    assert h.step(0.5) == [] and calls == ["t", "t"]  # its orders changed: diffed, nothing to do
+    h.router.set_target(quotes("u", (Side.BUY, 300_000, U)))
+    h.step(1.0)
+    assert calls == ["t", "t", "u"]
+
+
+def test_a_cancel_at_a_price_holds_back_only_the_quote_of_its_token_at_that_price():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    # a: a resize at 0.40 (its cancel first) and a new quote at 0.30
+    h.router.set_target(quotes("a", (Side.BUY, 400_000, 8 * U), (Side.BUY, 300_000, U)))
+    out = h.router.poll(1.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    assert [(o.token_id, o.price) for o in out[1].orders] == [("a", 300_000)]
+    h.rec.on_cancels_sent(out[0].order_ids, 1.0)
+    h.rec.on_places_sent(out[1].orders, 1.0)
+    # while that cancel is on the wire, another token quotes at 0.40: nothing of its own is there
+    h.router.set_target(quotes("b", (Side.BUY, 400_000, 10 * U)))
+    out = h.router.poll(1.1)
+    assert [(o.token_id, o.price) for b in out for o in b.orders] == [("b", 400_000)]
+
+
+def test_a_token_whose_quotes_all_wait_for_a_cancel_does_not_stop_the_others():
+    for reprices in (0, 1):  # the tokens take turns: each comes first once
+        h = Harness()
+        price = 400_000
+        h.router.set_target(quotes("a", (Side.BUY, price, 10 * U)))
+        h.step(0.0)
+        for k in range(reprices):
+            price += 10_000
+            h.router.set_target(quotes("a", (Side.BUY, price, 10 * U)))
+            h.step(0.1)
+        h.router.set_target(quotes("a", (Side.BUY, price, 8 * U)))  # a resize: its cancel first
+        h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))
+        out = h.router.poll(1.0)
+        assert [(o.token_id, o.price) for b in out if isinstance(b, PlaceBatch) for o in b.orders] == [
+            ("b", 200_000)]
+
+
+def test_a_plan_waiting_for_a_cancels_answer_is_not_made_again_before_it_may_come(monkeypatch):
+    calls = _counting_diff(monkeypatch)
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 8 * U)))
+    (cancel,) = h.router.poll(1.0)
+    h.rec.on_cancels_sent(cancel.order_ids, 1.0)
+    assert h.router.poll(1.1) == []  # the place waits for the answer: planned, nothing to send
+    n = len(calls)
+    assert h.router.poll(1.2) == [] and len(calls) == n  # nothing changed: not planned again
