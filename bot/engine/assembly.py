@@ -31,7 +31,7 @@ from bot.execution.router import Router, RouterConfig
 from bot.portfolio.pnl import DailyPnl
 from bot.risk import RiskGate, RiskLimits
 from bot.strategy import Strategy, StrategyContext, StrategyError, intents_of, load_strategy
-from bot.venue.limits import LimitsConfig, RouteLimiter
+from bot.venue.limits import LimitsConfig, RouteLimiter, paced_writes
 
 DEFAULT_TICK = 10_000
 
@@ -55,8 +55,9 @@ def router_throttles(limiter: RouteLimiter) -> dict[str, Any]:
 
 
 def simulated_throttles(limits: LimitsConfig, clock: Clock) -> dict[str, Any]:
-    """The venue's limits on a simulated clock: a backtest paces its orders as live would."""
-    return router_throttles(RouteLimiter(limits, "clob", clock=clock.now))
+    """The venue's limits on a simulated clock: a backtest paces its orders as live would (the
+    trading writes spent as ``paced_writes`` says)."""
+    return router_throttles(RouteLimiter(paced_writes(limits), "clob", clock=clock.now))
 
 
 def tick_source(books: Books, markets: MarketIndex) -> Callable[[str], int]:

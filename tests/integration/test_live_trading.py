@@ -113,10 +113,10 @@ def test_quotes_both_tokens_and_requotes_when_the_book_moves(ex):
     with running_bot(ex) as bot:
         m = bot.markets[0]
         yes, no = m.tokens
-        wait_for(lambda: ours_on(ex, yes) and ours_on(ex, no), what="quotes on both outcome tokens")
+        # both sides on both tokens (seeded holdings allow the ask); paced writes send them a few at a time
+        wait_for(lambda: {o["side"] for o in ours_on(ex, yes)} == {"BUY", "SELL"} and ours_on(ex, no),
+                 what="quotes on both outcome tokens, both sides on the first")
         before = {o["id"]: o["price"] for o in ours_on(ex, yes)}
-        sides = {o["side"] for o in ours_on(ex, yes)}
-        assert sides == {"BUY", "SELL"}  # seeded holdings allow the ask
         book = bot.read(lambda: bot.engine.books[yes])
         bid, ask = bot.read(lambda: (book.best_bid, book.best_ask))
         assert ask - bid >= 2 * TICK

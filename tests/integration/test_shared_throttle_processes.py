@@ -33,6 +33,8 @@ def config_text(ex, redis_url: str, prefix: str, journal: Path) -> str:
 {u.venue_toml()}
 [venue.limits]
 scale = {SCALE}
+write_headroom = 1.0  # the burst window binds: the whole of it is shared (no pacing to the sustained rate)
+pace_writes = false
 
 [throttle]
 backend = "redis"
