@@ -1027,17 +1027,15 @@ def test_a_cancel_at_a_price_holds_back_only_the_quote_of_its_token_at_that_pric
 
 
 def test_a_token_whose_quotes_all_wait_for_a_cancel_does_not_stop_the_others():
-    for reprices in (0, 1):  # the tokens take turns: each comes first once
+    for resize_last in (False, True):  # whichever token the plan reads first
         h = Harness()
-        price = 400_000
-        h.router.set_target(quotes("a", (Side.BUY, price, 10 * U)))
+        h.router.set_target(quotes("a", (Side.BUY, 400_000, 10 * U)))
         h.step(0.0)
-        for k in range(reprices):
-            price += 10_000
-            h.router.set_target(quotes("a", (Side.BUY, price, 10 * U)))
-            h.step(0.1)
-        h.router.set_target(quotes("a", (Side.BUY, price, 8 * U)))  # a resize: its cancel first
-        h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))
+        if resize_last:
+            h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))
+        h.router.set_target(quotes("a", (Side.BUY, 400_000, 8 * U)))  # a resize: its cancel first
+        if not resize_last:
+            h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))
         out = h.router.poll(1.0)
         assert [(o.token_id, o.price) for b in out if isinstance(b, PlaceBatch) for o in b.orders] == [
             ("b", 200_000)]
