@@ -1027,17 +1027,15 @@ def test_a_cancel_at_a_price_holds_back_only_the_quote_of_its_token_at_that_pric
 
 
 def test_a_token_whose_quotes_all_wait_for_a_cancel_does_not_stop_the_others():
-    for reprices in (0, 1):  # the tokens take turns: each comes first once
+    for resize_last in (False, True):  # whichever token the plan reads first
         h = Harness()
-        price = 400_000
-        h.router.set_target(quotes("a", (Side.BUY, price, 10 * U)))
+        h.router.set_target(quotes("a", (Side.BUY, 400_000, 10 * U)))
         h.step(0.0)
-        for k in range(reprices):
-            price += 10_000
-            h.router.set_target(quotes("a", (Side.BUY, price, 10 * U)))
-            h.step(0.1)
-        h.router.set_target(quotes("a", (Side.BUY, price, 8 * U)))  # a resize: its cancel first
-        h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))
+        if resize_last:
+            h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))
+        h.router.set_target(quotes("a", (Side.BUY, 400_000, 8 * U)))  # a resize: its cancel first
+        if not resize_last:
+            h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))
         out = h.router.poll(1.0)
         assert [(o.token_id, o.price) for b in out if isinstance(b, PlaceBatch) for o in b.orders] == [
             ("b", 200_000)]
@@ -1054,3 +1052,25 @@ def test_a_plan_waiting_for_a_cancels_answer_is_not_made_again_before_it_may_com
     assert h.router.poll(1.1) == []  # the place waits for the answer: planned, nothing to send
     n = len(calls)
     assert h.router.poll(1.2) == [] and len(calls) == n  # nothing changed: not planned again
+
+
+def test_a_poll_that_served_every_token_keeps_the_newest_target_first():
+    h = Harness(place_cap=3)
+    h.router.set_target(quotes("b", (Side.BUY, 100_000, U)))
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))  # the newest
+    assert len(h.step(0.0)[0].orders) == 2  # both served, the budget not short
+    for o in h.rec.orders.working():
+        h.router.cancel(o.order_id)
+    assert [type(b) for b in h.step(1.0)] == [CancelBatch]
+    (place,) = h.step(2.0)  # one order left in the window: the newest target's
+    assert [o.token_id for o in place.orders] == ["a"]
+
+
+def test_a_token_with_only_cancels_read_first_does_not_stop_the_others():
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    h.router.set_target(quotes("b", (Side.BUY, 200_000, U)))
+    h.router.set_target(quotes("a"))  # the newest target, read first: cancels only
+    out = h.step(1.0)
+    assert [type(b) for b in out] == [CancelBatch, PlaceBatch] and out[1].orders[0].token_id == "b"
