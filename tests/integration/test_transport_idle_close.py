@@ -133,7 +133,8 @@ async def test_a_connection_the_server_closed_while_idle_is_never_used_again_eve
                                for c in t._client._transport._pool.connections) if s is not None]
         assert len(sockets) == 1 and sockets[0]._socket is not connections._UNSET
         deadline = asyncio.get_running_loop().time() + 10
-        while server.closed_idle == 0:  # the server's idle timeout passes
+        # the server's idle timeout passes, and its close reaches our end of the socket
+        while server.closed_idle == 0 or not connections.is_socket_readable(sockets[0]._socket):
             assert asyncio.get_running_loop().time() < deadline, "the server never closed the idle connection"
             await asyncio.sleep(0.02)
         monkeypatch.setattr(connections._Stream, "get_extra_info", counting)
