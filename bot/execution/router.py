@@ -34,6 +34,7 @@ Contract with the shell: pass each emitted batch to the reconciler (``on_places_
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import msgspec
@@ -317,10 +318,8 @@ class Router:
             s = settled.get(token)
             if s is not None and s[0] is tgt and s[1] == version and s[2] == tick:
                 continue  # nothing changed since its last diff found nothing to do
-            live = [
-                o for o in orders.working(token)
-                if o.state is not pending_cancel and not o.order_type.is_market
-            ]
+            working = orders.working(token)
+            live = [o for o in working if o.state is not pending_cancel and not o.order_type.is_market]
             to_cancel, to_place = diff(tgt.target, live, tick, tolerance)
             if not to_cancel and not to_place:
                 settled[token] = (tgt, version, tick)
@@ -335,7 +334,7 @@ class Router:
             if not to_place:
                 continue
             n = len(to_place)
-            to_place = _not_cancelling(to_place, orders.working(token), to_cancel, tick)
+            to_place = _not_cancelling(to_place, working, to_cancel, tick)
             if len(to_place) < n:  # planned again when that cancel is answered (an order change)
                 wake = min(wake, now + retry_after)
                 if not to_place:
@@ -462,15 +461,8 @@ class Router:
                 return  # still working: a plan would hold its cancel back or send it again
         tick_of, settled, versions, targets = self._tick_of, self._settled, self._versions, self._targets
         last = None
-        for token in cancel_tokens.values():
-            if token != last:
-                last = token
-                tgt = targets.get(token)
-                if tgt is not None:
-                    settled[token] = (tgt, versions.get(token, 0), tick_of(token))
-        for req, _ in places:
-            token = req.token_id
-            if token != last:
+        for token in chain(cancel_tokens.values(), [req.token_id for req, _ in places]):
+            if token != last:  # a plan lists one token's work together
                 last = token
                 tgt = targets.get(token)
                 if tgt is not None:

@@ -10,10 +10,10 @@ import socket
 import pytest
 
 from bot.risk import HaltReason
-from bot.venue.enums import OrderType, Side
 from tests.integration.exchange_fixture import start_in_thread, wait_for
 from tests.integration.exchange_fixture import test_config as exchange_config
-from tests.integration.test_live_trading import TICK, counterparty_order, ours_on, running_bot
+from tests.integration.test_live_faults import sell_at_our_bid
+from tests.integration.test_live_trading import running_bot
 
 pytestmark = pytest.mark.integration
 
@@ -42,12 +42,7 @@ def test_an_exchange_restarted_empty_halts_the_bot_until_an_operator_steps_in():
     try:
         other = first.new_account(41)
         with running_bot(first) as bot:
-            m = bot.markets[0]
-            yes = m.tokens[0]
-            bids = wait_for(lambda: [o for o in ours_on(first, yes) if o["side"] == "BUY"], what="our bid")
-            price = int(round(float(bids[0]["price"]) * 100)) * TICK
-            res = counterparty_order(first, other, yes, m.condition_id, Side.SELL, price, 500_000_000, OrderType.FAK)
-            assert res["success"], res
+            sell_at_our_bid(first, bot, other)
             wait_for(lambda: bot.read(lambda: bot.engine.stats.fills) >= 1, 10, "our fill")
             first.stop()  # the exchange dies, and comes back at once with none of it
             second = start_in_thread(config)

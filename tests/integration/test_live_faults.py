@@ -128,15 +128,20 @@ def test_ambiguous_submits_are_resolved_without_duplicates(faulty):
         assert ids <= local  # nothing at the exchange that the bot does not know
 
 
-def sell_into_our_bid(ex, bot, other):
-    """``other`` sells into the bot's YES bid; returns the exchange's fills of ours, after checking
-    that our bid (and maybe our NO ask, its mirror) traded and the bot has booked none yet."""
+def sell_at_our_bid(ex, bot, other) -> None:
+    """``other`` sells 500 shares at the price of the bot's YES bid, once the exchange shows it."""
     m = bot.markets[0]
     yes = m.tokens[0]
     bids = wait_for(lambda: [o for o in ours_on(ex, yes) if o["side"] == "BUY"], what="our bid")
     price = int(round(float(bids[0]["price"]) * 100)) * TICK
     res = counterparty_order(ex, other, yes, m.condition_id, Side.SELL, price, 500_000_000, OrderType.FAK)
     assert res["success"], res
+
+
+def sell_into_our_bid(ex, bot, other):
+    """``other`` sells into the bot's YES bid; returns the exchange's fills of ours, after checking
+    that our bid (and maybe our NO ask, its mirror) traded and the bot has booked none yet."""
+    sell_at_our_bid(ex, bot, other)
     holder = ex.demo_account.address
     venue = ex.call(lambda: exchange_fills(ex.exchange.state.engine.trades_of(holder), holder))
     assert venue

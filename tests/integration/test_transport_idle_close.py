@@ -19,24 +19,47 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 _OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
 
 
-class DropsSecondRequest:
+async def _read_body(reader: asyncio.StreamReader, head: bytes) -> None:
+    """Read the body a request's ``head`` announces (its Content-Length)."""
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    if length:
+        await reader.readexactly(length)
+
+
+class LocalServer:
+    """A plain HTTP/1.1 server on a free loopback port for one test (``async with``: its URL);
+    subclasses answer connections in ``_serve``."""
+
+    server: asyncio.Server | None = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+
+class DropsSecondRequest(LocalServer):
     """Answers the first request of each connection (keep-alive) and closes the connection, with
     no answer, when a second request comes on it."""
 
     def __init__(self) -> None:
         self.requests = 0
         self.dropped = 0
-        self.server: asyncio.Server | None = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         answered = 0
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                               if line.lower().startswith(b"content-length:")), 0)
-                if length:
-                    await reader.readexactly(length)
+                await _read_body(reader, head)
                 self.requests += 1
                 if answered:
                     self.dropped += 1
@@ -48,15 +71,6 @@ class DropsSecondRequest:
             return
         finally:
             writer.close()
-
-    async def __aenter__(self) -> str:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
 
 
 async def test_a_read_whose_kept_alive_connection_closes_unanswered_is_sent_once_more():
@@ -79,14 +93,13 @@ async def test_an_idempotent_write_is_sent_once_more_and_an_order_write_is_not()
         assert server.dropped == 2 and server.requests == 4
 
 
-class ClosesIdle:
+class ClosesIdle(LocalServer):
     """Answers every request and closes a connection left idle for ``idle_s`` (a server's
     keep-alive timeout), counting the closes."""
 
     def __init__(self, idle_s: float) -> None:
         self.idle_s = idle_s
         self.closed_idle = 0
-        self.server: asyncio.Server | None = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -96,25 +109,13 @@ class ClosesIdle:
                 except asyncio.TimeoutError:
                     self.closed_idle += 1
                     return
-                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                               if line.lower().startswith(b"content-length:")), 0)
-                if length:
-                    await reader.readexactly(length)
+                await _read_body(reader, head)
                 writer.write(_OK)
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             return
         finally:
             writer.close()
-
-    async def __aenter__(self) -> str:
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
 
 
 async def test_a_connection_the_server_closed_while_idle_is_never_used_again_even_for_a_write(monkeypatch):

@@ -56,6 +56,14 @@ class Harness:
         return sorted((o.side, o.price, o.remaining) for o in self.rec.orders.working(token))
 
 
+def maker_fill(h: Harness, order_id: str, now: float) -> None:
+    """Another account's sell takes 4 shares from our bid ``order_id`` at 0.40 (a MATCHED trade)."""
+    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xother", "market": "m", "asset_id": "t", "side": "SELL",
+                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
+                          "maker_orders": [{"order_id": order_id, "matched_amount": "4", "price": "0.40",
+                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, now)
+
+
 def quotes(token, *pairs):
     return QuoteTarget(token, tuple(Quote(token, side, price, size) for side, price, size in pairs))
 
@@ -184,16 +192,21 @@ def cancel_emitted(batches, oid):
     return any(isinstance(b, CancelBatch) and oid in b.order_ids for b in batches)
 
 
-def test_a_cancel_that_overtook_its_place_goes_again_as_soon_as_the_place_is_answered():
+def cancelled_unanswered() -> tuple[Harness, str]:
+    """A bid at 0.40 placed at 0 (not answered yet), its cancel emitted and sent at 0.01."""
     h = Harness()
     h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
     (place,) = h.router.poll(0.0)
     h.rec.on_places_sent(place.orders, 0.0)
     oid = place.order_ids[0]
     h.router.set_target(quotes("t"))
-    batches = h.router.poll(0.01)
-    assert cancel_emitted(batches, oid)  # a cancel does not wait for the ack
+    assert cancel_emitted(h.router.poll(0.01), oid)
     h.rec.on_cancels_sent([oid], 0.01)
+    return h, oid
+
+
+def test_a_cancel_that_overtook_its_place_goes_again_as_soon_as_the_place_is_answered():
+    h, oid = cancelled_unanswered()  # a cancel does not wait for the ack
     h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.05)
     h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.06, [oid])
     assert cancel_emitted(h.router.poll(0.07), oid)  # long before cancel_retry_after
@@ -250,10 +263,7 @@ def test_an_answer_that_moves_no_size_is_not_diffed_again(monkeypatch):
     h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.2)
     assert h.router.poll(0.3) == [] and calls == ["t", "t"]  # acked: the same order stands for the quote
     # a partial fill moves its size: the diff runs again, and replaces it
-    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xother", "market": "m", "asset_id": "t", "side": "SELL",
-                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
-                          "maker_orders": [{"order_id": oid, "matched_amount": "4", "price": "0.40",
-                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.4)
+    maker_fill(h, oid, 0.4)
     assert h.rec.orders.get(oid).remaining == 6 * U
     out = h.router.poll(0.5)  # (its replacement at that price waits for the cancel's answer)
     assert calls == ["t", "t", "t"] and [type(b) for b in out] == [CancelBatch]
@@ -269,10 +279,7 @@ def test_an_ack_leaves_a_settled_router_settled_and_a_fill_does_not():
     oid = place.order_ids[0]
     h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.2)
     assert h.router.settled()  # the same order still stands for the quote: nothing to plan
-    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xother", "market": "m", "asset_id": "t", "side": "SELL",
-                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
-                          "maker_orders": [{"order_id": oid, "matched_amount": "4", "price": "0.40",
-                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.3)
+    maker_fill(h, oid, 0.3)
     assert not h.router.settled()
     assert [type(b) for b in h.router.poll(0.4)] == [CancelBatch]  # then, once it is answered, the place
     assert not h.router.settled()  # the plan waits on that answer
@@ -639,14 +646,7 @@ def test_a_cancel_sent_again_soon_is_paced_in_full_if_refused_again():
 
 
 def test_a_cancel_answered_at_the_instant_it_left_is_not_an_answer_after_it():
-    h = Harness()
-    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
-    (place,) = h.router.poll(0.0)
-    h.rec.on_places_sent(place.orders, 0.0)
-    oid = place.order_ids[0]
-    h.router.set_target(quotes("t"))
-    assert cancel_emitted(h.router.poll(0.01), oid)
-    h.rec.on_cancels_sent([oid], 0.01)
+    h, oid = cancelled_unanswered()
     h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.01)
     h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.02, [oid])
     assert not cancel_emitted(h.router.poll(0.03), oid)  # the ack may have come first: paced
@@ -697,10 +697,7 @@ def test_a_failed_cancel_request_after_a_paced_plan_is_planned_again():
     h.step(0.0)
     assert h.step(0.5) == [] and h.router.settled()
     (old,) = [o.order_id for o in h.rec.orders.working("t")]
-    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xo", "market": "m", "asset_id": "t", "side": "SELL",
-                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
-                          "maker_orders": [{"order_id": old, "matched_amount": "4", "price": "0.40",
-                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.6)
+    maker_fill(h, old, 0.6)
     out = h.router.poll(1.0)
     assert [type(b) for b in out] == [CancelBatch]  # the replacement at its price waits for the answer
     h.rec.on_cancels_sent([old], 1.0)
@@ -720,14 +717,7 @@ def test_two_tokens_take_turns_too():
 
 
 def test_a_diff_cancel_that_overtook_its_place_goes_again_once_the_ack_comes():
-    h = Harness()
-    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
-    (place,) = h.router.poll(0.0)
-    h.rec.on_places_sent(place.orders, 0.0)
-    oid = place.order_ids[0]
-    h.router.set_target(quotes("t"))
-    assert cancel_emitted(h.router.poll(0.01), oid)
-    h.rec.on_cancels_sent([oid], 0.01)
+    h, oid = cancelled_unanswered()
     h.rec.on_cancel_result({"canceled": [], "not_canceled": {oid: "order not found"}}, 0.02, [oid])
     assert h.router.poll(0.03) == []  # unanswered still: paced
     h.rec.on_ack(oid, {"success": True, "errorMsg": "", "orderID": oid, "status": "live"}, 0.05)
@@ -771,10 +761,7 @@ def test_a_settled_token_is_diffed_again_when_its_orders_change_whatever_the_tic
     (place,) = h.step(0.0)
     assert h.step(0.5) == []  # settled at the orders' first version
     oid = place.order_ids[0]
-    h.rec.on_trade_event({"id": "tr1", "taker_order_id": "0xo", "market": "m", "asset_id": "t", "side": "SELL",
-                          "size": "4", "price": "0.40", "status": "MATCHED", "match_time": "1", "owner": "x",
-                          "maker_orders": [{"order_id": oid, "matched_amount": "4", "price": "0.40",
-                                            "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.6)
+    maker_fill(h, oid, 0.6)
     assert h.rec.orders.quoting_versions["t"] == 2  # the tick, in micro-units
     assert [type(b) for b in h.step(1.0) + h.step(1.1)] == [CancelBatch, PlaceBatch]
 
