@@ -16,9 +16,11 @@ cdef class OwnOrder:
 cdef class OrderStore:
     cdef public dict _orders, _by_token, _working, _working_by_token, versions, quoting_versions
     cdef public list _closings
-    cdef public long long revision, quoting_revision, _closing_seq
+    cdef public long long revision, quoting_revision, _closing_seq, forgotten_kept
+    cdef public object _forgotten
 
     cpdef object get(self, object order_id)
+    cpdef object forgotten_token(self, object order_id)
     @cython.locals(o=OwnOrder)
     cpdef list working(self, object token_id=*)
     cpdef OwnOrder add(self, OwnOrder order)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import heapq
+from collections import OrderedDict
 from typing import Any, Iterator
 
 from bot.venue.enums import OrderType, Side
@@ -161,13 +162,15 @@ class OrderStore:
     state it arrives in and ``transition`` moves it in or out, so the hot reads (``working``) cost
     what is live, not what has closed since the last ``forget_closed``. Each closing (an order
     added terminal, or a transition to a terminal state) is also stamped in a heap by its time, so
-    ``forget_closed`` costs what it forgets, not what the store holds.
+    ``forget_closed`` costs what it forgets, not what the store holds. The last ``forgotten_kept``
+    orders it forgot stay known by id and token (``forgotten_token``): a trade of one read late
+    (a fill whose user event was lost) is still ours.
     """
 
     __slots__ = ("_orders", "_by_token", "_working", "_working_by_token", "versions", "revision", "_closings",
-                 "_closing_seq", "quoting_versions", "quoting_revision")
+                 "_closing_seq", "quoting_versions", "quoting_revision", "_forgotten", "forgotten_kept")
 
-    def __init__(self) -> None:
+    def __init__(self, forgotten_kept: int = 100_000) -> None:
         self._orders: dict[str, OwnOrder] = {}
         self._by_token: dict[str, dict[str, OwnOrder]] = {}
         self._working: dict[str, OwnOrder] = {}
@@ -185,6 +188,9 @@ class OrderStore:
         # has an entry stamped with that ``updated_at`` (older entries of it may remain: skipped)
         self._closings: list[tuple[float, int, OwnOrder]] = []
         self._closing_seq = 0
+        # order id -> token of the orders ``forget_closed`` dropped, oldest first, at most ``forgotten_kept``
+        self._forgotten: OrderedDict[str, str] = OrderedDict()
+        self.forgotten_kept = forgotten_kept
 
     # --- reads -----------------------------------------------------------------------------
     def get(self, order_id: str) -> OwnOrder | None:
@@ -198,6 +204,11 @@ class OrderStore:
 
     def __len__(self) -> int:
         return len(self._orders)
+
+    def forgotten_token(self, order_id: str) -> str | None:
+        """The token of ``order_id`` if it is one of the last ``forgotten_kept`` orders
+        ``forget_closed`` dropped, else None."""
+        return self._forgotten.get(order_id)
 
     def working(self, token_id: str | None = None) -> list[OwnOrder]:
         """Non-terminal orders (on one token, or all), oldest first."""
@@ -299,9 +310,11 @@ class OrderStore:
         return True
 
     def forget_closed(self, before: float) -> int:
-        """Drop terminal orders last updated before ``before`` (memory bound); returns how many."""
+        """Drop terminal orders last updated before ``before`` (memory bound); returns how many.
+        Each stays known by id and token (``forgotten_token``) among the last ``forgotten_kept``."""
         closings = self._closings
         orders = self._orders
+        forgotten = self._forgotten
         n = 0
         while closings and closings[0][0] < before:
             o = heapq.heappop(closings)[2]
@@ -312,6 +325,9 @@ class OrderStore:
             del orders[oid]
             self._by_token[o.token_id].pop(oid, None)
             self._unindex(o)
+            forgotten[oid] = o.token_id
+            if len(forgotten) > self.forgotten_kept:
+                forgotten.popitem(last=False)
             n += 1
         return n
 

@@ -675,13 +675,19 @@ class Reconciler:
         """Emit first-sight fills of our legs, the settlement update, and reversals if FAILED."""
         new_fills = False
         legs = trade_legs(rec)
-        known = bool(st.fills) or any(leg.order_id in self.orders for leg in legs)
+        orders = self.orders
+        known = bool(st.fills) or any(
+            leg.order_id in orders or orders.forgotten_token(leg.order_id) is not None for leg in legs
+        )
         waiting: list[str] = []
         for leg in legs:
             if leg.order_id in st.fills:  # booked already (its order may have left memory since)
                 continue
-            o = self.orders.get(leg.order_id)
-            if o is None:
+            o = orders.get(leg.order_id)
+            # an order closed and forgotten before this trade was read (its user event lost): the
+            # fill is still ours, and only the fill is news
+            token = o.token_id if o is not None else orders.forgotten_token(leg.order_id)
+            if token is None:
                 # nothing of ours known in it yet: any leg may be ours (fill before ack);
                 # otherwise only a maker leg carrying our owner key is
                 if not known or (
@@ -695,7 +701,7 @@ class Reconciler:
                 if leg.side is Side.BUY:  # the venue keeps shares: we receive fewer, worth that fee
                     size, fee = size - fee, leg.price * fee // UNIT
             fill = Fill(
-                trade_id=trade_id, order_id=leg.order_id, token_id=leg.token_id or o.token_id, side=leg.side,
+                trade_id=trade_id, order_id=leg.order_id, token_id=leg.token_id or token, side=leg.side,
                 price=leg.price, size=size, fee=fee, is_maker=leg.is_maker, status=st.status,
                 ts=rec.match_time,
             )
@@ -704,6 +710,8 @@ class Reconciler:
             if self._journal is not None:
                 self._journal.fill(fill)
             out.append(fill)
+            if o is None:
+                continue
             o.filled += leg.size
             if trade_id not in o.trade_ids:
                 o.trade_ids.append(trade_id)

@@ -364,3 +364,17 @@ def test_a_closed_order_leaves_the_working_index():
     for o in closed:
         o.state = S.LIVE  # behind the store's back
     assert store.working("t") == [live] and store.working() == [live]
+
+
+def test_the_last_orders_forgotten_stay_known_by_id_and_token():
+    store = OrderStore(forgotten_kept=2)
+    assert store.forgotten_kept == 2 and OrderStore().forgotten_kept == 100_000
+    store.add(order("w", token="t0", state=S.LIVE))
+    for i in range(4):  # closed at 1, 2, 3, 4
+        o = store.add(order(f"c{i}", token=f"t{i}", state=S.LIVE))
+        store.transition(o, S.CANCELED, float(i + 1))
+    assert store.forget_closed(before=2.5) == 2
+    assert [store.forgotten_token(i) for i in ("c0", "c1", "c2", "w", "x")] == ["t0", "t1", None, None, None]
+    assert store.forget_closed(before=10.0) == 2  # two more: the oldest two leave the bound
+    assert [store.forgotten_token(f"c{i}") for i in range(4)] == [None, None, "t2", "t3"]
+    assert "c3" not in store and store.get("w").state is S.LIVE

@@ -1118,3 +1118,25 @@ def test_a_listing_of_several_pages_looks_up_every_order_it_did_not_show():
     out = rec.on_open_orders([], 2.0, as_of=1.0, pages=2)
     assert of(out, LookupOrder) == [LookupOrder("0xa"), LookupOrder("0xb")]
     assert rec.orders.get("0xa").state is S.LIVE and rec.orders.get("0xb").state is S.LIVE
+
+
+def test_a_fill_read_after_its_cancelled_order_left_memory_is_booked_once():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    rec.on_cancels_sent(["0xa"], 1.0)
+    rec.on_cancel_result({"canceled": ["0xa"], "not_canceled": {}}, 1.5)
+    assert rec.orders.get("0xa").state is S.CANCELED  # the user event of its partial fill was lost
+    assert rec.orders.forget_closed(200.0) == 1
+    # the trade read later from /data/trades, with another account's maker beside ours
+    t = trade("t1", makers=[maker("0xother", "1"), maker("0xa", "3")])
+    out = rec.on_trades_page([t], 250.0, cursor="MA==", next_cursor="LTE=")
+    assert [(f.order_id, f.token_id, f.size, f.side, f.is_maker) for f in of(out, Fill)] == [
+        ("0xa", TOK, 3 * U, Side.BUY, True)]
+    assert of(out, SettlementUpdate) == [SettlementUpdate("t1", TradeStatus.MATCHED)]
+    assert rec.held_trades == [] and of(out, OrderUpdate) == []
+    # read again, told again by the user channel, then failed: booked once, reversed once
+    assert not of(rec.on_trades_page([t], 251.0, cursor="MA==", next_cursor="LTE="), Fill)
+    assert not of(rec.on_trade_event(dict(t, status="MINED"), 252.0), Fill)
+    out = rec.on_trade_event(dict(t, status="FAILED"), 253.0) + rec.on_trade_event(dict(t, status="FAILED"), 254.0)
+    assert [(r.fill.order_id, r.fill.size) for r in of(out, FillReversal)] == [("0xa", 3 * U)]
