@@ -416,7 +416,7 @@ class Reconciler:
         out: list[Output] = []
         unsettled = False
         trades = self._trades
-        at = cursor_offset(cursor) if cursor is not None else None
+        at = cursor_offset(cursor)  # None for no cursor
         for i, item in enumerate(items):
             rec = trade_record(item)
             self._apply_trade(rec, now, out)
@@ -460,9 +460,7 @@ class Reconciler:
         n = 0
         while heap and heap[0][0] < horizon:
             tid = heapq.heappop(heap)[1]
-            st = trades.get(tid)
-            if st is None:
-                continue
+            st = trades[tid]  # a settled trade has one entry, and leaves memory only here
             if st.seen_at >= horizon:  # seen again since: looked at once the window has passed it
                 heapq.heappush(heap, (st.seen_at, tid))
                 continue
@@ -771,9 +769,7 @@ class Reconciler:
         if not tids:
             return
         for tid in sorted(tids):
-            st = self._trades.get(tid)
-            if st is None or st.record is None:
-                continue
+            st = self._trades[tid]  # held with the record that named the order, never forgotten
             self._unhold(tid)  # out of the index too: the settle holds it again for legs still unknown
             self._settle(tid, st, st.record, now, out, status_changed=False)
 

@@ -646,9 +646,11 @@ def test_a_settled_trade_is_kept_while_a_read_can_still_bring_it_back():
 
 
 def test_trade_retention_is_bounded_in_config():
-    for bad in (0.0, -1.0, 1e9):
+    for bad in (0.0, -1.0, 0.999, 30 * 86400.0 + 0.5, 1e9):
         with pytest.raises(ValueError, match="trade_retention_s"):
             ReconcilerConfig(trade_retention_s=bad)
+    for good in (1.0, 30 * 86400.0):  # a second to thirty days, both ends in
+        assert ReconcilerConfig(trade_retention_s=good).trade_retention_s == good
 
 
 def test_a_booked_trade_read_again_after_its_order_left_memory_is_not_held():
@@ -1140,3 +1142,86 @@ def test_a_fill_read_after_its_cancelled_order_left_memory_is_booked_once():
     assert not of(rec.on_trade_event(dict(t, status="MINED"), 252.0), Fill)
     out = rec.on_trade_event(dict(t, status="FAILED"), 253.0) + rec.on_trade_event(dict(t, status="FAILED"), 254.0)
     assert [(r.fill.order_id, r.fill.size) for r in of(out, FillReversal)] == [("0xa", 3 * U)]
+    # a sweep of two of our levels, the first order forgotten, the other still live
+    sent(rec, own("0xb"))
+    rec.on_acks(["0xb"], [ack("0xb")], 255.0)
+    t2 = trade("t2", makers=[maker("0xother", "1"), maker("0xa", "1"), maker("0xb", "2")])
+    out = rec.on_trades_page([t2], 256.0, cursor="MA==", next_cursor="LTE=")
+    assert [(f.order_id, f.size) for f in of(out, Fill)] == [("0xa", 1 * U), ("0xb", 2 * U)]
+    assert [(u.order_id, u.filled) for u in of(out, OrderUpdate)] == [("0xb", 2 * U)] and rec.held_trades == []
+
+
+def _confirmed(tid, oid="0xa", amt="1", owner=""):
+    return trade(tid, status="CONFIRMED", makers=[maker(oid, amt, owner=owner)])
+
+
+def test_forget_settled_counts_what_it_forgets_from_the_lists_first_position_on():
+    rec = Reconciler(ReconcilerConfig(trade_retention_s=10.0))
+    sent(rec, own("0xa", size=100 * U))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    assert rec.forget_settled(100.0) == 0  # nothing settled yet
+    rec.on_trades_page([_confirmed(f"t{i}") for i in range(3)], 1.0, cursor="MA==", next_cursor=_offset_cursor(3))
+    assert rec.trades_cursor == _offset_cursor(3)
+    assert rec.forget_settled(5.0) == 0
+    assert rec.forget_settled(11.5) == 3  # positions 0, 1 and 2, all behind the cursor
+    assert [rec.trade_status(f"t{i}") for i in range(3)] == [None, None, None] and rec.fills() == []
+
+
+def test_forget_settled_goes_on_past_the_trades_it_keeps():
+    rec = Reconciler(ReconcilerConfig(trade_retention_s=10.0))
+    sent(rec, own("0xa", size=100 * U))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    rec.on_trade_event(_confirmed("tu"), 1.0)  # known from the user channel only: no position
+    rec.on_trades_page([_confirmed("t0"), _confirmed("t1")], 2.0, cursor="MA==", next_cursor=_offset_cursor(2))
+    assert rec.forget_settled(20.0) == 2  # tu, first due, is kept: no read shows it behind the cursor
+    assert rec.trade_status("tu") is TradeStatus.CONFIRMED and rec.trade_status("t1") is None
+
+
+def test_a_settled_trade_seen_again_is_kept_for_the_retention_from_then():
+    rec = Reconciler(ReconcilerConfig(trade_retention_s=10.0))
+    sent(rec, own("0xa", size=100 * U))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    rec.on_trades_page([_confirmed("t0")], 1.0, cursor="MA==", next_cursor=_offset_cursor(1))
+    rec.on_trades_page([_confirmed("t1")], 2.0, cursor=_offset_cursor(1), next_cursor=_offset_cursor(2))
+    assert not of(rec.on_trade_event(_confirmed("t0"), 5.0), Fill)  # a late duplicate of its event
+    assert rec.forget_settled(15.0) == 1  # t0 was seen the retention ago, not more: only t1 goes
+    assert rec.trade_status("t0") is TradeStatus.CONFIRMED and rec.trade_status("t1") is None
+    assert rec.forget_settled(15.5) == 1 and rec.trade_status("t0") is None
+
+
+def test_a_settled_trade_held_for_another_order_is_kept_until_that_order_books_its_fill():
+    rec = Reconciler(ReconcilerConfig(owner="me", trade_retention_s=10.0))
+    sent(rec, own("0xa"))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    t = trade("t1", status="CONFIRMED", makers=[maker("0xa", "2", owner="me"), maker("0xb", "3", owner="me")])
+    assert len(of(rec.on_trades_page([t], 1.0, cursor="MA==", next_cursor=_offset_cursor(1)), Fill)) == 1
+    assert rec.held_trades == ["t1"]
+    assert rec.forget_settled(100.0) == 0 and rec.trade_status("t1") is TradeStatus.CONFIRMED
+    out = sent(rec, own("0xb"), now=101.0)
+    assert [(f.order_id, f.size) for f in of(out, Fill)] == [("0xb", 3 * U)] and rec.held_trades == []
+    assert rec.forget_settled(200.0) == 1
+
+
+def test_a_trades_page_reads_on_past_a_record_without_an_id():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    out = rec.on_trades_page([trade("", makers=[maker("0xa", "1")]), trade("t1", makers=[maker("0xa", "2")])],
+                             1.0, cursor="MA==", next_cursor="LTE=")
+    assert [(f.trade_id, f.size) for f in of(out, Fill)] == [("t1", 2 * U)]
+
+
+def test_a_claimed_trade_still_waiting_becomes_the_newest_held():
+    rec = Reconciler(ReconcilerConfig(owner="me", max_held_trades=2))
+
+    def two(tid, a, b):  # two maker legs of ours, their orders not known yet
+        return trade(tid, makers=[maker(a, "1", owner="me"), maker(b, "2", owner="me")])
+
+    rec.on_trade_event(two("tA", "0xa1", "0xa2"), 1.0)
+    rec.on_trade_event(two("tB", "0xb1", "0xb2"), 2.0)
+    assert rec.held_trades == ["tA", "tB"]
+    assert len(of(sent(rec, own("0xa1"), now=3.0), Fill)) == 1  # tA books one leg, waits for the other
+    assert rec.held_trades == ["tB", "tA"]
+    rec.on_trade_event(two("tC", "0xc1", "0xc2"), 4.0)  # the bound lets the oldest go: tB
+    assert rec.held_trades == ["tA", "tC"]
+    out = sent(rec, own("0xa2"), now=5.0)
+    assert [(f.trade_id, f.order_id, f.size) for f in of(out, Fill)] == [("tA", "0xa2", 2 * U)]
