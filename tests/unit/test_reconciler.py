@@ -1225,3 +1225,37 @@ def test_a_claimed_trade_still_waiting_becomes_the_newest_held():
     assert rec.held_trades == ["tA", "tC"]
     out = sent(rec, own("0xa2"), now=5.0)
     assert [(f.trade_id, f.order_id, f.size) for f in of(out, Fill)] == [("tA", "0xa2", 2 * U)]
+
+
+def _tokenless(t):
+    """``t`` as a venue record that names no token, for the trade nor its makers."""
+    return dict(t, asset_id="", maker_orders=[dict(m, asset_id="") for m in t["maker_orders"]])
+
+
+def test_a_trade_that_names_no_token_books_the_fill_on_its_orders_token():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"))
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 0.5)
+    rec.on_cancel_result({"canceled": ["0xb"], "not_canceled": {}}, 1.0)
+    assert rec.orders.forget_closed(5.0) == 1  # 0xb left memory
+    out = rec.on_trade_event(_tokenless(trade("t1", makers=[maker("0xa", "1"), maker("0xb", "2")])), 6.0)
+    assert [(f.order_id, f.token_id) for f in of(out, Fill)] == [("0xa", TOK), ("0xb", TOK)]
+
+
+def test_a_record_of_a_booked_trade_that_names_none_of_our_legs_holds_nothing():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    assert len(of(rec.on_trade_event(trade("t1", makers=[maker("0xa", "3")]), 1.0), Fill)) == 1
+    out = rec.on_trade_event(trade("t1", "MINED"), 2.0)  # the taker's view: the makers left out
+    assert of(out, Fill) == [] and of(out, SettlementUpdate) == [SettlementUpdate("t1", TradeStatus.MINED)]
+    assert rec.held_trades == []
+
+
+def test_a_record_naming_no_leg_does_not_let_a_held_trade_go():
+    rec = Reconciler()
+    rec.on_trade_event(trade("t1", taker="0xa", side="BUY", size="2"), 1.0)  # fill before ack
+    assert rec.held_trades == ["t1"]
+    assert rec.on_trade_event(trade("t1", "MINED", taker=""), 2.0) == []  # no leg named
+    assert rec.held_trades == ["t1"]
+    out = sent(rec, own("0xa"), now=3.0)
+    assert [(f.order_id, f.size, f.status) for f in of(out, Fill)] == [("0xa", 2 * U, TradeStatus.MINED)]
