@@ -10,6 +10,9 @@ Invariants (the races are named where they are guarded):
 - *fill before ack*: a trade naming an order we do not know yet is held and matched as soon as
   the order becomes known (sent or adopted: an ack or a venue record only ever names an order
   known already);
+- *fill after forget*: a trade naming an own order closed and dropped from memory since
+  (``OrderStore.forget_closed``; its user event lost, read later from ``/data/trades``) is still
+  ours: the store remembers the last orders it forgot, and the fill is booked (the order stays closed);
 - *unknown submit outcome* (timeout, 5xx, reset): the order goes UNKNOWN and is resolved by a
   lookup; it is resent (the same signed order, same hash) only when the venue shows it absent;
 - *cancel vs place*: a cancel sent before the order's submit was answered may reach the venue
