@@ -146,3 +146,73 @@ async def test_a_connection_the_server_closed_while_idle_is_never_used_again_eve
 def test_idle_connections_expire_in_the_client_before_the_server_drops_them():
     server_idle_s = uvicorn.Config(app=None).timeout_keep_alive  # the local exchange's servers keep uvicorn's
     assert TransportConfig().keepalive_expiry < min(server_idle_s, 2.0)  # 2 s: gunicorn's default
+
+
+# --- the direct client of the trading writes (``bot.venue.http1``) --------------------------------
+
+
+async def test_direct_a_read_and_an_idempotent_write_are_sent_once_more_and_an_order_write_is_not():
+    server = DropsSecondRequest()
+    async with server as url, Transport(url, config=TransportConfig(keepalive_expiry=30), direct=True) as t:
+        await t.request("GET", "/data/orders")
+        assert (await t.request("GET", "/data/orders")).status_code == 200  # dropped under it, sent again
+        assert server.dropped == 1 and server.requests == 3
+        assert (await t.request("POST", "/v1/heartbeats", body=b"{}", write=True, idempotent=True)).status_code == 200
+        assert server.dropped == 2 and server.requests == 5
+        with pytest.raises(TransportError, match="ClosedUnanswered") as caught:  # may have reached the venue
+            await t.request("POST", "/orders", body=b"[]", write=True)
+        assert caught.value.outcome_unknown
+        assert server.dropped == 3 and server.requests == 6
+
+
+async def test_direct_a_connection_the_server_closed_while_idle_is_never_used_again_even_for_a_write():
+    server = ClosesIdle(idle_s=0.2)
+    async with server as url, Transport(url, config=TransportConfig(keepalive_expiry=30), direct=True) as t:
+        for _ in range(5):
+            await t.request("GET", "/ok")
+        pool = t._pool
+        assert len(pool._idle) == 1  # one connection, kept alive and reused
+        idle = pool._idle[0]
+        deadline = asyncio.get_running_loop().time() + 10
+        while not idle.closed:  # the server's idle timeout passes and its close reaches us
+            assert asyncio.get_running_loop().time() < deadline, "the server never closed the idle connection"
+            await asyncio.sleep(0.02)
+        assert pool.start("POST", "/orders", {}, b"[]") is None  # nothing idle to write on at once
+        response = await t.request("POST", "/orders", body=b"[]", write=True)  # a fresh connection
+        assert response.status_code == 200 and server.closed_idle == 1
+
+
+async def test_direct_idle_connections_expire_in_the_client_and_a_written_request_is_answered_as_sent():
+    server = ClosesIdle(idle_s=30)
+    now = [0.0]
+    async with server as url, Transport(url, config=TransportConfig(keepalive_expiry=1.5), direct=True) as t:
+        t._pool._clock = lambda: now[0]
+        await t.request("GET", "/ok")
+        first = t._pool._idle[0]
+        now[0] = 1.0  # within the expiry: written at once on the kept-alive connection
+        written: list[bool] = []
+        flight = t.start("POST", "/orders", body=b"[]", on_written=lambda: written.append(True))
+        assert flight is not None and flight.conn is first and written == [True]
+        assert (await t.request("POST", "/orders", body=b"[]", write=True, flight=flight)).status_code == 200
+        assert written == [True]  # once
+        now[0] = 2.6  # idle past the expiry: closed by the client, never written on
+        assert t.start("POST", "/orders", body=b"[]") is None and first.closed
+
+
+class Silent(LocalServer):
+    """Reads requests and never answers."""
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.read()
+        finally:
+            writer.close()
+
+
+async def test_direct_an_unanswered_write_times_out_typed_with_its_outcome_unknown():
+    from bot.venue.errors import TransportTimeout
+
+    async with Silent() as url, Transport(url, config=TransportConfig(read=0.2), direct=True) as t:
+        with pytest.raises(TransportTimeout, match="ReadTimeout") as caught:
+            await t.request("POST", "/orders", body=b"[]", write=True)
+        assert caught.value.outcome_unknown and t._pool._in_use == 0 and not t._pool._idle
