@@ -16,6 +16,7 @@ import functools
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 import structlog
@@ -31,6 +32,7 @@ from bot.exchange.edge import EdgeLimits
 from bot.exchange.markets_view import MarketsView
 from bot.exchange.replies import Reply, catalog_error, error, internal, json_response
 from bot.exchange.state import ExchangeState
+from bot.exchange.wire import stamp_receipt
 
 log = structlog.get_logger("bot.exchange")
 MOUNTS = {"catalog": "/catalog", "clob": "/clob", "data": "/data-api"}
@@ -137,14 +139,14 @@ class Exchange:
             raw = self.account.routes()
         return [Route(r.path, self.guard(surface, r.endpoint), methods=list(r.methods or ["GET"])) for r in raw]
 
-    def apps(self) -> dict[str, Starlette]:
+    def apps(self) -> dict[str, Any]:
         """``{"catalog": app, "clob": app, "data": app}`` or ``{"all": app}`` in single-port mode."""
         if self.config.single_port:
             routes = [Mount(MOUNTS[s], routes=self.surface_routes(s)) for s in ("catalog", "clob", "data")]
-            return {"all": _app(ws.routes(self.hub) + routes, None)}
+            return {"all": stamp_receipt(_app(ws.routes(self.hub) + routes, None), self.hub)}
         return {
             "catalog": _app(self.surface_routes("catalog"), "catalog"),
-            "clob": _app(ws.routes(self.hub) + self.surface_routes("clob"), "clob"),
+            "clob": stamp_receipt(_app(ws.routes(self.hub) + self.surface_routes("clob"), "clob"), self.hub),
             "data": _app(self.surface_routes("data"), "data"),
         }
 

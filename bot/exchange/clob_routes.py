@@ -25,6 +25,7 @@ from starlette.routing import Route
 from bot.exchange import render
 from bot.exchange.bodies import decode_json, read_body
 from bot.exchange.faults import EnginePhase
+from bot.exchange.wire import RECEIVED
 from bot.exchange.query import MAX_UNIX_S, query_int
 from bot.exchange.replies import Reply, bad_request, error, json_response, not_found
 from bot.sim import results as R
@@ -301,11 +302,10 @@ class ClobRoutes:
         return json_response(self._place_all(ident, [body])[0])
 
     async def post_orders(self, request: Request):
-        at = time.perf_counter()
         raw, body = await json_body(request)
         stamps = getattr(self.state.hub, "stamps", None)
-        if stamps is not None:
-            stamps.request(raw, at)
+        if stamps is not None:  # received: stamped as the request entered the exchange
+            stamps.request(raw, request.scope.get(RECEIVED) or time.perf_counter())
         ident = await self._l2(request, raw)
         if not isinstance(body, list) or not 1 <= len(body) <= 15:
             raise bad_request("body must be an array of 1 to 15 orders")

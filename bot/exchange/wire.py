@@ -10,11 +10,27 @@ behaves as an unstamped one. Off unless a ``WireStamps`` is set on the hub.
 from __future__ import annotations
 
 import bisect
+import time
 from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 
 _decode = msgspec.json.Decoder()
+RECEIVED = "pmbot.received_at"  # the ASGI scope key of a request's receipt time (perf counter)
+
+
+def stamp_receipt(app: Any, hub: Any) -> Any:
+    """``app`` with each HTTP request's receipt time put in its scope (``RECEIVED``) as the
+    first thing the exchange does with it, before routing, limits and auth, while ``hub`` has
+    stamps on (a request's receipt is then its arrival, not its turn in the handler)."""
+
+    async def stamped(scope: dict, receive: Any, send: Any) -> None:
+        if hub.stamps is not None and scope["type"] == "http":
+            scope[RECEIVED] = time.perf_counter()
+        await app(scope, receive, send)
+
+    return stamped
 
 
 class WireStamps:
