@@ -71,6 +71,9 @@ log = structlog.get_logger("bot.live")
 # risk limits exported as ``bot_risk_limit{limit=...}`` (shares or USDC), for the alert rules
 RISK_LIMIT_GAUGES = ("max_position", "max_daily_loss", "max_total_loss")
 MAX_TRADES_PAGES = 50  # trades pages one read walks before it waits for the next
+# connections the trading writes keep open and idle: a turn's POSTs (one per batch) and a
+# DELETE are written at once, none waits for a connect (a TLS handshake with the venue)
+WARM_WRITE_CONNECTIONS = 4
 
 
 class Venue:
@@ -106,6 +109,11 @@ class Venue:
         self.creds = creds
         self.address = address
         self.holder = holder or address  # whose positions count (the funder when there is one)
+
+    async def keep_warm(self) -> None:
+        """Keep the trading writes' connections open and ready until the venue closes, so an
+        order is written in the turn that decided it (``WARM_WRITE_CONNECTIONS``)."""
+        await self._writes_t.keep_warm(WARM_WRITE_CONNECTIONS)
 
     def observe(self, metrics: Any) -> None:
         """Report HTTP latency by route and status, and every throttle wait, to ``metrics``."""
@@ -340,6 +348,7 @@ class LiveShell:
                     tg.start_soon(self._signals)
                     tg.start_soon(self._every, self.config.book_poll_s, "books")
                     if self.sim is None:  # the account's side of the venue: live only
+                        tg.start_soon(self.venue.keep_warm)
                         user = UserStream(user_sink, self.venue.creds, conds, scfg)
                         streams = (market, user)
                         tg.start_soon(user.run)

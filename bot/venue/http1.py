@@ -561,6 +561,29 @@ class Http1Pool:
             raise HttpError(f"cannot connect to {self.host}:{self.port}: {type(exc).__name__}: {exc}") from None
         return conn
 
+    async def keep_warm(self, count: int, interval: float = 0.1) -> None:
+        """Keep ``count`` kept-alive connections idle and ready (opened ahead, an idle one
+        closed a little before it would expire and replaced), so a request is written at once
+        (``start``) instead of waiting for a connection; runs until the pool closes. A failed
+        connect is tried again at the next round."""
+        connect = self.timeouts[0]
+        while not self._closed:
+            horizon = self._clock() - (self.keepalive_expiry - 2 * interval)
+            for conn in [c for c in self._idle if c.closed or c.idle_since <= horizon]:
+                self._idle.remove(conn)
+                conn.close()
+            while len(self._idle) < count and len(self._idle) + self._in_use < self._max and not self._closed:
+                try:
+                    conn = await self._connect(connect)
+                except HttpError:
+                    break
+                if self._closed:
+                    conn.close()
+                    break
+                conn.idle_since = self._clock()
+                self._idle.insert(0, conn)  # behind the ones in use lately (``_take_idle`` takes the last)
+            await asyncio.sleep(interval)
+
     async def aclose(self) -> None:
         self._closed = True
         idle, self._idle = self._idle, []

@@ -285,6 +285,12 @@ class Transport:
         except ValueError:
             return None  # ``request`` reports it
 
+    async def keep_warm(self, count: int) -> None:
+        """A direct client: keep ``count`` connections open and ready (``Http1Pool.keep_warm``)
+        until it closes; any other client: nothing to do."""
+        if self._pool is not None:
+            await self._pool.keep_warm(count)
+
     def _should_retry(self, error: VenueError, write: bool, attempt: int) -> bool:
         """Reads only, 429 only, a stated wait within ``max_retry_wait``, limited attempts."""
         if write or not isinstance(error, RateLimited) or error.retry_after is None:

@@ -216,3 +216,22 @@ async def test_direct_an_unanswered_write_times_out_typed_with_its_outcome_unkno
         with pytest.raises(TransportTimeout, match="ReadTimeout") as caught:
             await t.request("POST", "/orders", body=b"[]", write=True)
         assert caught.value.outcome_unknown and t._pool._in_use == 0 and not t._pool._idle
+
+
+async def test_direct_connections_are_kept_warm_so_a_write_never_waits_for_a_connect():
+    server = ClosesIdle(idle_s=1.0)  # a server that drops idle connections within a second
+    async with server as url, Transport(url, config=TransportConfig(keepalive_expiry=30), direct=True) as t:
+        pool = t._pool
+        warm = asyncio.get_running_loop().create_task(t.keep_warm(2))
+        try:
+            deadline = asyncio.get_running_loop().time() + 10
+            while server.closed_idle < 2 or len([c for c in pool._idle if not c.closed]) < 2:
+                assert asyncio.get_running_loop().time() < deadline, "the dropped connections were not replaced"
+                await asyncio.sleep(0.02)
+            written: list[bool] = []  # the server dropped the first two; fresh ones stand ready
+            flight = t.start("POST", "/orders", body=b"[]", on_written=lambda: written.append(True))
+            assert flight is not None and written == [True]
+            response = await t.request("POST", "/orders", body=b"[]", write=True, flight=flight)
+            assert response.status_code == 200
+        finally:
+            warm.cancel()
