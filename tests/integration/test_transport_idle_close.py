@@ -235,3 +235,60 @@ async def test_direct_connections_are_kept_warm_so_a_write_never_waits_for_a_con
             assert response.status_code == 200
         finally:
             warm.cancel()
+
+
+class Answers(LocalServer):
+    """Answers every request on a kept-alive connection, over TLS when given a context."""
+
+    def __init__(self, tls=None) -> None:
+        self.tls = tls
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
+        return f"https://localhost:{self.server.sockets[0].getsockname()[1]}"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                await _read_body(reader, head)
+                writer.write(_OK)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        finally:
+            writer.close()
+
+
+async def test_direct_speaks_tls_with_the_certificate_and_host_name_verified(tmp_path):
+    import shutil
+    import ssl
+    import subprocess
+
+    from bot.venue import http1
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost"], check=True, capture_output=True)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert, key)
+    async with Answers(server_tls) as url:
+        trusting = ssl.create_default_context(cafile=str(cert))
+        pool = http1.Http1Pool(url, connect=5, read=5, write=5, pool=5, keepalive_expiry=30, max_connections=2,
+                               ssl_context=trusting)
+        for _ in range(2):  # the second on the kept-alive TLS connection
+            answer = await pool.request("POST", "/orders", {}, b"[]")
+            assert answer.status_code == 200 and answer.content == b"{}"
+        assert len(pool._idle) == 1
+        await pool.aclose()
+        by_address = http1.Http1Pool(url.replace("localhost", "127.0.0.1"), connect=5, read=5, write=5, pool=5,
+                                     keepalive_expiry=30, max_connections=2, ssl_context=trusting)
+        with pytest.raises(http1.HttpError, match="CERTIFICATE_VERIFY_FAILED"):  # not the name it was issued to
+            await by_address.request("GET", "/ok", {}, None)
+        # the system's trust store does not know the certificate: refused, typed, nothing sent
+        async with Transport(url, direct=True) as t:
+            with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED"):
+                await t.request("POST", "/orders", body=b"[]", write=True)
