@@ -16,12 +16,12 @@ import functools
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 import anyio
 import structlog
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Mount, Route
 
@@ -32,7 +32,7 @@ from bot.exchange.edge import EdgeLimits
 from bot.exchange.markets_view import MarketsView
 from bot.exchange.replies import Reply, catalog_error, error, internal, json_response
 from bot.exchange.state import ExchangeState
-from bot.exchange.wire import stamp_receipt
+from bot.exchange.wire import ReceiptStamp
 
 log = structlog.get_logger("bot.exchange")
 MOUNTS = {"catalog": "/catalog", "clob": "/clob", "data": "/data-api"}
@@ -139,21 +139,22 @@ class Exchange:
             raw = self.account.routes()
         return [Route(r.path, self.guard(surface, r.endpoint), methods=list(r.methods or ["GET"])) for r in raw]
 
-    def apps(self) -> dict[str, Any]:
+    def apps(self) -> dict[str, Starlette]:
         """``{"catalog": app, "clob": app, "data": app}`` or ``{"all": app}`` in single-port mode."""
         if self.config.single_port:
             routes = [Mount(MOUNTS[s], routes=self.surface_routes(s)) for s in ("catalog", "clob", "data")]
-            return {"all": stamp_receipt(_app(ws.routes(self.hub) + routes, None), self.hub)}
+            return {"all": _app(ws.routes(self.hub) + routes, None, self.hub)}
         return {
             "catalog": _app(self.surface_routes("catalog"), "catalog"),
-            "clob": stamp_receipt(_app(ws.routes(self.hub) + self.surface_routes("clob"), "clob"), self.hub),
+            "clob": _app(ws.routes(self.hub) + self.surface_routes("clob"), "clob", self.hub),
             "data": _app(self.surface_routes("data"), "data"),
         }
 
 
-def _app(routes: list, surface: str | None) -> Starlette:
+def _app(routes: list, surface: str | None, hub: ws.Hub | None = None) -> Starlette:
     """A Starlette app whose unrouted requests (404, 405) get the venue's error bodies; ``surface``
-    None means single-port, where the mount prefix of the path tells the surface."""
+    None means single-port, where the mount prefix of the path tells the surface; with ``hub``,
+    requests are stamped received as they enter (``bot.exchange.wire.ReceiptStamp``)."""
 
     async def unrouted(request: Request, exc: HTTPException):
         where = surface or ("catalog" if request.url.path.startswith(MOUNTS["catalog"] + "/") else "clob")
@@ -162,7 +163,8 @@ def _app(routes: list, surface: str | None) -> Starlette:
                  if where == "catalog" else error(exc.status_code, text))
         return json_response(reply.body, reply.status, dict(exc.headers or {}))
 
-    return Starlette(routes=routes, exception_handlers={HTTPException: unrouted})
+    middleware = [Middleware(ReceiptStamp, hub=hub)] if hub is not None else []
+    return Starlette(routes=routes, exception_handlers={HTTPException: unrouted}, middleware=middleware)
 
 
 def _local_path(request: Request) -> str:

@@ -20,17 +20,19 @@ _decode = msgspec.json.Decoder()
 RECEIVED = "pmbot.received_at"  # the ASGI scope key of a request's receipt time (perf counter)
 
 
-def stamp_receipt(app: Any, hub: Any) -> Any:
-    """``app`` with each HTTP request's receipt time put in its scope (``RECEIVED``) as the
-    first thing the exchange does with it, before routing, limits and auth, while ``hub`` has
-    stamps on (a request's receipt is then its arrival, not its turn in the handler)."""
+class ReceiptStamp:
+    """ASGI middleware: each HTTP request's receipt time put in its scope (``RECEIVED``) as the
+    first thing the app does with it, before routing, limits and auth, while ``hub`` has stamps
+    on (a request's receipt is then its arrival, not its turn in the handler)."""
 
-    async def stamped(scope: dict, receive: Any, send: Any) -> None:
-        if hub.stamps is not None and scope["type"] == "http":
+    def __init__(self, app: Any, hub: Any) -> None:
+        self.app = app
+        self.hub = hub
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if self.hub.stamps is not None and scope["type"] == "http":
             scope[RECEIVED] = time.perf_counter()
-        await app(scope, receive, send)
-
-    return stamped
+        await self.app(scope, receive, send)
 
 
 class WireStamps:
