@@ -311,13 +311,25 @@ class ClobRoutes:
             raise bad_request("body must be an array of 1 to 15 orders")
         return json_response(self._place_all(ident, body))
 
+    def _publish(self) -> None:
+        """What a trading request did, to the market channel (marked as its answer while stamped)."""
+        stamps = getattr(self.state.hub, "stamps", None)
+        if stamps is None:
+            self.state.publish()
+            return
+        stamps.answering = True
+        try:
+            self.state.publish()
+        finally:
+            stamps.answering = False
+
     def _place_all(self, ident, items: list) -> list[OrderResult]:
         self._phase_gate(items)
         self.ex.limits.trading("orders", ident.api_key, len(items))
         if self.state.faults.version_mismatch():
             raise bad_request("order_version_mismatch: the order version is not supported")
         out = [self._place(ident, item) for item in items]
-        self.state.publish()
+        self._publish()
         return out
 
     def _place(self, ident, item: Any) -> OrderResult:
@@ -392,7 +404,7 @@ class ClobRoutes:
 
     # -- cancels ---------------------------------------------------------------------------
     def _cancel_result(self, res) -> CancelResult:
-        self.state.publish()
+        self._publish()
         return CancelResult(canceled=list(res.canceled), not_canceled=dict(res.not_canceled))
 
     async def cancel_order(self, request: Request):

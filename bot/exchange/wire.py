@@ -43,6 +43,15 @@ class WireStamps:
         self.frames: list[tuple[float, bytes | str]] = []
         self.requests: list[tuple[float, bytes]] = []
         self.dropped = 0
+        #: set while the exchange publishes what a trading request did; its frames are answers
+        self.answering = False
+        self.answers: set[bytes | str] = set()  # frames a request caused (our own orders' changes)
+
+    def answer(self, payload: bytes | str) -> None:
+        """A market frame made by a trading request (an order placed or cancelled): not a book
+        update a request can answer, so left out of the latencies."""
+        if len(self.answers) < self.limit:
+            self.answers.add(payload)
 
     def frame(self, payload: bytes | str, at: float) -> None:
         """A market-channel frame, written to a subscriber at ``at``."""
@@ -60,7 +69,8 @@ class WireStamps:
 
     def latencies(self) -> list[float]:
         """Wire-to-wire seconds (see ``wire_latencies``) of what was stamped."""
-        frames = [(at, frame_tokens(p)) for at, p in self.frames]
+        answers = self.answers
+        frames = [(at, frame_tokens(p)) for at, p in self.frames if p not in answers]
         requests = [(at, request_tokens(b)) for at, b in self.requests]
         return wire_latencies(frames, requests)
 

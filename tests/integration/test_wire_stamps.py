@@ -45,3 +45,20 @@ def test_an_order_request_is_stamped_as_it_enters_the_exchange_not_when_its_hand
         assert body == b"[]" and sent <= at <= released  # the exchange and this test share one perf counter
     finally:
         exchange.call(setattr, hub, "stamps", None)
+
+
+def test_frames_an_order_request_caused_are_not_book_updates_a_request_answers():
+    import json
+
+    stamps = WireStamps()
+    flow = json.dumps({"event_type": "price_change", "price_changes": [{"asset_id": "T"}]}).encode()
+    own = json.dumps({"event_type": "price_change", "timestamp": "2", "price_changes": [{"asset_id": "T"}]}).encode()
+    order = json.dumps([{"order": {"tokenId": "T"}}]).encode()
+    stamps.frame(flow, 1.0)  # the synthetic flow moved the book
+    stamps.request(order, 1.004)  # our cancel's answer, published as it was handled
+    stamps.answer(own)
+    stamps.frame(own, 1.005)
+    stamps.request(order, 1.006)  # the order answering the flow's frame, 6 ms on
+    assert [round(x, 6) for x in stamps.latencies()] == [0.004]  # the second one answers nothing new
+    stamps.answers.clear()
+    assert [round(x, 6) for x in stamps.latencies()] == [0.004, 0.001]  # counted so, our own change looks like news
