@@ -318,6 +318,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--markets", type=_counts, default=MARKETS, help="market counts, e.g. 4,16,64,128")
     parser.add_argument("--seconds", type=float, default=SECONDS, help="seconds of each run")
     parser.add_argument("--bot-repo", type=Path, default=REPO, help="the checkout (with .venv) whose bot runs")
+    parser.add_argument("--config", default="", metavar="TOML",
+                        help='TOML appended to the bot\'s config, e.g. "[shell]\npaced_hold_s = 0.05"')
     parser.add_argument("--serve-exchange", nargs=2, metavar=("MARKETS", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_exchange:
@@ -327,11 +329,11 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--seconds must be more than {WARMUP_S + 2:g}")
     markets, seconds, bot_repo = args.markets, args.seconds, args.bot_repo.resolve()
     print(f"bot from {bot_repo}, {seconds:.0f} s per row (first {WARMUP_S:.0f} s left out), "
-          f"{os.cpu_count()} cores", flush=True)
+          f"{os.cpu_count()} cores" + (f", config + {args.config!r}" if args.config else ""), flush=True)
     print(HEADER, flush=True)
     rows = []
     for n in markets:
-        r = run_row(n, seconds, bot_repo)
+        r = run_row(n, seconds, bot_repo, extra_config=args.config.replace("\\n", "\n") + "\n" if args.config else "")
         rows.append(r)
         print(format_row(r), flush=True)
     med, tail = in_process_tick_to_order()

@@ -21,6 +21,7 @@ import anyio
 import structlog
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Mount, Route
 
@@ -31,6 +32,7 @@ from bot.exchange.edge import EdgeLimits
 from bot.exchange.markets_view import MarketsView
 from bot.exchange.replies import Reply, catalog_error, error, internal, json_response
 from bot.exchange.state import ExchangeState
+from bot.exchange.wire import ReceiptStamp
 
 log = structlog.get_logger("bot.exchange")
 MOUNTS = {"catalog": "/catalog", "clob": "/clob", "data": "/data-api"}
@@ -141,17 +143,18 @@ class Exchange:
         """``{"catalog": app, "clob": app, "data": app}`` or ``{"all": app}`` in single-port mode."""
         if self.config.single_port:
             routes = [Mount(MOUNTS[s], routes=self.surface_routes(s)) for s in ("catalog", "clob", "data")]
-            return {"all": _app(ws.routes(self.hub) + routes, None)}
+            return {"all": _app(ws.routes(self.hub) + routes, None, self.hub)}
         return {
             "catalog": _app(self.surface_routes("catalog"), "catalog"),
-            "clob": _app(ws.routes(self.hub) + self.surface_routes("clob"), "clob"),
+            "clob": _app(ws.routes(self.hub) + self.surface_routes("clob"), "clob", self.hub),
             "data": _app(self.surface_routes("data"), "data"),
         }
 
 
-def _app(routes: list, surface: str | None) -> Starlette:
+def _app(routes: list, surface: str | None, hub: ws.Hub | None = None) -> Starlette:
     """A Starlette app whose unrouted requests (404, 405) get the venue's error bodies; ``surface``
-    None means single-port, where the mount prefix of the path tells the surface."""
+    None means single-port, where the mount prefix of the path tells the surface; with ``hub``,
+    requests are stamped received as they enter (``bot.exchange.wire.ReceiptStamp``)."""
 
     async def unrouted(request: Request, exc: HTTPException):
         where = surface or ("catalog" if request.url.path.startswith(MOUNTS["catalog"] + "/") else "clob")
@@ -160,7 +163,8 @@ def _app(routes: list, surface: str | None) -> Starlette:
                  if where == "catalog" else error(exc.status_code, text))
         return json_response(reply.body, reply.status, dict(exc.headers or {}))
 
-    return Starlette(routes=routes, exception_handlers={HTTPException: unrouted})
+    middleware = [Middleware(ReceiptStamp, hub=hub)] if hub is not None else []
+    return Starlette(routes=routes, exception_handlers={HTTPException: unrouted}, middleware=middleware)
 
 
 def _local_path(request: Request) -> str:

@@ -25,6 +25,7 @@ from starlette.routing import Route
 from bot.exchange import render
 from bot.exchange.bodies import decode_json, read_body
 from bot.exchange.faults import EnginePhase
+from bot.exchange.wire import RECEIVED
 from bot.exchange.query import MAX_UNIX_S, query_int
 from bot.exchange.replies import Reply, bad_request, error, json_response, not_found
 from bot.sim import results as R
@@ -301,15 +302,26 @@ class ClobRoutes:
         return json_response(self._place_all(ident, [body])[0])
 
     async def post_orders(self, request: Request):
-        at = time.perf_counter()
         raw, body = await json_body(request)
         stamps = getattr(self.state.hub, "stamps", None)
-        if stamps is not None:
-            stamps.request(raw, at)
+        if stamps is not None:  # received: stamped as the request entered the exchange
+            stamps.request(raw, request.scope.get(RECEIVED) or time.perf_counter())
         ident = await self._l2(request, raw)
         if not isinstance(body, list) or not 1 <= len(body) <= 15:
             raise bad_request("body must be an array of 1 to 15 orders")
         return json_response(self._place_all(ident, body))
+
+    def _publish(self) -> None:
+        """What a trading request did, to the market channel (marked as its answer while stamped)."""
+        stamps = getattr(self.state.hub, "stamps", None)
+        if stamps is None:
+            self.state.publish()
+            return
+        stamps.answering = True
+        try:
+            self.state.publish()
+        finally:
+            stamps.answering = False
 
     def _place_all(self, ident, items: list) -> list[OrderResult]:
         self._phase_gate(items)
@@ -317,7 +329,7 @@ class ClobRoutes:
         if self.state.faults.version_mismatch():
             raise bad_request("order_version_mismatch: the order version is not supported")
         out = [self._place(ident, item) for item in items]
-        self.state.publish()
+        self._publish()
         return out
 
     def _place(self, ident, item: Any) -> OrderResult:
@@ -392,7 +404,7 @@ class ClobRoutes:
 
     # -- cancels ---------------------------------------------------------------------------
     def _cancel_result(self, res) -> CancelResult:
-        self.state.publish()
+        self._publish()
         return CancelResult(canceled=list(res.canceled), not_canceled=dict(res.not_canceled))
 
     async def cancel_order(self, request: Request):

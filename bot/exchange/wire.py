@@ -10,11 +10,29 @@ behaves as an unstamped one. Off unless a ``WireStamps`` is set on the hub.
 from __future__ import annotations
 
 import bisect
+import time
 from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 
 _decode = msgspec.json.Decoder()
+RECEIVED = "pmbot.received_at"  # the ASGI scope key of a request's receipt time (perf counter)
+
+
+class ReceiptStamp:
+    """ASGI middleware: each HTTP request's receipt time put in its scope (``RECEIVED``) as the
+    first thing the app does with it, before routing, limits and auth, while ``hub`` has stamps
+    on (a request's receipt is then its arrival, not its turn in the handler)."""
+
+    def __init__(self, app: Any, hub: Any) -> None:
+        self.app = app
+        self.hub = hub
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if self.hub.stamps is not None and scope["type"] == "http":
+            scope[RECEIVED] = time.perf_counter()
+        await self.app(scope, receive, send)
 
 
 class WireStamps:
@@ -25,6 +43,15 @@ class WireStamps:
         self.frames: list[tuple[float, bytes | str]] = []
         self.requests: list[tuple[float, bytes]] = []
         self.dropped = 0
+        #: set while the exchange publishes what a trading request did; its frames are answers
+        self.answering = False
+        self.answers: set[bytes | str] = set()  # frames a request caused (our own orders' changes)
+
+    def answer(self, payload: bytes | str) -> None:
+        """A market frame made by a trading request (an order placed or cancelled): not a book
+        update a request can answer, so left out of the latencies."""
+        if len(self.answers) < self.limit:
+            self.answers.add(payload)
 
     def frame(self, payload: bytes | str, at: float) -> None:
         """A market-channel frame, written to a subscriber at ``at``."""
@@ -42,7 +69,8 @@ class WireStamps:
 
     def latencies(self) -> list[float]:
         """Wire-to-wire seconds (see ``wire_latencies``) of what was stamped."""
-        frames = [(at, frame_tokens(p)) for at, p in self.frames]
+        answers = self.answers
+        frames = [(at, frame_tokens(p)) for at, p in self.frames if p not in answers]
         requests = [(at, request_tokens(b)) for at, b in self.requests]
         return wire_latencies(frames, requests)
 

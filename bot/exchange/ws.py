@@ -128,6 +128,8 @@ class Hub:
                     mine = items if len(seen) == len(tokens) else [i for i in items if i.asset_id in seen]
                     payload = frames[key] = _enc.encode(
                         PriceChangeEvent(market=market, timestamp=stamp, price_changes=mine))
+                    if self.stamps is not None and self.stamps.answering:
+                        self.stamps.answer(payload)
                 conn.push(payload)
                 if conn.custom:
                     for t in sorted(seen):

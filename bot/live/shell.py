@@ -71,6 +71,9 @@ log = structlog.get_logger("bot.live")
 # risk limits exported as ``bot_risk_limit{limit=...}`` (shares or USDC), for the alert rules
 RISK_LIMIT_GAUGES = ("max_position", "max_daily_loss", "max_total_loss")
 MAX_TRADES_PAGES = 50  # trades pages one read walks before it waits for the next
+# connections the trading writes keep open and idle: a turn's POSTs (one per batch) and a
+# DELETE are written at once, none waits for a connect (a TLS handshake with the venue)
+WARM_WRITE_CONNECTIONS = 4
 
 
 class Venue:
@@ -96,7 +99,7 @@ class Venue:
                                     clock=time.time, make_throttle=make)
         self.account_limiter = RouteLimiter(limits or LimitsConfig(), "account", clock=time.time, make_throttle=make)
         self._reads_t = Transport(clob_url, limiter=self.limiter, config=timeouts)
-        self._writes_t = Transport(clob_url, limiter=None, config=timeouts)
+        self._writes_t = Transport(clob_url, limiter=None, config=timeouts, direct=True)
         self._data_t = Transport(data_url, limiter=self.account_limiter, config=timeouts)
         auth = AuthConfig(timestamp_unit=timestamp_unit)
         self.clob = ClobClient(self._reads_t, creds=creds, address=address, chain_id=chain_id, auth=auth)
@@ -106,6 +109,11 @@ class Venue:
         self.creds = creds
         self.address = address
         self.holder = holder or address  # whose positions count (the funder when there is one)
+
+    async def keep_warm(self) -> None:
+        """Keep the trading writes' connections open and ready until the venue closes, so an
+        order is written in the turn that decided it (``WARM_WRITE_CONNECTIONS``)."""
+        await self._writes_t.keep_warm(WARM_WRITE_CONNECTIONS)
 
     def observe(self, metrics: Any) -> None:
         """Report HTTP latency by route and status, and every throttle wait, to ``metrics``."""
@@ -340,6 +348,7 @@ class LiveShell:
                     tg.start_soon(self._signals)
                     tg.start_soon(self._every, self.config.book_poll_s, "books")
                     if self.sim is None:  # the account's side of the venue: live only
+                        tg.start_soon(self.venue.keep_warm)
                         user = UserStream(user_sink, self.venue.creds, conds, scfg)
                         streams = (market, user)
                         tg.start_soon(user.run)
@@ -652,9 +661,11 @@ class LiveShell:
                 o = store.get(oid)
                 if o is not None:
                     self._cancelling[oid] = o
-        else:
-            self._placing.update(dict.fromkeys(ids))
-        self._sends.start_soon(self._run_write, action, time.perf_counter())
+            self._sends.start_soon(self._run_write, action, 0.0, None)
+            return
+        self._placing.update(dict.fromkeys(ids))
+        started = time.perf_counter()
+        self._sends.start_soon(self._run_write, action, started, self._start_place(action, started))
 
     def _release_held(self, answered: set[tuple[str, str]]) -> None:
         """Writes answered: send the held writes that no longer wait for any."""
@@ -678,10 +689,10 @@ class LiveShell:
         return [PlacesFailed(a.batch, "stopped", False, "not sent: stopping") if type(a) is SendPlaces
                 else CancelsFailed(a.batch, "stopped", "not sent: stopping") for a, _ in held]
 
-    async def _run_write(self, action: Any, started: float = 0.0) -> None:
+    async def _run_write(self, action: Any, started: float = 0.0, flight: Any = None) -> None:
         cancel = type(action) is SendCancels
         try:
-            await (self._cancel(action) if cancel else self._place(action, started))
+            await (self._cancel(action) if cancel else self._place(action, started, flight))
         finally:
             self._in_flight -= 1
             ids = action.batch.order_ids
@@ -726,20 +737,40 @@ class LiveShell:
             elif isinstance(a, VenueCancelAll):
                 sim.cancel_all(now)
 
-    async def _place(self, action: SendPlaces, started: float = 0.0) -> None:
-        batch = action.batch
-        tick = action.tick_at
+    def _written(self, action: SendPlaces, started: float) -> Callable[[], None] | None:
+        """What to call as the POST is written: tick-to-order (the frame off the socket to this
+        request written) and the send stage (the write started to written) observed."""
         m = self.engine.metrics
-        written = None
-        if m is not None:
-            def written() -> None:  # tick-to-order: the frame off the socket to this request written
-                now = time.perf_counter()
-                if tick is not None:
-                    m.tick_to_order.observe(now - tick)
-                if started:
-                    m.live_stage.labels("send").observe(now - started)
+        if m is None:
+            return None
+        tick = action.tick_at
+
+        def written() -> None:
+            now = time.perf_counter()
+            if tick is not None:
+                m.tick_to_order.observe(now - tick)
+            if started:
+                m.live_stage.labels("send").observe(now - started)
+
+        return written
+
+    def _start_place(self, action: SendPlaces, started: float) -> Any:
+        """The POST written at once if a kept-alive connection is free (no task to wait for
+        first): what ``_place`` finishes; a failure to start is handed on as it is."""
         try:
-            results = await self.venue.writes.post_orders([o.signed for o in batch.orders], on_written=written)
+            return self.venue.writes.start_post_orders([o.signed for o in action.batch.orders],
+                                                       on_written=self._written(action, started))
+        except Exception as exc:  # noqa: BLE001 - ``_place`` reports it as it would a failed send
+            return exc
+
+    async def _place(self, action: SendPlaces, started: float = 0.0, flight: Any = None) -> None:
+        batch = action.batch
+        try:
+            if isinstance(flight, Exception):
+                raise flight
+            results = await self.venue.writes.post_orders(
+                [o.signed for o in batch.orders], flight=flight,
+                on_written=self._written(action, started) if flight is None else None)
         except VenueError as exc:
             await self._send.send(PlacesFailed(batch, error_kind(exc), exc.outcome_unknown, str(exc)[:200]))
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -44,6 +45,7 @@ from bot.venue.models import (
 )
 from bot.venue.orders import SignedOrder, order_body, orders_body
 from bot.venue.pagination import FIRST_CURSOR, cursor_items
+from bot.venue.http1 import Flight
 from bot.venue.transport import HeaderFactory, Transport, decode_body
 
 __all__ = ["ClobClient", "MAX_BATCH", "MAX_CANCEL_IDS", "INVALID_HEARTBEAT_ID"]
@@ -71,6 +73,16 @@ def _token_ids(token_ids: Sequence[str]) -> list[str]:
     if isinstance(token_ids, str) or not token_ids:
         raise ParameterError("token_ids", "must be a non-empty list of token ids")
     return [p.text("token_id", t, required=True) for t in token_ids]  # type: ignore[misc]
+
+
+class OrdersFlight(NamedTuple):
+    """A ``POST /orders`` as started: its body and auth, and the request on the wire if the
+    transport could write it at once (``None``: ``post_orders`` sends it)."""
+
+    body: bytes
+    auth: HeaderFactory
+    flight: Flight | None
+    on_written: Callable[[], None] | None = None  # called once, as it was written (now or later)
 
 
 class ClobClient:
@@ -146,6 +158,7 @@ class ClobClient:
         path: str,
         model: object,
         *,
+        flight: Any = None,
         params: list[tuple[str, object]] | None = None,
         body: bytes | None = None,
         auth: HeaderFactory | None = None,
@@ -156,7 +169,7 @@ class ClobClient:
     ) -> object:
         response = await self.transport.request(
             method, path, params=params, body=body, auth=auth, write=write, items=items,  # type: ignore[arg-type]
-            on_written=on_written, idempotent=idempotent,
+            on_written=on_written, idempotent=idempotent, flight=flight,
         )
         return decode_body(response, model)
 
@@ -363,20 +376,36 @@ class ClobClient:
         return await self._call("POST", "/order", OrderResult, body=body, auth=auth, write=True)  # type: ignore[return-value]
 
     async def post_orders(self, orders: Sequence[SignedOrder], *, defer_exec: bool = False,
-                          on_written: Callable[[], None] | None = None) -> list[OrderResult]:
+                          on_written: Callable[[], None] | None = None,
+                          flight: "OrdersFlight | None" = None) -> list[OrderResult]:
         """``POST /orders`` with 1 to 15 orders (one result per order, in order); never retried.
-        ``on_written`` is called when the request has been written to the connection."""
+        ``on_written`` is called when the request has been written to the connection; ``flight``
+        (``start_post_orders``): the request as it was started, written already if it could be."""
+        if flight is None:
+            body, auth = self._orders_request(orders, defer_exec)
+        else:
+            body, auth, on_written = flight.body, flight.auth, flight.on_written
+        return await self._call(  # type: ignore[return-value]
+            "POST", "/orders", list[OrderResult], body=body, auth=auth, write=True, items=len(orders),
+            on_written=on_written, flight=flight.flight if flight is not None else None,
+        )
+
+    def start_post_orders(self, orders: Sequence[SignedOrder], *, on_written: Callable[[], None] | None = None,
+                          defer_exec: bool = False) -> OrdersFlight:
+        """``POST /orders`` written at once when the transport can (``Transport.start``): what
+        ``post_orders(orders, flight=...)`` then finishes, with the same checks and answers."""
+        body, auth = self._orders_request(orders, defer_exec)
+        return OrdersFlight(body, auth, self.transport.start("POST", "/orders", body=body, auth=auth,
+                                                             on_written=on_written), on_written)
+
+    def _orders_request(self, orders: Sequence[SignedOrder], defer_exec: bool) -> tuple[bytes, HeaderFactory]:
         if not 1 <= len(orders) <= MAX_BATCH:
             raise ParameterError("orders", f"a batch holds 1 to {MAX_BATCH} orders, got {len(orders)}")
         auth = self._l2()
         try:
-            body = orders_body(orders, self._owner(), defer_exec=defer_exec)
+            return orders_body(orders, self._owner(), defer_exec=defer_exec), auth
         except ValueError as exc:
             raise ParameterError("orders", str(exc)) from None
-        return await self._call(  # type: ignore[return-value]
-            "POST", "/orders", list[OrderResult], body=body, auth=auth, write=True, items=len(orders),
-            on_written=on_written,
-        )
 
     async def cancel(self, order_id: str) -> CancelResult:
         """``DELETE /order`` with ``{"orderID": id}``."""

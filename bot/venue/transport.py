@@ -25,6 +25,7 @@ import anyio
 import httpx
 import msgspec
 
+from bot.venue import http1
 from bot.venue.connections import pooled_transport
 from bot.venue.errors import (
     RateLimited,
@@ -98,7 +99,7 @@ def _int_header(value: str | None) -> int | None:
         return None
 
 
-def read_rate_limit(route: str, headers: httpx.Headers) -> RateLimitInfo | None:
+def read_rate_limit(route: str, headers: Mapping[str, str]) -> RateLimitInfo | None:
     """The advisory rate-limit headers, under either spelling; None when none are present."""
     found: dict[str, str] = {}
     for prefix in ("service-ratelimit-", "poly-ratelimit-"):
@@ -131,7 +132,11 @@ class Transport:
         wall_clock: Callable[[], float] | None = None,
         redact: Sequence[str] = (),
         on_rate_limit: Callable[[RateLimitInfo], None] | None = None,
+        direct: bool = False,
     ) -> None:
+        """``transport``: an httpx transport to send through (tests inject one); ``direct``
+        (without one): requests written straight to kept-alive connections (``bot.venue.http1``)
+        instead of through httpx, for the trading writes whose latency counts."""
         self.config = config or TransportConfig()
         self.base_url = base_url.rstrip("/")
         self.limiter = limiter
@@ -152,6 +157,12 @@ class Transport:
             max_keepalive_connections=c.max_connections,
             keepalive_expiry=c.keepalive_expiry,
         )
+        self._pool: http1.Http1Pool | None = None
+        if direct and transport is None:
+            self._pool = http1.Http1Pool(
+                self.base_url, connect=c.connect, read=c.read, write=c.write, pool=c.pool,
+                keepalive_expiry=c.keepalive_expiry, max_connections=c.max_connections,
+                default_headers={"User-Agent": c.user_agent, "Accept": "*/*"})
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             transport=transport if transport is not None else pooled_transport(limits),
@@ -172,6 +183,8 @@ class Transport:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._pool is not None:
+            await self._pool.aclose()
         await self._client.aclose()
 
     def _observe(self, route: str, status: int, started: float) -> None:
@@ -190,14 +203,16 @@ class Transport:
         items: int = 1,
         on_written: Callable[[], None] | None = None,
         idempotent: bool | None = None,
-    ) -> httpx.Response:
+        flight: http1.Flight | None = None,
+    ) -> httpx.Response | http1.Answer:
         """Send one request and return its 2xx response, or raise a typed ``VenueError``.
 
         ``write`` marks a request whose repetition could act twice (never retried); ``items``
         is the number of orders or ids it carries, charged to per-item scopes; ``on_written`` is
         called the moment the request's last byte has been written to the connection;
         ``idempotent`` (default: not ``write``) allows one resend on a connection closed before
-        any byte of the answer.
+        any byte of the answer; ``flight``: the request already written by :meth:`start` (its
+        answer is awaited instead of a first send).
         """
         resend_closed = (not write) if idempotent is None else idempotent
         method = method.upper()
@@ -206,21 +221,26 @@ class Transport:
         route = f"{method} {path}"
         attempt = 0
         while True:
-            if self.limiter is not None:
-                await self.limiter.acquire(method, path, items)
-            headers: dict[str, str] = {}
-            if body is not None:
-                headers["Content-Type"] = "application/json"
-            if auth is not None:
-                headers.update(auth(method, path, body))
-            started = time.perf_counter()
+            if flight is None:
+                if self.limiter is not None:
+                    await self.limiter.acquire(method, path, items)
+                headers = _headers(method, path, body, auth)
+                started = time.perf_counter()
+            else:
+                started = flight.started
             try:
-                if on_written is None:
+                if flight is not None:
+                    response, flight = await self._pool.finish(flight, on_written), None  # type: ignore[union-attr]
+                    response.route = route
+                elif self._pool is not None:
+                    response = await self._pool.request(method, url, headers, body, on_written)
+                    response.route = route
+                elif on_written is None:
                     response = await self._client.request(method, url, content=body, headers=headers)
                 else:
                     response = await self._client.request(method, url, content=body, headers=headers,
                                                           extensions={"trace": _written_trace(on_written)})
-            except httpx.TimeoutException as exc:
+            except _TIMEOUTS as exc:
                 self._observe(route, 0, started)
                 raise TransportTimeout(f"timeout ({type(exc).__name__})", route=route) from None
             except _CLOSED_UNANSWERED as exc:
@@ -229,7 +249,7 @@ class Transport:
                     resend_closed = False  # once: a second close is not an idle connection's
                     continue
                 raise TransportError(f"{type(exc).__name__}: {exc}", route=route) from None
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, http1.HttpError, ValueError) as exc:
                 self._observe(route, 0, started)
                 raise TransportError(f"{type(exc).__name__}: {exc}", route=route) from None
             self._observe(route, response.status_code, started)
@@ -251,6 +271,26 @@ class Transport:
                 continue
             raise error
 
+    def start(self, method: str, path: str, *, body: bytes | None = None, auth: HeaderFactory | None = None,
+              on_written: Callable[[], None] | None = None) -> http1.Flight | None:
+        """Write the request at once, without suspending, when this is a direct client without a
+        limiter and a kept-alive connection is free (``on_written`` called as the socket takes
+        it); ``None`` otherwise. Either way :meth:`request` (given the flight) gives the answer,
+        typed as ever: the caller's task can start after the request has left."""
+        if self._pool is None or self.limiter is not None:
+            return None
+        method = method.upper()
+        try:
+            return self._pool.start(method, path, _headers(method, path, body, auth), body, on_written)
+        except ValueError:
+            return None  # ``request`` reports it
+
+    async def keep_warm(self, count: int) -> None:
+        """A direct client: keep ``count`` connections open and ready (``Http1Pool.keep_warm``)
+        until it closes; any other client: nothing to do."""
+        if self._pool is not None:
+            await self._pool.keep_warm(count)
+
     def _should_retry(self, error: VenueError, write: bool, attempt: int) -> bool:
         """Reads only, 429 only, a stated wait within ``max_retry_wait``, limited attempts."""
         if write or not isinstance(error, RateLimited) or error.retry_after is None:
@@ -260,9 +300,20 @@ class Transport:
         return attempt < self.config.max_read_retries
 
 
+def _headers(method: str, path: str, body: bytes | None, auth: HeaderFactory | None) -> dict[str, str]:
+    """A request's own headers: the body's type, and the auth headers stamped now."""
+    headers: dict[str, str] = {}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    if auth is not None:
+        headers.update(auth(method, path, body))
+    return headers
+
+
 # the connection failed before an answer was read (httpx raises these before any response object):
 # closed by the server ("Server disconnected without sending a response"), reset, or unwritable
-_CLOSED_UNANSWERED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+_CLOSED_UNANSWERED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError, http1.ClosedUnanswered)
+_TIMEOUTS = (httpx.TimeoutException, http1.ConnectTimeout, http1.PoolTimeout, http1.WriteTimeout, http1.ReadTimeout)
 
 _BODY_WRITTEN = frozenset({"http11.send_request_body.complete", "http2.send_request_body.complete"})
 
@@ -277,12 +328,13 @@ def _written_trace(on_written: Callable[[], None]) -> Callable[[str, dict], Awai
     return trace
 
 
-def decode_body(response: httpx.Response, model: object) -> object:
+def decode_body(response: httpx.Response | http1.Answer, model: object) -> object:
     """``response``'s JSON as ``model``; a mismatch is an :class:`UnexpectedResponse`."""
     from bot.venue.models import DecodeError, decode
 
     try:
         return decode(response.content, model)
     except DecodeError as exc:
-        route = f"{response.request.method} {response.request.url.path}"
+        route = response.route if isinstance(response, http1.Answer) else \
+            f"{response.request.method} {response.request.url.path}"
         raise UnexpectedResponse(str(exc), status=response.status_code, route=route) from None
