@@ -2,19 +2,21 @@
 # Names declared here must keep the meaning they have in engine.py.
 cimport cython
 
+from bot.core.book cimport Book, Books, event_type
 from bot.core.feed cimport Feed
 from bot.execution.router cimport Router
 
 
 @cython.final
 cdef class Engine:
-    cdef public object config, strategy, markets, clock, reconciler, risk, books, portfolio, metrics
+    cdef public object config, strategy, markets, clock, reconciler, risk, portfolio, metrics
+    cdef public Books books
     cdef public Feed feed
     cdef public object perf, daily, opening_marks, latencies, recent_fills, ctx, _orphans_seen
     cdef public EngineStats stats
     cdef public object _tick_at, _watched
     cdef public Router router
-    cdef public dict settlement, _tops, _handlers
+    cdef public dict settlement, _tops, _handlers, _marks
     cdef public bint stopped, _prints
     cdef public dict _ticks
     cdef public bint stamp_sends
@@ -28,6 +30,7 @@ cdef class Engine:
     cpdef list poll(self)
     cpdef list _poll(self)
     cpdef list _run(self, object intents, bint checked=*)
+    @cython.locals(book=Book, mark=cython.longlong)
     cpdef object _on_book(self, object token_id)
     cpdef list _outputs(self, object outputs, bint poll=*)
 

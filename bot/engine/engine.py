@@ -183,6 +183,7 @@ class Engine:
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
         # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
         self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
+        self._marks: dict[str, int] = {}  # token -> its book's touch mark when ``_tops`` was last checked
         # the tokens whose books the strategy reads (None: all of them), asked once
         book_tokens = getattr(strategy, "book_tokens", None)
         watched = book_tokens() if book_tokens is not None else None
@@ -333,7 +334,13 @@ class Engine:
             return None
         tops = self._tops
         if tops is not None:
-            top = self.books[token_id].top()
+            book = self.books[token_id]
+            # the touch is unchanged while its book's ``touch`` counter and staleness are
+            mark = book.touch * 2 + (1 if book.stale else 0)
+            if self._marks.get(token_id) == mark:
+                return None
+            self._marks[token_id] = mark
+            top = book.top()
             if tops.get(token_id) == top:
                 return None
             tops[token_id] = top
