@@ -28,6 +28,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+import msgspec
 from bot.exchange.server import free_port  # noqa: E402
 
 if __package__ in (None, ""):
@@ -63,9 +65,26 @@ def serve_exchange(markets: int, out: str) -> None:
                               "passphrase": d.creds.passphrase}), flush=True)
             await anyio.to_thread.run_sync(sys.stdin.read)
             Path(out).write_text(json.dumps({"wire": stamps.latencies(), "frames": len(stamps.frames),
-                                             "requests": len(stamps.requests), "dropped": stamps.dropped}))
+                                             "requests": len(stamps.requests), "dropped": stamps.dropped,
+                                             "write_lag": write_lags(stamps.frames)}))
 
     anyio.run(main)
+
+
+def write_lags(frames: list[tuple[float, bytes | str]]) -> list[float]:
+    """Exchange side of the market lag: each ``price_change`` frame's venue timestamp to the moment
+    the exchange wrote it (its perf counter, on the wall clock by an offset read here)."""
+    decode = msgspec.json.Decoder().decode
+    offset = time.time() - time.perf_counter()
+    out: list[float] = []
+    for at, payload in frames:
+        try:
+            msg = decode(payload)
+        except msgspec.DecodeError:
+            continue
+        if isinstance(msg, dict) and msg.get("event_type") == "price_change" and str(msg.get("timestamp", "")).isdigit():
+            out.append(at + offset - int(msg["timestamp"]) / 1000.0)
+    return out
 
 
 # --- reading the bot ----------------------------------------------------------------------------
@@ -139,9 +158,10 @@ def pct(xs: list[float], q: float) -> float | None:
 # --- one row --------------------------------------------------------------------------------------
 
 
-def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workdir: Path | None = None) -> dict:
+def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workdir: Path | None = None,
+            extra_config: str = "") -> dict:
     """``bot run`` (from ``bot_repo``) on a fresh exchange of ``markets`` markets for ``seconds``;
-    the figures of one row."""
+    the figures of one row. ``extra_config``: TOML appended to the bot's config."""
     tmp = Path(workdir or tempfile.mkdtemp(prefix="live-scale-"))
     stamps_out = tmp / "wire.json"
     ex = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve-exchange", str(markets),
@@ -158,7 +178,8 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
             '[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
             # every market quoted on both tokens: 4 resting orders a market, requotes paced by the venue's limits only
             '[risk]\nmax_open_orders = 4000\nmax_orders_per_window = "off"\n'
-            f'[metrics]\nenabled = true\nport = {port}\n[journal]\npath = "{tmp / "journal.sqlite"}"\n')
+            f'[metrics]\nenabled = true\nport = {port}\n[journal]\npath = "{tmp / "journal.sqlite"}"\n'
+            + extra_config)
         env = dict(os.environ, BOT_PRIVATE_KEY=info["key"], BOT_API_KEY=info["api_key"],
                    BOT_API_SECRET=info["secret"], BOT_API_PASSPHRASE=info["passphrase"])
         python = bot_repo / ".venv" / "bin" / "python"
@@ -197,7 +218,8 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
             bot.wait(timeout=30)
         ex.stdin.close()
         ex.wait(timeout=60)
-    wire = json.loads(stamps_out.read_text())["wire"] if stamps_out.exists() else []
+    stamped = json.loads(stamps_out.read_text()) if stamps_out.exists() else {}
+    wire, write_lag = stamped.get("wire", []), stamped.get("write_lag", [])
     if first is None or last is None:
         raise RuntimeError(f"bot run gave no metrics (see {tmp})")
     halts = sum(1 for line in log.read_text().splitlines() if '"risk_halt"' in line)
@@ -219,7 +241,10 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
         "t2o_p50": quantile(first, last, "bot_tick_to_order_seconds", 0.5),
         "t2o_p99": quantile(first, last, "bot_tick_to_order_seconds", 0.99),
         "w2w_p50": pct(wire, 0.5), "w2w_p99": pct(wire, 0.99), "w2w_n": len(wire),
+        "xlag_p50": pct(write_lag, 0.5), "xlag_p99": pct(write_lag, 0.99),
         "rate_limited": total(last, "bot_errors_total", kind="rate_limited"), "lowest_tokens": lowest_tokens,
+        "stages": {st: (quantile(first, last, "bot_live_stage_seconds", 0.5, stage=st),
+                        quantile(first, last, "bot_live_stage_seconds", 0.99, stage=st)) for st in STAGES},
         "summary": out.strip().splitlines()[-1] if out.strip() else "",
     }
 
@@ -249,7 +274,9 @@ def in_process_tick_to_order(runs: int = 5, updates: int = 1000) -> tuple[float,
 
 
 def _ms(x: float | None) -> str:
-    return "-" if x is None else (f"{x * 1e3:.1f}" if x < 10 else f"{x:.0f} s")
+    if x is None:
+        return "-"
+    return f"{x * 1e3:.2f}" if x < 1e-3 else (f"{x * 1e3:.1f}" if x < 10 else f"{x:.0f} s")
 
 
 def format_row(r: dict) -> str:
@@ -258,14 +285,29 @@ def format_row(r: dict) -> str:
     halts = f"{r['halts']}" + (f" (at {r['halted_at']:.0f} s)" if r["halted_at"] is not None else "")
     tokens = "-" if r["lowest_tokens"] is None else f"{r['lowest_tokens']:.0f}"
     return (f"| {r['markets']} | {r['load'][0]:.1f} | {r['cpu']:.0f} | {r['runnable']:.0f} | "
-            f"{_ms(r['lag_p50'])} / {_ms(r['lag_p99'])} | {sent:.0f} | {cross} | {halts} | {r['orphans']:.0f} | "
+            f"{_ms(r['lag_p50'])} / {_ms(r['lag_p99'])} | {_ms(r['xlag_p50'])} / {_ms(r['xlag_p99'])} | {sent:.0f} | {cross} | {halts} | {r['orphans']:.0f} | "
             f"{r['drift']} | {_ms(r['t2o_p50'])} / {_ms(r['t2o_p99'])} | {_ms(r['w2w_p50'])} / {_ms(r['w2w_p99'])} | "
             f"{r['rate_limited']:.0f}; {tokens} |")
 
 
-HEADER = ("| markets | load (1 min) | bot CPU % | main thread runnable % | lag p50 / p99 ms | orders sent | "
+STAGES = ("wait", "core", "sync", "send")  # bot_live_stage_seconds
+
+
+def format_stages(r: dict) -> str:
+    """Where a book update's way to an order request goes, p50 / p99 ms: the exchange's own delay
+    (venue timestamp to frame written), then the bot's stages (``bot_live_stage_seconds``), the
+    bot's whole tick-to-order and the exchange-stamped wire-to-wire."""
+    parts = [f"exchange write {_ms(r['xlag_p50'])} / {_ms(r['xlag_p99'])}"]
+    parts += [f"{st} {_ms(p50)} / {_ms(p99)}" for st, (p50, p99) in r["stages"].items()]
+    parts += [f"tick-to-order {_ms(r['t2o_p50'])} / {_ms(r['t2o_p99'])}",
+              f"wire-to-wire {_ms(r['w2w_p50'])} / {_ms(r['w2w_p99'])}"]
+    return f"  {r['markets']} markets (p50 / p99 ms): " + ", ".join(parts)
+
+
+HEADER = ("| markets | load (1 min) | bot CPU % | main thread runnable % | lag p50 / p99 ms | "
+          "of which exchange p50 / p99 ms | orders sent | "
           "post-only crosses | halts | orphans | drift | tick-to-order p50 / p99 ms | wire-to-wire p50 / p99 ms | "
-          "429s; lowest order tokens |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "429s; lowest order tokens |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -294,6 +336,8 @@ def main(argv: list[str] | None = None) -> None:
     med, tail = in_process_tick_to_order()
     print(f"in-process tick-to-order (this build, median of 5 runs): median {med * 1e6:.0f} µs, p99 {tail * 1e6:.0f} µs;"
           f" load {os.getloadavg()[0]:.1f}")
+    for r in rows:
+        print(format_stages(r))
     for r in rows:
         if r["w2w_p50"] is not None:
             print(f"  {r['markets']} markets: wire-to-wire / in-process = {r['w2w_p50'] / med:.0f}x median, "

@@ -8,7 +8,7 @@ decoded strictly from config, so a misspelt key fails at load time with its name
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import msgspec
 import structlog
@@ -16,6 +16,7 @@ import structlog
 from bot.core.clock import Clock
 from bot.core.intents import CancelAll, CancelOrder, Intent, QuoteTarget, Take
 from bot.core.markets import MarketIndex, MarketInfo
+from bot.core.touch import Touch, net_touch
 
 if TYPE_CHECKING:  # the engine passes the real objects; the strategy only reads them
     from bot.core.events import Fill
@@ -71,9 +72,10 @@ class ReadOnlyView:
 
 
 class StrategyContext:
-    """What a strategy sees: books, portfolio, open orders, clock, markets, params and a logger."""
+    """What a strategy sees: books, portfolio, open orders, clock, markets, params and a logger;
+    ``touch(token_id)``: a book's touch net of our own orders (what a quote is centred on)."""
 
-    __slots__ = ("books", "portfolio", "open_orders", "clock", "markets", "params", "log")
+    __slots__ = ("books", "portfolio", "open_orders", "clock", "markets", "params", "log", "_touch")
 
     def __init__(
         self,
@@ -86,6 +88,7 @@ class StrategyContext:
         params: msgspec.Struct | None = None,
         log: Any = None,
         name: str = "strategy",
+        touch: Callable[[str], Touch | None] | None = None,
     ) -> None:
         self.books = ReadOnlyView(books)
         self.portfolio = portfolio
@@ -94,6 +97,8 @@ class StrategyContext:
         self.markets = markets
         self.params = params if params is not None else NoParams()
         self.log = log if log is not None else structlog.get_logger("strategy").bind(strategy=name)
+        # the engine's (it knows our orders); without one, the touch as the book shows it
+        self._touch = touch
 
     def now(self) -> float:
         return self.clock.now()
@@ -103,6 +108,12 @@ class StrategyContext:
 
     def book(self, token_id: str) -> Any:
         return self.books.get(token_id)
+
+    def touch(self, token_id: str) -> Touch | None:
+        """The touch of ``token_id``'s book without our own orders (``None``: no such book)."""
+        if self._touch is not None:
+            return self._touch(token_id)
+        return net_touch(self.books.get(token_id))
 
 
 class Strategy:

@@ -47,7 +47,9 @@ class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
 
 
 class BookView(msgspec.Struct, frozen=True):
-    """What quoting needs of a book, as a value."""
+    """What quoting needs of a book, as a value: the touch net of our own orders (the market's
+    prices, which quotes are centred on) and ``gross_bid`` / ``gross_ask``, the touch with our
+    orders in (which a post-only order must not cross; ``None``: the same as the net one)."""
 
     token_id: str
     best_bid: int | None
@@ -57,10 +59,12 @@ class BookView(msgspec.Struct, frozen=True):
     tick: int = 10_000
     min_size: int = 0
     stale: bool = False
+    gross_bid: int | None = None
+    gross_ask: int | None = None
 
     @classmethod
     def of(cls, book: Any, *, token_id: str, tick: int, min_size: int) -> "BookView":
-        """From a live book (or None: a stale, empty view)."""
+        """From a live book or a ``bot.core.touch.Touch`` (or None: a stale, empty view)."""
         if book is None:
             return cls(token_id, None, None, tick=tick, min_size=min_size, stale=True)
         return cls(
@@ -72,6 +76,8 @@ class BookView(msgspec.Struct, frozen=True):
             book.tick or tick,  # the live tick (it changes near the extremes)
             max(min_size, getattr(book, "min_size", 0) or 0),
             bool(book.stale),
+            getattr(book, "gross_bid", None),
+            getattr(book, "gross_ask", None),
         )
 
 
@@ -104,7 +110,8 @@ def quote(book: BookView, inventory: Inventory | int, params: Params, now: float
     """The quotes wanted on ``book.token_id``.
 
     Invariants: prices are on the tick grid within ``[tick, 1 - tick]``, the bid is floored and
-    the ask ceiled, neither crosses the book and bid < ask; sizes are lots of 0.01 share at least
+    the ask ceiled, neither crosses the book (net of our orders, nor with them: a post-only order
+    that would meet one of our own is rejected too) and bid < ask; sizes are lots of 0.01 share at least
     the market minimum, the bid stops at ``max_inventory`` exposure and the ask never sells more
     than is held; a stale book or a missing or thin touch gives no quotes.
     """
@@ -121,6 +128,11 @@ def quote(book: BookView, inventory: Inventory | int, params: Params, now: float
     centre = fair_price(book, params.fair) - (shift if exposure > 0 else -shift)
     half = params.half_spread_ticks * tick
 
+    gross_bid, gross_ask = book.gross_bid, book.gross_ask
+    if gross_ask is not None and gross_ask < ask_px:
+        ask_px = gross_ask  # our own order (a mirrored complement bid) is the best ask
+    if gross_bid is not None and gross_bid > bid_px:
+        bid_px = gross_bid
     bid = min(floor_to_grid(centre - half, tick), ask_px - tick)
     ask = max(ceil_to_grid(centre + half, tick), bid_px + tick)
     bid = max(tick, min(bid, UNIT - tick))
@@ -188,19 +200,20 @@ class MarketMaker(Strategy):
         return Inventory(position, exposure)
 
     def target(self, ctx: StrategyContext, token_id: str) -> QuoteTarget:
-        return self._target(ctx, token_id, ctx.books.get(token_id), ctx.markets.get(token_id))
+        return self._target(ctx, token_id, ctx.touch(token_id), ctx.markets.get(token_id))
 
-    def _target(self, ctx: StrategyContext, token_id: str, book: Any, market: Any) -> QuoteTarget:
+    def _target(self, ctx: StrategyContext, token_id: str, touch: Any, market: Any) -> QuoteTarget:
+        """The quotes wanted from ``touch``: the book net of our own orders (``ctx.touch``)."""
         tick = market.tick if market is not None else 10_000
         min_size = market.min_size if market is not None else 0
-        view = BookView.of(book, token_id=token_id, tick=tick, min_size=min_size)
+        view = BookView.of(touch, token_id=token_id, tick=tick, min_size=min_size)
         return quote(view, self._inventory(ctx, token_id, market), self.params, ctx.clock.now())
 
     def refresh(self, ctx: StrategyContext, token_id: str) -> list[Intent]:
-        book = ctx.books.get(token_id)
+        touch = ctx.touch(token_id)
         market = ctx.markets.get(token_id)
-        target = self._target(ctx, token_id, book, market)
-        tick = book.tick if book is not None else (market.tick if market is not None else 10_000)
+        target = self._target(ctx, token_id, touch, market)
+        tick = touch.tick if touch is not None else (market.tick if market is not None else 10_000)
         if not should_requote(self._resting.get(token_id), target, tick, self.params.requote_ticks):
             return []
         self._resting[token_id] = target

@@ -314,7 +314,7 @@ class StrategySet(Strategy):
         if m.ctx is None:
             m.ctx = StrategyContext(books=ctx.books, portfolio=ctx.portfolio, clock=ctx.clock, markets=m.index,
                                     open_orders=ctx.open_orders, params=getattr(m.strategy, "params", None),
-                                    log=m.log, name=m.name)
+                                    log=m.log, name=m.name, touch=ctx.touch)
         return m.ctx
 
     def _own(self, m: _Member, intents: list[Intent], ctx: StrategyContext) -> list[Intent]:

@@ -20,7 +20,7 @@ cdef class Engine:
     cdef public bint stopped, _prints
     cdef public dict _ticks
     cdef public bint stamp_sends
-    cdef public object drifts, _drifts_before
+    cdef public object drifts, _drifts_before, _drift_shown
     cdef public long long verifying, _trades_pages
 
     cpdef object next_wakeup(self)

@@ -30,6 +30,7 @@ from bot.core.feed import Feed
 from bot.core.intents import CancelAll, CancelOrder, Intent
 from bot.core.levels import PriceLevels
 from bot.core.markets import MarketIndex
+from bot.core.touch import Touch, net_touch, own_levels
 from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
     RequestFailed, Result, TradeSeen, TradesPage,
@@ -176,6 +177,7 @@ class Engine:
         # the shell observes tick-to-order when the request is written (else it is observed here)
         self.stamp_sends = False
         self.drifts: list[Any] = []  # the last positions check's differences (``reconcile_positions``)
+        self._drift_shown: list[str] = []  # tokens the drift gauge shows a difference for
         # token -> (booked, venue, first seen, trades reads then) of each difference still seen
         self._drifts_before: dict[str, tuple[int, int, float, int]] = {}
         self.verifying = 0  # positions checks since the user channel came back (0: not verifying)
@@ -201,7 +203,7 @@ class Engine:
         self.ctx = StrategyContext(
             books=self.books, portfolio=self.portfolio, clock=clock, markets=markets,
             open_orders=_OpenOrders(reconciler), params=getattr(strategy, "params", None),
-            log=log, name=getattr(strategy, "name", "strategy"),
+            log=log, name=getattr(strategy, "name", "strategy"), touch=self.net_touch,
         )
 
     # --- reads ---------------------------------------------------------------------------------
@@ -218,6 +220,14 @@ class Engine:
 
     def working_orders(self, token_id: str | None = None) -> list[Any]:
         return self.reconciler.orders.working(token_id)
+
+    def net_touch(self, token_id: str) -> Touch | None:
+        """``token_id``'s touch without our working orders, its own and its complement's mirrored
+        (``bot.core.touch``): what a strategy quotes around, so it never chases its own quotes."""
+        orders = self.reconciler.orders
+        market = self.markets.get(token_id)
+        comp = orders.working(market.complement(token_id)) if market is not None else ()
+        return net_touch(self.books.get(token_id), own_levels(orders.working(token_id), comp))
 
     def next_wakeup(self) -> float | None:
         """Clock time when the router could next send (``None``: nothing waiting)."""
@@ -546,7 +556,7 @@ class Engine:
     def _open_orders(self, r: OpenOrders) -> list[Action]:
         """A complete listing asked for at ``as_of``; orphans it shows (open at the venue, not
         working here) are counted and handled by the reconciler's policy."""
-        outputs = self.reconciler.on_open_orders(r.records, self.clock.now(), r.as_of)
+        outputs = self.reconciler.on_open_orders(r.records, self.clock.now(), r.as_of, pages=r.pages)
         self._count_orphans()
         return self._outputs(outputs)
 
@@ -559,12 +569,25 @@ class Engine:
         return self._apply_halt(self._error_event(r.kind, self.clock.now()), r.kind) + self._poll()
 
     def on_positions(self, venue: dict[str, int]) -> list[Any]:
-        """Venue positions (token -> share units): returns the drifts and sets the gauges."""
-        drifts = self.portfolio.reconcile(venue)
-        if self.metrics is not None:
-            for d in drifts:
-                self.metrics.drift.labels(_short(d.token_id)).set(d.ours - d.venue)
-        return drifts
+        """Venue positions (token -> share units) against the booked fills: the differences."""
+        self.drifts = self.portfolio.reconcile(venue)
+        return self.drifts
+
+    def _drift_gauges(self, drifts: list[Any], since: dict[str, tuple[int, int, float, int]], now: float) -> None:
+        """``bot_position_drift_shares``: the differences an earlier check already saw, unchanged.
+        A read of the venue's holdings and the fills booked here are never taken at the same
+        instant: a fill the venue counted but whose event is still on its way (or the reverse)
+        shows at one check and is gone by the next, so a difference seen once is not drift. A
+        token whose difference is gone reads 0 again."""
+        gauge = self.metrics.drift
+        for t in self._drift_shown:
+            gauge.labels(_short(t)).set(0)
+        shown = []
+        for d in drifts:
+            if since[d.token_id][2] < now:
+                gauge.labels(_short(d.token_id)).set(d.ours - d.venue)
+                shown.append(d.token_id)
+        self._drift_shown = shown
 
     def reconcile_positions(self, venue: dict[str, int]) -> list[Action]:
         """The venue's holdings (token -> share units) against the booked fills.
@@ -579,7 +602,6 @@ class Engine:
         ``VERIFY_EVERY_S``; after ``MAX_VERIFY_CHECKS`` without agreement, it halts)."""
         now = self.clock.now()
         drifts = self.on_positions(venue)
-        self.drifts = drifts
         seen = self._drifts_before
         confirmed = []
         since: dict[str, tuple[int, int, float, int]] = {}
@@ -591,6 +613,8 @@ class Engine:
             if now - first[2] >= CONFIRM_DRIFT_S and self._trades_pages - first[3] >= CONFIRM_TRADES_READS:
                 confirmed.append(d)
         self._drifts_before = since
+        if self.metrics is not None:
+            self._drift_gauges(drifts, since, now)
         verifying = self.verifying
         if confirmed or (verifying and drifts and verifying >= MAX_VERIFY_CHECKS):
             self.verifying = 0

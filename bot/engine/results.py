@@ -69,10 +69,12 @@ class TradesPage(msgspec.Struct, frozen=True):
 
 
 class OpenOrders(msgspec.Struct, frozen=True):
-    """A complete listing of the account's open orders, asked for at ``as_of`` (engine clock)."""
+    """A complete listing of the account's open orders, asked for at ``as_of`` (engine clock),
+    read in ``pages`` pages (more than one: not a snapshot, ``Reconciler.on_open_orders``)."""
 
     records: tuple[OrderRecord, ...]
     as_of: float
+    pages: int = 1
 
 
 class OrderLookup(msgspec.Struct, frozen=True):

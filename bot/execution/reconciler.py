@@ -427,14 +427,17 @@ class Reconciler:
         return out
 
     def on_open_orders(
-        self, items: Iterable[Any], now: float, as_of: float, *, resend_unknown: bool = True
+        self, items: Iterable[Any], now: float, as_of: float, *, resend_unknown: bool = True, pages: int = 1
     ) -> list[Output]:
-        """A complete ``GET /data/orders`` listing, requested at ``as_of``.
+        """A complete ``GET /data/orders`` listing, requested at ``as_of``, read in ``pages`` pages.
 
         Unknown live orders are orphans (adopted or cancelled per config); orders we think open
         but absent are closed (filled if fully matched, else canceled) and their trades fetched;
         orders sent after ``as_of`` are left alone (the listing could not show them). An UNKNOWN
-        order absent with no fill is resent, or closed when ``resend_unknown`` is false.
+        order absent with no fill is resent, or closed when ``resend_unknown`` is false. A
+        listing of several pages is no snapshot: its pages are read at different moments, and
+        the venue's offset cursors shift under orders closing meanwhile, so a page can skip an
+        order still open. Its absences prove nothing: each such order is looked up instead.
         """
         out: list[Output] = []
         seen: set[str] = set()
@@ -455,6 +458,9 @@ class Reconciler:
             if o.order_id in seen or o.sent_at > as_of or o.answered_at > as_of or o.state is S.PENDING_SUBMIT:
                 continue
             if o.state is S.PENDING_CANCEL and o.before_cancel is S.PENDING_SUBMIT:
+                continue
+            if pages > 1:
+                out.append(LookupOrder(o.order_id))
                 continue
             if self._absent(o, now, out, resend=resend_unknown):
                 closed.append(o.order_id)

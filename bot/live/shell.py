@@ -58,6 +58,7 @@ from bot.venue.auth import AuthConfig, Credentials
 from bot.venue.clob import ClobClient
 from bot.venue.errors import NotFound, VenueError, error_kind
 from bot.venue.limits import LimitsConfig, RouteLimiter
+from bot.venue.pagination import cursor_pages
 from bot.venue.shared_throttle import SharedLimitsConfig, SharedThrottles
 from bot.venue.stream import ConnectionEvent, MarketStream, UserStream
 from bot.venue.throttle import RateWindow
@@ -486,7 +487,10 @@ class LiveShell:
                 raise
             if journal is not None:  # the turn's orders are durable before any request leaves
                 if journal.due:  # its sync runs in a worker thread: the loop serves the sockets meanwhile
+                    synced = time.perf_counter()
                     await anyio.to_thread.run_sync(journal.release)
+                    if eng.metrics is not None:
+                        eng.metrics.live_stage.labels("sync").observe(time.perf_counter() - synced)
                 else:
                     journal.release()
             self._dispatch(actions)
@@ -505,8 +509,9 @@ class LiveShell:
             self._drained = None
         eng = self.engine
         sim = self.sim
+        begun = time.perf_counter()
         if eng.metrics is not None:
-            self._observe_lag(events, received)
+            self._observe_lag(events, received, begun)
         out: list[Any] = []
         start = 0
         n = len(events)
@@ -528,17 +533,23 @@ class LiveShell:
                 if eng.metrics is not None:
                     eng.metrics.errors.labels("core").inc()
             start = i + 1
+        if eng.metrics is not None:
+            eng.metrics.live_stage.labels("core").observe(time.perf_counter() - begun)
         return out
 
-    def _observe_lag(self, events: list[Any], received: list[float | None]) -> None:
-        """Venue timestamp to now, once per frame (the events of one frame share a receipt)."""
-        lag = self.engine.metrics.message_lag.labels("market")
+    def _observe_lag(self, events: list[Any], received: list[float | None], begun: float) -> None:
+        """Venue timestamp to now, and receipt to ``begun`` (the turn's start: the ``wait`` stage),
+        once per frame (the events of one frame share a receipt)."""
+        m = self.engine.metrics
+        lag = m.message_lag.labels("market")
+        wait = m.live_stage.labels("wait")
         wall = time.time()
         last = None
         for ev, at in zip(events, received):
             if at is None or at == last:
                 continue
             last = at
+            wait.observe(begun - at)
             ts = getattr(ev, "timestamp", None)
             if isinstance(ts, str) and ts.isdigit():
                 lag.observe(max(wall - int(ts) / 1000.0, 0.0))
@@ -642,7 +653,7 @@ class LiveShell:
                     self._cancelling[oid] = o
         else:
             self._placing.update(dict.fromkeys(ids))
-        self._sends.start_soon(self._run_write, action)
+        self._sends.start_soon(self._run_write, action, time.perf_counter())
 
     def _release_held(self, answered: set[tuple[str, str]]) -> None:
         """Writes answered: send the held writes that no longer wait for any."""
@@ -666,10 +677,10 @@ class LiveShell:
         return [PlacesFailed(a.batch, "stopped", False, "not sent: stopping") if type(a) is SendPlaces
                 else CancelsFailed(a.batch, "stopped", "not sent: stopping") for a, _ in held]
 
-    async def _run_write(self, action: Any) -> None:
+    async def _run_write(self, action: Any, started: float = 0.0) -> None:
         cancel = type(action) is SendCancels
         try:
-            await (self._cancel(action) if cancel else self._place(action))
+            await (self._cancel(action) if cancel else self._place(action, started))
         finally:
             self._in_flight -= 1
             ids = action.batch.order_ids
@@ -714,14 +725,18 @@ class LiveShell:
             elif isinstance(a, VenueCancelAll):
                 sim.cancel_all(now)
 
-    async def _place(self, action: SendPlaces) -> None:
+    async def _place(self, action: SendPlaces, started: float = 0.0) -> None:
         batch = action.batch
         tick = action.tick_at
         m = self.engine.metrics
         written = None
-        if tick is not None and m is not None:
+        if m is not None:
             def written() -> None:  # tick-to-order: the frame off the socket to this request written
-                m.tick_to_order.observe(time.perf_counter() - tick)
+                now = time.perf_counter()
+                if tick is not None:
+                    m.tick_to_order.observe(now - tick)
+                if started:
+                    m.live_stage.labels("send").observe(now - started)
         try:
             results = await self.venue.writes.post_orders([o.signed for o in batch.orders], on_written=written)
         except VenueError as exc:
@@ -755,13 +770,17 @@ class LiveShell:
         self._sync_busy = True
         try:
             as_of = self.engine.clock.now()
-            items = [o async for o in self.venue.clob.get_orders()]
+            items: list[Any] = []
+            pages = 0
+            async for page in cursor_pages(lambda c: self.venue.clob.orders_page(cursor=c)):
+                items += page.data
+                pages += 1
         except VenueError as exc:
             log.warning("sync_orders_failed", error=str(exc)[:200])
             return
         finally:
             self._sync_busy = False
-        await self._send.send(OpenOrders(tuple(order_record(o) for o in items), as_of))
+        await self._send.send(OpenOrders(tuple(order_record(o) for o in items), as_of, pages))
 
     async def _lookup(self, order_id: str) -> None:
         as_of = self.engine.clock.now()

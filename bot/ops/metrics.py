@@ -43,6 +43,12 @@ class Metrics:
             "bot_tick_to_order_seconds", "Book update off the socket to the order request written (live), or to "
             "the order batch ready (paper, backtest)", buckets=LATENCY_BUCKETS, registry=r
         )
+        self.live_stage = Histogram(
+            "bot_live_stage_seconds", "Where the live loop's time goes, by stage: wait (a market frame off the "
+            "socket to its turn in the engine), core (the engine on a turn's market frames: books, strategy, risk, "
+            "router, signing), sync (a turn's journal sync before its requests leave), send (an order write "
+            "started to its request written: HTTP client and connection)", ["stage"], buckets=LATENCY_BUCKETS,
+            registry=r)
         self.requotes_shed = Counter(
             "bot_requotes_shed", "Requotes not built: the token's newest book update was older than "
             "[engine] max_book_age_s when its turn came", registry=r)

@@ -152,10 +152,11 @@ class ClobClient:
         write: bool = False,
         items: int = 1,
         on_written: Callable[[], None] | None = None,
+        idempotent: bool | None = None,
     ) -> object:
         response = await self.transport.request(
             method, path, params=params, body=body, auth=auth, write=write, items=items,  # type: ignore[arg-type]
-            on_written=on_written,
+            on_written=on_written, idempotent=idempotent,
         )
         return decode_body(response, model)
 
@@ -410,12 +411,14 @@ class ClobClient:
 
     async def heartbeat(self, heartbeat_id: str | None = None) -> str:
         """``POST /v1/heartbeats`` echoing the last id (``""`` arms the switch); returns the new
-        id. A 400 ``Invalid Heartbeat ID`` is answered at once by resending the expected id."""
+        id. A 400 ``Invalid Heartbeat ID`` is answered at once by resending the expected id (so a
+        heartbeat whose connection closed unanswered is sent again: ``idempotent``)."""
         hb = self.heartbeat_id if heartbeat_id is None else heartbeat_id
         auth = self._l2()
-        try:
+        try:  # safe to send twice: a spent id is answered with the expected one, sent below
             reply = await self._call(
-                "POST", "/v1/heartbeats", Heartbeat, body=_encode({"heartbeat_id": hb}), auth=auth, write=True
+                "POST", "/v1/heartbeats", Heartbeat, body=_encode({"heartbeat_id": hb}), auth=auth, write=True,
+                idempotent=True,
             )
         except BadRequest as exc:
             expected = exc.fields.get("heartbeat_id")

@@ -6,7 +6,11 @@ wait is recorded), (2) encodes the query exactly as the official client does (``
 ``MA==`` -> ``MA%3D%3D``), (3) stamps auth headers per attempt over the path without query and the
 exact body bytes, (4) turns every non-2xx answer or network failure into a typed
 :class:`~bot.venue.errors.VenueError`, and (5) retries a READ only after a 429 whose wait is at
-most ``max_retry_wait`` seconds, at most ``max_read_retries`` times. Writes are never retried.
+most ``max_retry_wait`` seconds, at most ``max_read_retries`` times, and (6) sends an idempotent
+request (a read, or a write the venue's rules make safe to repeat) once more when its connection
+closed before any byte of the answer came: a pooled connection the server dropped as idle. Other
+writes are never retried. Idle connections are kept ``keepalive_expiry`` seconds, less than any
+plausible server idle timeout (uvicorn 5 s, gunicorn 2 s), so the client drops one first.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import anyio
 import httpx
 import msgspec
 
+from bot.venue.connections import pooled_transport
 from bot.venue.errors import (
     RateLimited,
     TransportError,
@@ -58,7 +63,9 @@ class TransportConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     read: _Timeout = 10.0
     write: _Timeout = 10.0
     pool: _Timeout = 2.0
-    keepalive_expiry: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 30.0
+    # below every common server's idle timeout: a connection is dropped here before the server
+    # drops it under a request (which would then fail with "Server disconnected")
+    keepalive_expiry: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 1.5
     max_connections: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 100
     max_read_retries: Annotated[int, msgspec.Meta(ge=0, le=100)] = 2
     max_retry_wait: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 5.0
@@ -148,15 +155,16 @@ class Transport:
         #: venue; ``status`` is 0 when no response came (timeout, connection error).
         self.on_response: Callable[[str, int, float], None] | None = None
         c = self.config
+        limits = httpx.Limits(
+            max_connections=c.max_connections,
+            max_keepalive_connections=c.max_connections,
+            keepalive_expiry=c.keepalive_expiry,
+        )
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
-            transport=transport,
+            transport=transport if transport is not None else pooled_transport(limits),
             timeout=httpx.Timeout(connect=c.connect, read=c.read, write=c.write, pool=c.pool),
-            limits=httpx.Limits(
-                max_connections=c.max_connections,
-                max_keepalive_connections=c.max_connections,
-                keepalive_expiry=c.keepalive_expiry,
-            ),
+            limits=limits,
             headers={"User-Agent": c.user_agent, "Accept": "*/*"},
             follow_redirects=False,
         )
@@ -189,13 +197,17 @@ class Transport:
         write: bool = False,
         items: int = 1,
         on_written: Callable[[], None] | None = None,
+        idempotent: bool | None = None,
     ) -> httpx.Response:
         """Send one request and return its 2xx response, or raise a typed ``VenueError``.
 
         ``write`` marks a request whose repetition could act twice (never retried); ``items``
         is the number of orders or ids it carries, charged to per-item scopes; ``on_written`` is
-        called the moment the request's last byte has been written to the connection.
+        called the moment the request's last byte has been written to the connection;
+        ``idempotent`` (default: not ``write``) allows one resend on a connection closed before
+        any byte of the answer.
         """
+        resend_closed = (not write) if idempotent is None else idempotent
         method = method.upper()
         query = encode_query(params)
         url = f"{path}?{query}" if query else path
@@ -219,6 +231,12 @@ class Transport:
             except httpx.TimeoutException as exc:
                 self._observe(route, 0, started)
                 raise TransportTimeout(f"timeout ({type(exc).__name__})", route=route) from None
+            except _CLOSED_UNANSWERED as exc:
+                self._observe(route, 0, started)
+                if resend_closed:
+                    resend_closed = False  # once: a second close is not an idle connection's
+                    continue
+                raise TransportError(f"{type(exc).__name__}: {exc}", route=route) from None
             except httpx.HTTPError as exc:
                 self._observe(route, 0, started)
                 raise TransportError(f"{type(exc).__name__}: {exc}", route=route) from None
@@ -249,6 +267,10 @@ class Transport:
             return False
         return attempt < self.config.max_read_retries
 
+
+# the connection failed before an answer was read (httpx raises these before any response object):
+# closed by the server ("Server disconnected without sending a response"), reset, or unwritable
+_CLOSED_UNANSWERED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 _BODY_WRITTEN = frozenset({"http11.send_request_body.complete", "http2.send_request_body.complete"})
 

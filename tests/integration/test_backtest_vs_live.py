@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from bot.backtest.replay import replay
@@ -29,13 +30,14 @@ SEEN: dict[str, list[tuple[str, tuple, tuple]]] = {"live": [], "backtest": []}
 
 
 class TracedMaker(MarketMaker):
-    """The market maker, noting at each book state it is shown the quotes it wants there."""
+    """The market maker, noting at each book state it is shown (the touch net of its own orders,
+    with the gross touch beside it) the quotes it wants there."""
 
     run = "live"
 
     def on_book(self, ctx: Any, token_id: str) -> Any:
         wanted = tuple((q.side.value, q.price, q.size) for q in self.target(ctx, token_id).quotes)
-        SEEN[self.run].append((token_id, ctx.books[token_id].top(), wanted))
+        SEEN[self.run].append((token_id, msgspec.structs.astuple(ctx.touch(token_id)), wanted))
         return super().on_book(ctx, token_id)
 
 
@@ -83,13 +85,18 @@ def test_a_backtest_of_a_recorded_live_session_quotes_as_live_did(tmp_path: Path
         summary = run_backtest(config, [rec_dir], out=out, seed=3)
         assert summary.fills > 0
 
-        # every book state the live run quoted from, the backtest saw and quoted the same
-        backtest = {(t, top): wanted for t, top, wanted in SEEN["backtest"]}
-        missing = [(t, top) for t, top, _ in SEEN["live"] if (t, top) not in backtest]
-        assert len(missing) <= 2, missing[:3]  # at most the first states, before the recording's snapshot
-        for t, top, wanted in SEEN["live"]:
-            if (t, top) in backtest:
-                assert backtest[(t, top)] == wanted, (t, top)
+        # the book states the live run quoted from (the touch net of its own orders), the backtest saw
+        # too: all but the first states, before the recording's snapshot, and a few around our own
+        # orders (the touch counts them as they rest and travel: the venue timed them live, the
+        # latency model in the backtest); at the same state, orders included, it quoted the same
+        seen = {(t, touch[:7]) for t, touch, _ in SEEN["backtest"]}
+        missing = [(t, touch) for t, touch, _ in SEEN["live"] if (t, touch[:7]) not in seen]
+        assert len(missing) <= max(2, len(SEEN["live"]) // 5), missing[:3]
+        backtest = {(t, touch): wanted for t, touch, wanted in SEEN["backtest"]}
+        same = [(t, touch, wanted) for t, touch, wanted in SEEN["live"] if (t, touch) in backtest]
+        assert same
+        for t, touch, wanted in same:
+            assert backtest[(t, touch)] == wanted, (t, touch)
 
         # every backtest fill is one the recording allows: a print at or through our price, after we sent
         prints: dict[str, list[tuple[float, int]]] = {}

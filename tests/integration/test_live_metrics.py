@@ -54,6 +54,9 @@ def test_live_bot_exports_trading_transport_stream_and_throttle_metrics():
                     sample(body, "bot_stream_message_lag_seconds_count", stream="market"),
                     sample(body, "bot_tick_to_order_seconds_count"),
                     re.search(r'bot_book_staleness_seconds\{token="[^"]+"\}', body),
+                    # where a book update's way to an order request goes, stage by stage (no journal
+                    # here: no "sync" stage)
+                    *(sample(body, "bot_live_stage_seconds_count", stage=st) for st in ("wait", "core", "send")),
                 )
                 return body if all(v for v in wanted) else None
 

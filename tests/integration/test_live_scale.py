@@ -1,7 +1,9 @@
 """``bot run`` quoting 32 markets of a local exchange (its own process, synthetic flow on every
 market) for 30 s keeps up: market data is applied within a bound the old queueing blew by
-seconds, no halt, no orphan of an order it never heard of, nothing left resting. The bounds are loose on purpose (a loaded CI machine passes; a
-bot that queues its market stream or races its own writes does not)."""
+seconds, no halt, no orphan, no position drift, few post-only orders rejected for crossing,
+nothing left resting. The bounds are loose on purpose (a loaded CI machine passes; a bot that
+queues its market stream, chases its own quotes, misreads a paged listing or races its own
+writes does not)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 MARKETS = 32
 SECONDS = 30.0
 LAG_P99_S = float(os.environ.get("BOT_SCALE_LAG_P99_S", "2.0"))  # venue timestamp to applied
+MAX_CROSSES = 0.05  # share of orders sent rejected as "post-only crosses book" (quoting its own: 8-14%)
 
 
 def test_thirty_two_markets_for_thirty_seconds_keep_up(tmp_path: Path):
@@ -24,8 +27,11 @@ def test_thirty_two_markets_for_thirty_seconds_keep_up(tmp_path: Path):
     log = (tmp_path / "bot.log").read_text()
     assert "Traceback" not in log
     assert r["halts"] == 0 and r["halted_at"] is None, log[-2000:]
-    # no order the bot never heard of (a write lost or overtaken); an order a paged listing missed
-    # under churn ("closed") is found again by the next listing and cancelled
-    assert r["orphans_unknown"] == 0, log[-2000:]
+    # no order the bot never heard of (a write lost or overtaken), none it closed while the venue
+    # still had it open (a paged listing's absence taken for a close)
+    assert r["orphans"] == 0, log[-2000:]
+    assert r["drift"] == 0, r
     assert r["lag_p99"] is not None and r["lag_p99"] < LAG_P99_S, r
+    # quoting around its own orders sent a stream of post-only orders into them (8-14% rejected)
+    assert r["sent"] > 0 and r["crosses"] / r["sent"] < MAX_CROSSES, r
     assert r["sent"] > 0 and "open orders at the exchange: 0" in r["summary"], r

@@ -126,3 +126,20 @@ def test_venue_rejections_are_counted_by_reason():
     get = eng.metrics.registry.get_sample_value
     assert get("bot_orders_rejected_total", {"reason": "post_only_crosses"}) == len(batch.orders)
     assert get("bot_orders_rejected_total", {"reason": "venue"}) is None
+
+
+def test_the_drift_gauge_shows_a_difference_seen_unchanged_at_two_checks_and_only_while_it_lasts():
+    clock = SimClock(1_000.0)
+    eng = make_engine(clock, metrics=Metrics())
+    gauge = lambda: eng.metrics.registry.get_sample_value("bot_position_drift_shares", {"token": YES})  # noqa: E731
+    eng.reconcile_positions({YES: 5_000_000})  # a fill the venue counted, its event still on its way
+    assert eng.drifts and not gauge()
+    clock.advance(1.0)
+    eng.reconcile_positions({YES: 3_000_000})  # not the same difference: still in flight
+    assert not gauge()
+    clock.advance(1.0)
+    eng.reconcile_positions({YES: 3_000_000})  # the same difference a second time: drift
+    assert gauge() == -3_000_000
+    clock.advance(1.0)
+    eng.reconcile_positions({})  # gone
+    assert gauge() == 0 and eng.drifts == []

@@ -305,6 +305,23 @@ def test_a_listing_does_not_close_an_order_answered_after_it_was_asked_for():
     assert rec.orders.get("0xa").state is S.CANCELED
 
 
+def test_a_listing_of_several_pages_looks_up_an_order_it_misses_rather_than_closing_it():
+    # pages read at different moments: an order closing on page 1 shifts the offsets, and page 2
+    # skips an order still open; only the venue's record of that order can say it closed
+    rec = Reconciler()
+    for oid in ("0xa", "0xb"):
+        sent(rec, own(oid), now=0.0)
+        rec.on_ack(oid, ack(oid), 0.1)
+    out = rec.on_open_orders([oevent("0xa", "LIVE", "")], 2.0, as_of=1.0, pages=2)
+    assert rec.orders.get("0xb").state is S.LIVE and of(out, LookupOrder) == [LookupOrder("0xb")]
+    assert not of(out, FetchTrades) and rec.orphans_closed == 0
+    out = rec.on_order_lookup("0xb", oevent("0xb", "LIVE", ""), 2.5, as_of=2.1)
+    assert rec.orders.get("0xb").state is S.LIVE
+    # one page is one reading of the venue: what it does not show is closed
+    rec.on_open_orders([oevent("0xa", "LIVE", "")], 3.0, as_of=2.8)
+    assert rec.orders.get("0xb").state is S.CANCELED
+
+
 def wrongly_closed(policy):
     rec = Reconciler(ReconcilerConfig(orphan_policy=policy))
     sent(rec, own("0xa"), now=0.0)
