@@ -30,3 +30,9 @@ cdef class _Checker:
     cpdef bint shrinks(self, object token, object side) except -1
     @cython.locals(proj=Projection, y=_Tok, n=_Tok, t=_Tok)
     cpdef object _projected(self, object market, object token, object side, object shares, object usdc)
+
+
+@cython.locals(proj=Projection, checker=_Checker, resting=cython.Py_ssize_t, accepted=list, reducing=list,
+               targets=dict, live=dict, ok=list, kept_live=dict, lv=list)
+cpdef object _decide(list intents, object state, object limits, object universe, object positions,
+                     object open_orders, object books, object rate_budget)
