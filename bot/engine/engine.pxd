@@ -4,12 +4,14 @@ cimport cython
 
 from bot.core.book cimport Book, Books, event_type
 from bot.core.feed cimport Feed
+from bot.execution.reconciler cimport Reconciler
 from bot.execution.router cimport Router
 
 
 @cython.final
 cdef class Engine:
-    cdef public object config, strategy, markets, clock, reconciler, risk, portfolio, metrics
+    cdef public object config, strategy, markets, clock, risk, portfolio, metrics
+    cdef public Reconciler reconciler
     cdef public Books books
     cdef public Feed feed
     cdef public object perf, daily, opening_marks, latencies, recent_fills, ctx, _orphans_seen
@@ -24,6 +26,7 @@ cdef class Engine:
     cdef public long long verifying, _trades_pages
 
     cpdef object next_wakeup(self)
+    @cython.locals(tracked=dict, books=Books, feed=Feed)
     cpdef list on_market_event(self, object ev, object received_at=*)
     cpdef list on_result(self, object result)
     cpdef list on_timer(self)

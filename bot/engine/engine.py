@@ -285,8 +285,9 @@ class Engine:
             books = self.books
             touched = []
             if type(ev) is PriceLevels:  # its tokens are listed: no level object is built
+                tracked = books._books
                 for t in ev.tokens:
-                    if t not in touched and t in books:
+                    if t not in touched and t in tracked:
                         touched.append(t)
             else:
                 seen: set[str] = set()
@@ -344,7 +345,7 @@ class Engine:
             return None
         tops = self._tops
         if tops is not None:
-            book = self.books[token_id]
+            book = self.books._books[token_id]
             # the touch is unchanged while its book's ``touch`` counter and staleness are
             mark = book.touch * 2 + (1 if book.stale else 0)
             if self._marks.get(token_id) == mark:
