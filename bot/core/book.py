@@ -212,8 +212,10 @@ class Book:
 
     def set_level(self, is_bid: bool, price: int, size: int) -> None:
         """Set the total size at ``price`` on one side; size 0 removes the level."""
+        # at or above the best the touch may move (a best cleared to be recomputed was a removal
+        # at the best, which moved the counter already)
         if is_bid:
-            if price >= self._bb or self._bb == _HIGH:  # at or above the best: the touch may move
+            if price >= self._bb:
                 self.touch += 1
             if size:
                 self.bids[price] = size
@@ -224,7 +226,7 @@ class Book:
                 if price == self._bb:
                     self._bb = _HIGH
         else:
-            if price <= self._ba or self._ba == _LOW:
+            if price <= self._ba:
                 self.touch += 1
             if size:
                 self.asks[price] = size
