@@ -4,6 +4,8 @@ cimport cython
 
 from bot.core.book cimport Book, Books, event_type
 from bot.core.feed cimport Feed
+from bot.core.touch cimport net_touch, own_levels
+from bot.execution.orders cimport OrderStore
 from bot.execution.reconciler cimport Reconciler
 from bot.execution.router cimport Router
 
@@ -25,6 +27,8 @@ cdef class Engine:
     cdef public object drifts, _drifts_before, _drift_shown
     cdef public long long verifying, _trades_pages
 
+    @cython.locals(orders=OrderStore)
+    cpdef object net_touch(self, object token_id)
     cpdef object next_wakeup(self)
     @cython.locals(tracked=dict, books=Books, feed=Feed)
     cpdef list on_market_event(self, object ev, object received_at=*)

@@ -227,7 +227,7 @@ class Engine:
         orders = self.reconciler.orders
         market = self.markets.get(token_id)
         comp = orders.working(market.complement(token_id)) if market is not None else ()
-        return net_touch(self.books.get(token_id), own_levels(orders.working(token_id), comp))
+        return net_touch(self.books._books.get(token_id), own_levels(orders.working(token_id), comp))
 
     def next_wakeup(self) -> float | None:
         """Clock time when the router could next send (``None``: nothing waiting)."""
