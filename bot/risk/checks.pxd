@@ -26,7 +26,7 @@ cdef class _Checker:
 
     cpdef bint order(self, object order, object token, object side, object price, object shares, object usdc,
                      bint resting, bint fresh) except -1
-    @cython.locals(y=_Tok, n=_Tok)
+    @cython.locals(proj=Projection)
     cpdef bint shrinks(self, object token, object side) except -1
     @cython.locals(proj=Projection, y=_Tok, n=_Tok, t=_Tok)
     cpdef object _projected(self, object market, object token, object side, object shares, object usdc)

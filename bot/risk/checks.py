@@ -460,8 +460,8 @@ class _Checker:
         market = self.uni.markets.get(token)
         if market is None:
             return False
-        tok = self.proj.tok
-        e = tok(market.tokens[0]).pos - tok(market.tokens[1]).pos
+        proj = self.proj
+        e = proj.tok(market.tokens[0]).pos - proj.tok(market.tokens[1]).pos
         if e == 0:
             return False
         up = (side is _BUY) == (token == market.tokens[0])  # buying YES or selling NO raises it
