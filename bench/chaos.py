@@ -8,8 +8,8 @@ duplicated and reordered, trades that end FAILED, and order version mismatches.
 
 During the run the exchange's open orders are sampled every ``--interval`` seconds and compared
 with the journal (orphans: live at the exchange, not working in the bot; duplicates: two live
-orders at one token, side and price that the bot means to keep, in two samples running; risk: a position above ``max_position`` or more open orders
-than ``max_open_orders``). After the bot stops, fills, positions, cash and PnL are compared with
+orders at one token, side and price that the bot has not closed, in two samples running; risk: a
+position above ``max_position`` or more open orders than ``max_open_orders``). After the bot stops, fills, positions, cash and PnL are compared with
 the exchange's trades and ledger, and whatever is still open is counted. Every error figure must
 be 0; the exit code is 1 otherwise.
 

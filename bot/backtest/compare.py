@@ -12,9 +12,10 @@ same price within ``fill_window_s`` (each paired once, nearest first). Then:
 
 - quotes sent in one run and not the other;
 - fills in one run and not the other, with their cause: ``latency`` (the other run's twin order
-  was not resting in the book at that moment: not arrived yet, or gone), ``queue`` (it was
-  there: the queue model held it back, or let it through), ``quotes`` (the other run never sent
-  such an order then);
+  was not resting in the book at that moment: not arrived yet, or gone; or it had none because
+  an order of its own at that price was still being cancelled then, and the bot places no order
+  beside one it is cancelling), ``queue`` (it was there: the queue model held it back, or let it
+  through), ``quotes`` (the other run never sent such an order then);
 - fill prices and times of paired fills, queue waits (send to first fill) of both runs;
 - the PnL difference split into those causes: each fill is valued at a common final mark.
 
@@ -252,6 +253,17 @@ def resting_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
     return start is not None and start - slack <= t
 
 
+def cancelling_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
+    """``o``'s cancel was on the wire at some moment within ``slack`` of ``t``."""
+    changes = o.changes
+    for i, c in enumerate(changes):
+        if c.state is OrderState.PENDING_CANCEL:
+            end = changes[i + 1].at if i + 1 < len(changes) else float("inf")
+            if c.at - slack <= t <= end + slack:
+                return True
+    return False
+
+
 def compare_runs(live: RunResults, backtest: RunResults, *, window_s: float = 2.0, fill_window_s: float = 2.0,
                  mark: dict[str, int] | None = None) -> Comparison:
     """Align ``live`` and ``backtest`` order by order and fill by fill (module docstring); fills
@@ -274,13 +286,22 @@ def compare_runs(live: RunResults, backtest: RunResults, *, window_s: float = 2.
         time_diffs.append(b.ts - a.ts)
         by_cause["prices"] += _value(a, marks) - _value(b, marks)
     paired_ids = {id(f) for pair in matched for f in pair}
-    for run, fills, sign in (("live", live.fills, 1), ("backtest", backtest.fills, -1)):
+    levels: dict[int, dict[tuple[str, Side, int], list[OrderRecord]]] = {}
+    for run_orders in (live.orders, backtest.orders):
+        by_level = levels[id(run_orders)] = defaultdict(list)
+        for o in run_orders:
+            by_level[(o.token_id, o.side, o.price)].append(o)
+    for run, fills, sign, others in (("live", live.fills, 1, backtest.orders),
+                                     ("backtest", backtest.fills, -1, live.orders)):
+        at_level = levels[id(others)]
         for f in fills:
             if id(f) in paired_ids:
                 continue
             other = partner.get(f.order_id)
-            if other is None:
-                cause = "quotes"  # the other run never sent such an order then
+            if other is None:  # the other run never sent such an order then, unless it was still
+                # cancelling one at that price (so it could not send one: its latency decided)
+                level = at_level.get((f.token_id, f.side, f.price), ())
+                cause = "latency" if any(cancelling_at(o, f.ts, fill_window_s) for o in level) else "quotes"
             else:  # its twin was in the book then (the queue decided), or not yet / no more (latency)
                 cause = "queue" if resting_at(other, f.ts, fill_window_s) else "latency"
             gaps.append(FillGap(run, f, cause))

@@ -89,6 +89,7 @@ Action = (SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder |
 
 MAX_VERIFY_CHECKS = 30  # positions reads after a reconnect before an unconfirmed position halts
 VERIFY_EVERY_S = 1.0
+SETTLEMENTS_KEPT = 4096  # trade statuses the engine remembers (``Engine.settlement``)
 CONFIRM_DRIFT_S = 10.0  # a difference from the venue's holdings lasting this long ...
 CONFIRM_TRADES_READS = 2  # ... through this many trades reads is confirmed
 
@@ -169,7 +170,8 @@ class Engine:
         self.stats = EngineStats()
         self.latencies: deque[float] = deque(maxlen=self.config.latency_samples)
         self.recent_fills: deque[Fill] = deque(maxlen=self.config.recent_fills)
-        self.settlement: dict[str, TradeStatus] = {}  # trade id -> last status of our fills
+        # trade id -> last status of our fills, for the recent ones (``SETTLEMENTS_KEPT``)
+        self.settlement: dict[str, TradeStatus] = {}
         self.stopped = False
         self._tick_at: float | None = None
         # token -> perf-counter receipt of its newest book change, while a batch of updates is handled
@@ -636,6 +638,7 @@ class Engine:
         now = self.clock.now()
         self._publish(now)
         self.reconciler.orders.forget_closed(now - self.config.forget_closed_after_s)
+        self.portfolio.compact()  # final fills folded in: memory holds the unsettled ones
         marks = self.marks()
         out = self._judge_losses(now, marks, self.books)
         self._gauges(marks, now)
@@ -667,7 +670,9 @@ class Engine:
         for f in state.fills:
             if (f.trade_id, f.order_id) not in reversed_keys:
                 self.portfolio.apply(f)
-                self.settlement[f.trade_id] = state.trade_statuses.get(f.trade_id, f.status)
+                status = state.trade_statuses.get(f.trade_id, f.status)
+                _note(self.settlement, f.trade_id, status)
+                self.portfolio.settle(f.trade_id, status)
         return self.absorb(restore(self.reconciler, state, open_orders, trades, self.clock.now()))
 
     def absorb(self, outputs: Iterable[Any]) -> list[Action]:
@@ -762,7 +767,7 @@ class Engine:
                     self.stats.volume += x.size
                     self.stats.notional += x.price * x.size // 1_000_000
                     self.recent_fills.append(x)
-                    self.settlement[x.trade_id] = x.status
+                    _note(self.settlement, x.trade_id, x.status)
                     if self.metrics is not None:
                         self.metrics.fills.labels(_short(x.token_id), x.side.value).inc()
                         self.metrics.fill_volume.labels(_short(x.token_id), x.side.value).inc(x.size / 1e6)
@@ -770,12 +775,13 @@ class Engine:
             elif isinstance(x, FillReversal):
                 if self.portfolio.apply(x):
                     self.stats.reversals += 1
-                    self.settlement[x.fill.trade_id] = TradeStatus.FAILED
+                    _note(self.settlement, x.fill.trade_id, TradeStatus.FAILED)
                     if self.metrics is not None:
                         self.metrics.fills_reversed.labels(_short(x.fill.token_id)).inc()
                     intents += intents_of(self.strategy.on_fill(self.ctx, x.fill))
             elif isinstance(x, SettlementUpdate):
-                self.settlement[x.trade_id] = x.status
+                _note(self.settlement, x.trade_id, x.status)
+                self.portfolio.settle(x.trade_id, x.status)
             elif isinstance(x, CancelOrder):
                 self.router.cancel(x.order_id)
             elif isinstance(x, (LookupOrder, ResendOrder, FetchTrades)):
@@ -865,6 +871,14 @@ class _OpenOrders:
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _note(settlement: dict[str, TradeStatus], trade_id: str, status: TradeStatus) -> None:
+    """Record a trade's last status; past ``SETTLEMENTS_KEPT`` trades the oldest one noted is
+    forgotten (the status view reads the recent fills only; the journal keeps every status)."""
+    settlement[trade_id] = status
+    if len(settlement) > SETTLEMENTS_KEPT:
+        del settlement[next(iter(settlement))]
 
 
 def _short(token_id: str) -> str:

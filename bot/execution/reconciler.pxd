@@ -10,6 +10,7 @@ cdef class Reconciler:
     cdef public object config, _journal, _held, orphans_unknown, orphans_closed
     cdef public OrderStore orders
     cdef public dict _trades, _held_by_order, cursors
+    cdef public list _settled
     cdef public bint updates, cursor_held
 
     @cython.locals(o=OwnOrder, known=OwnOrder)

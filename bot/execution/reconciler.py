@@ -19,7 +19,9 @@ Invariants (the races are named where they are guarded):
   trade, or its absence from a complete ``/data/orders`` listing asked for after the venue had
   shown it the order (``answered_at``); an order the listing shows open that we do not know, or
   that we had closed before the listing was asked for, is an orphan, handled by ``orphan_policy``;
-- fills only ever come from trades: acks and order events move states, never positions.
+- fills only ever come from trades: acks and order events move states, never positions;
+- what is remembered stays bounded: a settled trade is forgotten once no source can bring its
+  records back as news (``forget_settled``), so its fills are still never emitted twice.
 
 Plain object, no clock, no I/O: every method takes ``now`` and returns the events for the core
 and the requests (``LookupOrder``, ``ResendOrder``, ``CancelOrder``, ``FetchTrades``) for the shell.
@@ -27,6 +29,7 @@ and the requests (``LookupOrder``, ``ResendOrder``, ``CancelOrder``, ``FetchTrad
 
 from __future__ import annotations
 
+import heapq
 from collections import OrderedDict
 from typing import Any, Iterable, Protocol, Sequence
 
@@ -46,6 +49,7 @@ from bot.execution.records import (
 )
 from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
 from bot.venue.fees import taker_fee
+from bot.venue.pagination import cursor_offset
 from bot.venue.units import UNIT
 
 S = OrderState
@@ -76,12 +80,17 @@ class ReconcilerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     orphan_policy: str = "cancel"  # a live venue order we do not know: "adopt", "cancel" or "ignore"
     max_held_trades: int = 10_000  # bound on trades held for orders not known yet
     taker_fee: bool = True  # book the venue's taker fee (bot.venue.fees) on our taker fills
+    # a settled trade leaves memory this long after it was last seen, once behind the trades
+    # cursor (``Reconciler.forget_settled``); longer than any user event's delay
+    trade_retention_s: float = 600.0
 
     def __post_init__(self) -> None:
         if self.orphan_policy not in ("adopt", "cancel", "ignore"):
             raise ValueError(f"orphan_policy must be adopt, cancel or ignore, not {self.orphan_policy!r}")
         if not 1 <= self.max_held_trades <= 10_000_000:
             raise ValueError(f"max_held_trades must be within 1..10000000, got {self.max_held_trades}")
+        if not 1.0 <= self.trade_retention_s <= 30 * 86400.0:
+            raise ValueError(f"trade_retention_s must be within 1..2592000, got {self.trade_retention_s}")
 
 
 class OrderUpdate(msgspec.Struct, frozen=True):
@@ -127,15 +136,18 @@ class JournalSink(Protocol):
 
 
 class TradeState:
-    """What we know of one trade: its settlement status and our fills in it."""
+    """What we know of one trade: its settlement status and our fills in it; when a record of it
+    was last seen, and its position in the venue's trades list (-1 until a page shows it)."""
 
-    __slots__ = ("status", "record", "fills", "reversed")
+    __slots__ = ("status", "record", "fills", "reversed", "seen_at", "offset")
 
-    def __init__(self, status: TradeStatus, record: TradeRecord | None = None) -> None:
+    def __init__(self, status: TradeStatus, record: TradeRecord | None = None, seen_at: float = 0.0) -> None:
         self.status = status
         self.record = record
         self.fills: dict[str, Fill] = {}
         self.reversed: set[str] = set()
+        self.seen_at = seen_at
+        self.offset = -1
 
 
 class Leg(msgspec.Struct, frozen=True):
@@ -176,6 +188,8 @@ class Reconciler:
         self._trades: dict[str, TradeState] = {}
         self._held: OrderedDict[str, tuple[str, ...]] = OrderedDict()  # trade id -> order ids it waits for
         self._held_by_order: dict[str, set[str]] = {}
+        # (when to look again, trade id) of settled trades, for ``forget_settled``
+        self._settled: list[tuple[float, str]] = []
         self.cursors: dict[str, str] = {}
         # orders the venue listed open that we did not count as working: never heard of, or
         # already closed here (a wrong reading, set right by the listing)
@@ -191,7 +205,8 @@ class Reconciler:
         return st.status if st else None
 
     def fills(self) -> list[Fill]:
-        """Every fill seen (reversed ones included), in first-sight order per trade."""
+        """Every fill of the trades remembered (reversed ones included), in first-sight order per
+        trade (see ``forget_settled``)."""
         return [f for st in self._trades.values() for f in st.fills.values()]
 
     def is_reversed(self, trade_id: str, order_id: str) -> bool:
@@ -392,11 +407,16 @@ class Reconciler:
         out: list[Output] = []
         unsettled = False
         trades = self._trades
-        for item in items:
+        at = cursor_offset(cursor) if cursor is not None else None
+        for i, item in enumerate(items):
             rec = trade_record(item)
             self._apply_trade(rec, now, out)
             st = trades.get(rec.trade_id)
-            if st is not None and st.fills and st.status not in (TradeStatus.CONFIRMED, TradeStatus.FAILED):
+            if st is None:
+                continue
+            if at is not None:
+                st.offset = at + i
+            if st.fills and st.status not in (TradeStatus.CONFIRMED, TradeStatus.FAILED):
                 unsettled = True
         if cursor is not None and cursor == self.cursors.get(TRADES_CURSOR, "MA=="):
             self.cursor_held = False  # a read that starts where the last one left off
@@ -408,8 +428,41 @@ class Reconciler:
                 resume = cursor if next_cursor in _END_CURSORS else next_cursor
             if resume:
                 self._set_cursor(TRADES_CURSOR, resume)
+        self.forget_settled(now)
         self._commit()
         return out
+
+    def forget_settled(self, now: float) -> int:
+        """Drop from memory the trades settled (CONFIRMED, or FAILED with every fill reversed) that
+        no source can bring back as news; returns how many.
+
+        Safe because a forgotten trade is never seen again: it lies before the stored trades cursor
+        (a page showed it there, and reads only start at that cursor, which never moves back); no
+        record of it has arrived for ``trade_retention_s`` (the user channel does not replay, and
+        delays, duplicates or reorders an event by far less); and no held trade waits on it. A
+        restart reads its fills from the journal. Trades known only from the journal or the user
+        channel, or when the cursor is not an offset, are kept. Costs what it forgets (a heap)."""
+        heap = self._settled
+        horizon = now - self.config.trade_retention_s
+        if not heap or heap[0][0] >= horizon:
+            return 0
+        trades = self._trades
+        behind = cursor_offset(self.cursors.get(TRADES_CURSOR))
+        n = 0
+        while heap and heap[0][0] < horizon:
+            tid = heapq.heappop(heap)[1]
+            st = trades.get(tid)
+            if st is None:
+                continue
+            if st.seen_at >= horizon:  # seen again since: looked at once the window has passed it
+                heapq.heappush(heap, (st.seen_at, tid))
+                continue
+            if tid in self._held or behind is None or not 0 <= st.offset < behind:
+                heapq.heappush(heap, (now, tid))  # a read may still show it: looked at later
+                continue
+            del trades[tid]
+            n += 1
+        return n
 
     def on_order_lookup(self, order_id: str, found: Any | None, now: float, as_of: float | None = None) -> list[Output]:
         """``GET /data/order/{id}``, asked at ``as_of``: the order, or ``None`` when the venue does
@@ -593,9 +646,10 @@ class Reconciler:
         st = self._trades.get(rec.trade_id)
         changed = False
         if st is None:
-            st = self._trades[rec.trade_id] = TradeState(rec.status, rec)
+            st = self._trades[rec.trade_id] = TradeState(rec.status, rec, now)
             changed = True
         else:
+            st.seen_at = now
             if st.record is None or not st.record.maker_orders and rec.maker_orders:
                 st.record = rec
             new = advance_status(st.status, rec.status)
@@ -604,6 +658,8 @@ class Reconciler:
                 changed = True
         if changed:
             self._journal_trade(rec.trade_id, st.status)
+            if st.status.terminal:
+                heapq.heappush(self._settled, (now, rec.trade_id))
         self._settle(rec.trade_id, st, rec, now, out, status_changed=changed)
 
     def _settle(
@@ -615,6 +671,8 @@ class Reconciler:
         known = bool(st.fills) or any(leg.order_id in self.orders for leg in legs)
         waiting: list[str] = []
         for leg in legs:
+            if leg.order_id in st.fills:  # booked already (its order may have left memory since)
+                continue
             o = self.orders.get(leg.order_id)
             if o is None:
                 # nothing of ours known in it yet: any leg may be ours (fill before ack);
@@ -623,8 +681,6 @@ class Reconciler:
                     self.config.owner and leg.is_maker and self._maker_owner(rec, leg) == self.config.owner
                 ):
                     waiting.append(leg.order_id)
-                continue
-            if leg.order_id in st.fills:
                 continue
             size, fee = leg.size, 0
             if not leg.is_maker and self.config.taker_fee:
@@ -708,7 +764,7 @@ class Reconciler:
             st = self._trades.get(tid)
             if st is None or st.record is None:
                 continue
-            self._held.pop(tid, None)
+            self._unhold(tid)  # out of the index too: the settle holds it again for legs still unknown
             self._settle(tid, st, st.record, now, out, status_changed=False)
 
     def _changed(self, o: OwnOrder, out: list[Output], resized: bool = True) -> None:

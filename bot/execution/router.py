@@ -12,6 +12,10 @@ Invariants:
   target has since changed is dropped, never sent late (a token whose last diff found nothing to
   do is not diffed again until one of them changes); a token whose cancels could not all be sent
   gets no new non-reducing order;
+- one order per token, side and price: no order is placed where one of ours is being cancelled,
+  or is to be (its cancel may yet come back refused or "not found", or fail, and the order stand);
+  the quote is placed once that cancel is answered, if still wanted, or the order that stayed
+  stands for it;
 - a cancel goes out at once, even for an order whose submit is not answered yet; once emitted it
   is not emitted again within ``cancel_retry_after`` (a refused or failed cancel is paced), except
   when the venue has answered the order's submit since: that earlier cancel may have overtaken
@@ -32,7 +36,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 import msgspec
 
 from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take
-from bot.execution.diff import diff
+from bot.execution.diff import diff, on_tick
 from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT
@@ -341,6 +345,12 @@ class Router:
                 cancel_tokens[oid] = token
             if not to_place:
                 continue
+            n = len(to_place)
+            to_place = _not_cancelling(to_place, orders.working(token), to_cancel, tick)
+            if len(to_place) < n:  # planned again when that cancel is answered (an order change)
+                wake = min(wake, now + retry_after)
+                if not to_place:
+                    continue
             if not tgt.any_reducing:
                 places_other += [(_quote_request(q, False), False) for q in to_place]
                 continue
@@ -548,6 +558,17 @@ class Router:
             self._emitted_cancels = {k: t for k, t in self._emitted_cancels.items() if now - t < horizon}
             self._retry_soon = {k: t for k, t in self._retry_soon.items() if k in self._emitted_cancels}
             self._prune_at = max(_PRUNE_MIN, 2 * len(self._emitted_cancels))
+
+
+def _not_cancelling(quotes: list[Quote], working: Iterable[OwnOrder], cancels: Sequence[str],
+                    tick: int) -> list[Quote]:
+    """``quotes`` less those at the side and price (on the ``tick`` grid) of an order in
+    ``working`` whose cancel is in flight, or among ``cancels`` (to be sent)."""
+    busy = {(o.side, on_tick(o.price, tick)) for o in working
+            if (o.state is _PENDING_CANCEL or o.order_id in cancels) and not o.order_type.is_market}
+    if not busy:
+        return quotes
+    return [q for q in quotes if (q.side, on_tick(q.price, tick)) not in busy]
 
 
 def _quote_request(q: Quote, reducing: bool) -> OrderRequest:

@@ -153,12 +153,15 @@ def holdings_change(lines: Iterable[FillLine]) -> tuple[int, dict[str, int]]:
 
 def duplicate_groups(live: Iterable[tuple[str, str, int, str]], states: Mapping[str, str]) -> list[frozenset[str]]:
     """Ids of the orders at one ``(token, side, price)``, where there is more than one, among an
-    account's live orders ``(token, side, price, order id)`` that the bot means to keep (``states``:
-    the journal's order states; one it is cancelling or has closed is not meant to work)."""
+    account's live orders ``(token, side, price, order id)`` that the bot has not closed
+    (``states``: the journal's order states). An order being cancelled counts: the bot places no
+    order where one of its own is being cancelled (``bot.execution.router``), since that cancel
+    may come back refused or "not found" and the order stand. One the bot has closed, or never
+    journaled, is an orphan, counted apart."""
     seen: dict[tuple[str, str, int], set[str]] = {}
     for token, side, price, oid in live:
         state = states.get(oid)
-        if state is None or state == "PENDING_CANCEL" or OrderState(state).terminal:
+        if state is None or OrderState(state).terminal:
             continue
         seen.setdefault((token, side, price), set()).add(oid)
     return [frozenset(ids) for ids in seen.values() if len(ids) > 1]
@@ -166,9 +169,8 @@ def duplicate_groups(live: Iterable[tuple[str, str, int, str]], states: Mapping[
 
 def lasting_duplicates(before: Iterable[frozenset[str]], now: Iterable[frozenset[str]]) -> int:
     """Extra orders that stood beside another at one price in two samples running: an intent
-    placed twice. (The market maker keeps at most one order per side and price; a replacement
-    placed while its predecessor's cancel was still on the wire, and then "not found" because it
-    overtook the place, stands beside it for one round trip until the router cancels it again.)"""
+    placed twice. (The bot keeps at most one order per token, side and price; the grace of one
+    sample covers the venue's listing and the journal being read a moment apart.)"""
     before = list(before)
     return sum(max((len(g & p) for p in before), default=0) - 1 for g in now
                if any(len(g & p) > 1 for p in before))

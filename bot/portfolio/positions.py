@@ -13,7 +13,7 @@ from typing import Iterable, Mapping
 import msgspec
 
 from bot.core.events import Fill, FillReversal
-from bot.venue.enums import Side
+from bot.venue.enums import Side, TradeStatus
 from bot.venue.units import UNIT
 
 
@@ -110,9 +110,13 @@ class Portfolio:
 
     Invariant: applying a fill twice changes nothing; a reversal of an applied fill leaves the
     portfolio exactly as if the fill had never been seen (the token is replayed without it).
+    What is remembered stays bounded by the fills not yet final: ``compact`` folds each token's
+    oldest fills whose trades are CONFIRMED (``settle``; they can never be reversed) into its
+    starting position, which the replay then starts from. A folded fill is no longer known by its
+    key: its source delivers each fill once (``bot.execution.reconciler``).
     """
 
-    __slots__ = ("_seeds", "_positions", "_fills", "_by_token", "_reversed")
+    __slots__ = ("_seeds", "_positions", "_fills", "_by_token", "_reversed", "_by_trade", "_final")
 
     def __init__(self) -> None:
         self._seeds: dict[str, Position] = {}
@@ -120,11 +124,14 @@ class Portfolio:
         self._fills: dict[tuple[str, str], Fill] = {}
         self._by_token: dict[str, list[tuple[str, str]]] = {}
         self._reversed: set[tuple[str, str]] = set()
+        self._by_trade: dict[str, list[tuple[str, str]]] = {}  # trade id -> its fills not final
+        self._final: set[tuple[str, str]] = set()  # fills of CONFIRMED trades, not folded yet
 
     # -- writes ---------------------------------------------------------------------------
 
     def seed(self, token_id: str, size: int, avg_price: int = 0) -> None:
-        """Start ``token_id`` from a known holding (e.g. the venue's after a restart)."""
+        """Start ``token_id`` from a known holding (e.g. the venue's after a restart), before
+        ``compact`` has folded any of its fills (the seed replaces what they did)."""
         base = Position(token_id, size=size, cost_e12=avg_price * size)
         self._seeds[token_id] = base
         self._rebuild(token_id)
@@ -136,6 +143,7 @@ class Portfolio:
             return False
         self._fills[key] = fill
         self._by_token.setdefault(fill.token_id, []).append(key)
+        self._by_trade.setdefault(fill.trade_id, []).append(key)
         pos = self.position(fill.token_id)
         self._positions[fill.token_id] = pos.trade(fill.side, fill.price, fill.size, fill.fee)
         return True
@@ -153,8 +161,45 @@ class Portfolio:
         if fill is None:
             return False
         self._by_token[fill.token_id].remove(key)
+        keys = self._by_trade.get(fill.trade_id)
+        if keys is not None:
+            if key in keys:
+                keys.remove(key)
+            if not keys:
+                del self._by_trade[fill.trade_id]
         self._rebuild(fill.token_id)
         return True
+
+    def settle(self, trade_id: str, status: TradeStatus) -> None:
+        """A trade of ours reached ``status``: once CONFIRMED its fills are final (``compact``
+        may fold them); FAILED ones are taken back by their reversals."""
+        if status is TradeStatus.CONFIRMED:
+            self._final.update(self._by_trade.pop(trade_id, ()))
+        elif status is TradeStatus.FAILED:
+            self._by_trade.pop(trade_id, None)
+
+    def compact(self) -> int:
+        """Fold each token's oldest final fills, in the order they were booked, into its starting
+        position (positions, cash and PnL are unchanged); returns how many were folded."""
+        final, fills = self._final, self._fills
+        if not final:
+            return 0
+        n = 0
+        for token, keys in self._by_token.items():
+            i = 0
+            while i < len(keys) and keys[i] in final:
+                i += 1
+            if not i:
+                continue
+            pos = self._seeds.get(token) or Position(token)
+            for key in keys[:i]:
+                f = fills.pop(key)
+                final.discard(key)
+                pos = pos.trade(f.side, f.price, f.size, f.fee)
+            self._seeds[token] = pos
+            del keys[:i]
+            n += i
+        return n
 
     def apply(self, event: Fill | FillReversal) -> bool:
         if isinstance(event, Fill):

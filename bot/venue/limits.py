@@ -115,6 +115,15 @@ class LimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return getattr(self, name)
 
 
+_ID_SEGMENT = re.compile(r"/(0x[0-9a-fA-F]+|[0-9]{6,}|[0-9a-fA-F-]{32,})(?=/|$)")
+
+
+def route_label(route: str) -> str:
+    """A bounded label for a route: identifiers in the path become ``{id}`` (metrics, and the
+    limiter's memory of routes, stay bounded however many orders are looked up)."""
+    return _ID_SEGMENT.sub("/{id}", route)
+
+
 def _pattern(route: str) -> re.Pattern[str]:
     method, _, path = route.partition(" ")
     if not method or not path.startswith("/"):
@@ -157,8 +166,9 @@ class RouteLimiter:
         self.waited_seconds: dict[str, float] = {}
 
     def throttles(self, method: str, path: str) -> tuple[tuple[Throttle, bool], ...]:
-        """The throttles a request must pass, each with whether it charges per item."""
-        key = (method.upper(), path.split("?", 1)[0])
+        """The throttles a request must pass, each with whether it charges per item (a scope's
+        routes are matched with the path's identifiers as ``{id}``, which ``{param}`` matches)."""
+        key = (method.upper(), route_label(path.split("?", 1)[0]))
         found = self._cache.get(key)
         if found is None:
             route = f"{key[0]} {key[1]}"
@@ -210,7 +220,7 @@ class RouteLimiter:
             now = self.clock()
         waited = max(0.0, now - start)
         if waited > 0.0:
-            route = f"{method.upper()} {path.split('?', 1)[0]}"
+            route = route_label(f"{method.upper()} {path.split('?', 1)[0]}")
             self.waits[route] = self.waits.get(route, 0) + 1
             self.waited_seconds[route] = self.waited_seconds.get(route, 0.0) + waited
             if self.on_wait is not None:

@@ -8,12 +8,14 @@ gave. Pages are fetched lazily, one at a time, only as the caller consumes items
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 from bot.venue.errors import ParameterError
 
-__all__ = ["FIRST_CURSOR", "END_CURSORS", "is_end_cursor", "offset_items", "cursor_pages", "cursor_items"]
+__all__ = ["FIRST_CURSOR", "END_CURSORS", "is_end_cursor", "cursor_offset", "offset_items", "cursor_pages", "cursor_items"]
 
 T = TypeVar("T")
 
@@ -29,6 +31,18 @@ class CursorPage(Protocol[T]):  # type: ignore[misc]
 def is_end_cursor(cursor: str | None) -> bool:
     """True when ``cursor`` means "no more pages"."""
     return cursor is None or cursor in END_CURSORS
+
+
+def cursor_offset(cursor: str | None) -> int | None:
+    """The list position a cursor stands for (venue.md 7.1: base64 of a decimal offset), or
+    ``None`` for an end cursor or one that does not read as an offset."""
+    if not cursor or len(cursor) > 32:
+        return None
+    try:
+        value = int(base64.b64decode(cursor, validate=True).decode("ascii"))
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    return value if value >= 0 else None
 
 
 async def offset_items(

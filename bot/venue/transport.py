@@ -16,7 +16,6 @@ plausible server idle timeout (uvicorn 5 s, gunicorn 2 s), so the client drops o
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Annotated
@@ -35,7 +34,7 @@ from bot.venue.errors import (
     VenueError,
     error_from_response,
 )
-from bot.venue.limits import RouteLimiter
+from bot.venue.limits import RouteLimiter, route_label
 
 __all__ = ["TransportConfig", "RateLimitInfo", "Transport", "encode_query", "read_rate_limit", "decode_body"]
 
@@ -43,13 +42,6 @@ QueryValue = str | int | float | bool | None
 HeaderFactory = Callable[[str, str, bytes | None], Mapping[str, str]]
 """``auth(method, path_without_query, body) -> headers``, called once per attempt."""
 
-
-_ID_SEGMENT = re.compile(r"/(0x[0-9a-fA-F]+|[0-9]{6,}|[0-9a-fA-F-]{32,})(?=/|$)")
-
-
-def route_label(route: str) -> str:
-    """A bounded metric label for a route: identifiers in the path become ``{id}``."""
-    return _ID_SEGMENT.sub("/{id}", route)
 
 
 _Timeout = Annotated[float, msgspec.Meta(gt=0, le=3600)]  # seconds: a wait of 0 or less never succeeds

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from bot.core.events import Fill, FillReversal
 from bot.portfolio import Portfolio
-from bot.venue.enums import Side
+from bot.venue.enums import Side, TradeStatus
 from bot.venue.units import UNIT
 
 TOKENS = ["Y", "N"]
@@ -106,3 +106,54 @@ def test_reversal_equals_never_seen_and_duplicates_are_ignored(fs, data):
             clean.apply(f)
     assert pf.positions() == clean.positions()
     assert pf.realized_pnl == clean.realized_pnl and pf.fees == clean.fees
+
+
+@settings(max_examples=200, deadline=None)
+@given(fills(), st.data())
+def test_folding_confirmed_fills_changes_no_figure_and_bounds_what_is_kept(fs, data):
+    """Interleaved confirmations, compactions and reversals of fills not confirmed: the same
+    positions, PnL and fees as a portfolio that never folds, and no confirmed fill left behind
+    an unconfirmed one of its token once compacted."""
+    pf, plain = Portfolio(), Portfolio()
+    pf.seed("Y", 3 * UNIT, 400_000)
+    plain.seed("Y", 3 * UNIT, 400_000)
+    confirmed: set[str] = set()
+    for f in fs:
+        pf.apply(f)
+        plain.apply(f)
+        for g in data.draw(st.lists(st.sampled_from(fs), max_size=3)):
+            if g.trade_id in confirmed or not pf.has_fill(g.key):
+                continue
+            if data.draw(st.booleans()):
+                confirmed.add(g.trade_id)
+                pf.settle(g.trade_id, TradeStatus.CONFIRMED)
+            else:
+                pf.apply(FillReversal(g))
+                plain.apply(FillReversal(g))
+                pf.settle(g.trade_id, TradeStatus.FAILED)
+        if data.draw(st.booleans()):
+            pf.compact()
+    for f in fs:
+        if f.trade_id not in confirmed and pf.has_fill(f.key):
+            confirmed.add(f.trade_id)
+            pf.settle(f.trade_id, TradeStatus.CONFIRMED)
+    pf.compact()
+    assert pf.positions() == plain.positions()
+    assert (pf.realized_pnl, pf.fees, pf.cash) == (plain.realized_pnl, plain.fees, plain.cash)
+    assert not any(pf.has_fill(f.key) for f in fs)  # every fill final: none kept
+
+
+def test_a_long_run_of_confirmed_fills_keeps_only_the_unsettled_ones():
+    pf = Portfolio()
+    for i in range(5_000):
+        f = Fill(trade_id=f"t{i}", order_id="o", token_id=TOKENS[i % 2], side=(Side.BUY, Side.SELL)[i % 3 == 0],
+                 price=500_000, size=UNIT)
+        pf.apply(f)
+        if i >= 10:  # each trade confirms ten fills later
+            pf.settle(f"t{i - 10}", TradeStatus.CONFIRMED)
+        if i % 100 == 0:
+            pf.compact()
+    pf.compact()
+    kept = sum(pf.has_fill((f"t{i}", "o")) for i in range(5_000))
+    assert kept == 10
+    assert pf.size("Y") + pf.size("N") == sum((1, -1)[i % 3 == 0] for i in range(5_000)) * UNIT

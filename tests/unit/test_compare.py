@@ -64,3 +64,17 @@ def test_our_live_orders_leave_the_recorded_levels_while_they_rested():
     assert view(int(12e9), ev).price_changes[0].size == "20"  # 50 shown, 30 of them ours
     assert view(int(16e9), ev).price_changes[0].size == "30"  # 20 of ours left after the fill
     assert view(int(25e9), ev).price_changes[0].size == "50"  # gone: the level is all others'
+
+
+def test_a_fill_without_a_twin_is_latency_while_the_other_run_was_cancelling_at_its_price():
+    # the other run had an order at 0.49 whose cancel was on the wire at 12.0 (it places no order
+    # beside one it is cancelling): its latency, not its quotes, kept it from the fill; at 0.48 it
+    # had nothing at all
+    live = run([order("a", 10.0, end=15.0), order("b", 10.0, price=480_000, end=15.0)],
+               [fill("a", 12.0), fill("b", 12.0, price=480_000)])
+    cancelling = OrderRecord("x", "tok", Side.BUY, 490_000, 4 * U, 10.2,  # not a's twin: another size
+                             (OrderChange(S.PENDING_SUBMIT, 0, 10.2), OrderChange(S.LIVE, 0, 10.3),
+                              OrderChange(S.PENDING_CANCEL, 0, 11.0), OrderChange(S.CANCELED, 0, 13.5)))
+    bt = run([cancelling], [])
+    c = compare_runs(live, bt, fill_window_s=1.0, mark={"tok": 500_000})
+    assert {g.fill.order_id: g.cause for g in c.gaps} == {"a": "latency", "b": "quotes"}

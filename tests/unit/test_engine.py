@@ -6,8 +6,8 @@ import json
 
 from bot.core.clock import SimClock
 from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
-from bot.engine.results import PlacesFailed, TradeSeen, all_live
-from bot.execution.records import trade_record
+from bot.engine.results import CancelsAnswered, PlacesFailed, TradeSeen, all_live
+from bot.execution.records import cancel_result, trade_record
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.orders import OrderState
 from bot.execution.reconciler import Reconciler, ReconcilerConfig
@@ -205,6 +205,9 @@ def test_reduce_only_keeps_only_what_shrinks_exposure_and_resume_quotes_again():
     assert eng.state.value == "REDUCING" and any(isinstance(a, VenueCancelAll) for a in acts)
     cancelled = {i for a in acts if isinstance(a, SendCancels) for i in a.batch.order_ids}
     assert cancelled == {o.order_id for o in eng.working_orders() if o.state is OrderState.PENDING_CANCEL}
+    for a in acts:  # the venue cancels them (until then no order goes where one is being cancelled)
+        if isinstance(a, SendCancels):
+            eng.on_result(CancelsAnswered(a.batch, cancel_result({"canceled": list(a.batch.order_ids)})))
     clock.advance(1.0)
     again = eng.on_market_event(book(YES, [("0.46", "100")], [("0.50", "100")], ts=2))
     assert {(o.token_id, o.side) for o in places(again)} == {(YES, Side.SELL)}  # only the reducing ask
@@ -324,3 +327,15 @@ def test_a_requote_sent_whole_leaves_the_router_settled():
     eng, out = start(clock, seed_yes=50_000_000)
     assert places(out)
     assert eng.router.settled() and eng.next_wakeup() is None  # no plan is needed to know it
+
+
+def test_trade_statuses_kept_are_bounded_and_the_latest_are_kept():
+    from bot.core.events import SettlementUpdate
+    from bot.engine.engine import SETTLEMENTS_KEPT
+
+    clock = SimClock(1_000.0)
+    eng, _ = start(clock)
+    n = SETTLEMENTS_KEPT + 500
+    eng.absorb([SettlementUpdate(f"t{i}", TradeStatus.CONFIRMED) for i in range(n)])
+    assert len(eng.settlement) == SETTLEMENTS_KEPT
+    assert eng.settlement[f"t{n - 1}"] is TradeStatus.CONFIRMED and "t0" not in eng.settlement

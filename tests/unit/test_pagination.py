@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.venue.errors import ParameterError
-from bot.venue.pagination import cursor_items, cursor_pages, offset_items
+from bot.venue.pagination import cursor_items, cursor_offset, cursor_pages, offset_items
 
 
 class P(msgspec.Struct):
@@ -80,3 +84,20 @@ async def test_offset_bad_limit() -> None:
 
     with pytest.raises(ParameterError, match="^limit: "):
         [x async for x in offset_items(fetch, limit=0)]
+
+
+@given(st.integers(0, 10**12))
+def test_a_cursor_reads_back_as_its_offset(n):
+    assert cursor_offset(base64.b64encode(str(n).encode()).decode()) == n
+
+
+@given(st.one_of(st.none(), st.text(max_size=40)))
+def test_any_other_cursor_is_no_offset_or_a_plain_one(text):
+    got = cursor_offset(text)
+    assert got is None or (isinstance(got, int) and got >= 0)
+
+
+def test_end_and_odd_cursors_are_no_offset():
+    for text in ("", "LTE=", None, "not base64!", base64.b64encode(b"-5").decode(), base64.b64encode(b"x").decode(),
+                 base64.b64encode(b"9" * 40).decode()):
+        assert cursor_offset(text) is None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+
+import pytest
+
 from bot.core.events import Fill, FillReversal, SettlementUpdate
 from bot.core.intents import CancelOrder
 from bot.execution.orders import OrderState, OwnOrder
@@ -580,3 +584,82 @@ def test_the_trades_cursor_stays_at_a_page_holding_an_unsettled_trade_of_ours():
     assert of(out, FillReversal)
     rec.on_trades_page([trade("t2")], 2.0, cursor="MTAw", next_cursor="LTE=")
     assert rec.trades_cursor == "MTAw"  # settled: the read moves on
+
+
+def _offset_cursor(offset):
+    return base64.b64encode(str(offset).encode()).decode()
+
+
+def _read_trades(rec, venue_trades, now, page=50):
+    """One trades read as the live shell makes it: from the stored cursor to the list's end."""
+    out = []
+    cursor = rec.trades_cursor
+    while True:
+        at = int(base64.b64decode(cursor))
+        end = at + page
+        nxt = _offset_cursor(end) if end < len(venue_trades) else "LTE="
+        out += rec.on_trades_page(venue_trades[at:end], now, cursor=cursor, next_cursor=nxt)
+        if nxt == "LTE=":
+            return out
+        cursor = nxt
+
+
+def test_settled_trades_behind_the_cursor_leave_memory_and_are_never_booked_twice():
+    rec = Reconciler(ReconcilerConfig(trade_retention_s=300.0))
+    sent(rec, own("0xa", size=10**9 * U))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    venue, fills, dt, per_read = [], 0, 20.0, 15
+    for i in range(300):  # 6000 s, 4500 trades, each MATCHED at first sight, CONFIRMED a read later
+        now = 1.0 + i * dt
+        for t in venue[-per_read:]:
+            t["status"] = "CONFIRMED"
+        venue += [trade(f"t{i}-{k}", makers=[maker("0xa", "1")]) for k in range(per_read)]
+        out = _read_trades(rec, venue, now)
+        # a late duplicate of a user event within the retention window books nothing again
+        out += rec.on_trade_event(dict(venue[max(0, len(venue) - 2 * per_read)], status="CONFIRMED"), now)
+        fills += len(of(out, Fill))
+    assert fills == len(venue)  # each fill exactly once, none missed, none twice
+    bound = (300.0 / dt + 3) * per_read + 2 * 50  # the retention window's trades, and two pages
+    assert len(rec.fills()) <= bound < len(venue) / 10
+
+
+def test_a_settled_trade_is_kept_while_a_read_can_still_bring_it_back():
+    rec = Reconciler(ReconcilerConfig(trade_retention_s=60.0))
+    sent(rec, own("0xa"))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    # at the stored cursor (the last page is read again), and one known from the user channel only
+    rec.on_trades_page([trade("t1", status="CONFIRMED", makers=[maker("0xa", "1")])], 1.0,
+                       cursor="MA==", next_cursor="LTE=")
+    rec.on_trade_event(trade("t2", status="CONFIRMED", makers=[maker("0xa", "1")]), 1.0)
+    assert rec.forget_settled(10_000.0) == 0
+    assert rec.trade_status("t1") is rec.trade_status("t2") is TradeStatus.CONFIRMED
+    out = rec.on_trades_page([trade("t1", status="CONFIRMED", makers=[maker("0xa", "1")])], 10_001.0,
+                             cursor="MA==", next_cursor="LTE=")
+    assert not of(out, Fill)
+
+
+def test_trade_retention_is_bounded_in_config():
+    for bad in (0.0, -1.0, 1e9):
+        with pytest.raises(ValueError, match="trade_retention_s"):
+            ReconcilerConfig(trade_retention_s=bad)
+
+
+def test_a_booked_trade_read_again_after_its_order_left_memory_is_not_held():
+    rec = Reconciler(ReconcilerConfig(owner="me"))
+    sent(rec, own("0xa"))
+    rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+    t = trade("t1", makers=[maker("0xa", "10", owner="me")])
+    assert len(of(rec.on_trades_page([t], 1.0, cursor="MA==", next_cursor="LTE="), Fill)) == 1
+    assert rec.orders.forget_closed(1000.0) == 1  # filled, closed long ago: out of memory
+    out = rec.on_trades_page([t], 1001.0, cursor="MA==", next_cursor="LTE=")  # the page is read again
+    assert not of(out, Fill) and rec.held_trades == []  # nothing waits for an order that will not come
+
+
+def test_a_held_trade_claimed_by_its_order_leaves_no_index_behind():
+    rec = Reconciler()
+    for i in range(50):  # fill before ack, three other accounts' makers in each trade
+        oid = f"0xa{i}"
+        rec.on_trade_event(trade(f"t{i}", taker=oid, makers=[maker(f"0xo{i}-{k}", "1") for k in range(3)],
+                                 side="BUY", size="3"), 0.1)
+        assert len(of(sent(rec, own(oid), now=0.2), Fill)) == 1
+    assert rec.held_trades == [] and rec._held_by_order == {}

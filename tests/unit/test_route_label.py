@@ -17,3 +17,26 @@ from bot.venue.transport import route_label
 )
 def test_identifiers_never_become_labels(route, label):
     assert route_label(route) == label
+
+
+def test_the_limiter_remembers_routes_not_order_ids():
+    import anyio
+
+    from bot.venue.limits import LimitsConfig, RouteLimiter
+
+    now = [0.0]
+    waited: list[str] = []
+
+    async def sleep(seconds):
+        now[0] += seconds
+
+    lim = RouteLimiter(LimitsConfig(scale=0.001), "clob", clock=lambda: now[0], sleep=sleep,
+                       on_wait=lambda route, s: waited.append(route))
+
+    async def lookups():
+        for i in range(300):  # a lookup of every order, most of them held by the throttle
+            await lim.acquire("GET", f"/data/order/0x{i:064x}")
+
+    anyio.run(lookups)
+    assert waited and set(waited) == {"GET /data/order/{id}"}
+    assert len(lim._cache) == 1 and list(lim.waits) == ["GET /data/order/{id}"]

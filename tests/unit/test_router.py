@@ -254,8 +254,8 @@ def test_an_answer_that_moves_no_size_is_not_diffed_again(monkeypatch):
                           "maker_orders": [{"order_id": oid, "matched_amount": "4", "price": "0.40",
                                             "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.4)
     assert h.rec.orders.get(oid).remaining == 6 * U
-    out = h.router.poll(0.5)
-    assert calls == ["t", "t", "t"] and [type(b) for b in out] == [CancelBatch, PlaceBatch]
+    out = h.router.poll(0.5)  # (its replacement at that price waits for the cancel's answer)
+    assert calls == ["t", "t", "t"] and [type(b) for b in out] == [CancelBatch]
 
 
 def test_an_ack_leaves_a_settled_router_settled_and_a_fill_does_not():
@@ -273,7 +273,8 @@ def test_an_ack_leaves_a_settled_router_settled_and_a_fill_does_not():
                           "maker_orders": [{"order_id": oid, "matched_amount": "4", "price": "0.40",
                                             "asset_id": "t", "side": "BUY", "owner": ""}]}, 0.3)
     assert not h.router.settled()
-    assert [type(b) for b in h.router.poll(0.4)] == [CancelBatch, PlaceBatch]
+    assert [type(b) for b in h.router.poll(0.4)] == [CancelBatch]  # then, once it is answered, the place
+    assert not h.router.settled()  # the plan waits on that answer
 
 
 def _counting_diff(monkeypatch) -> list[str]:
@@ -308,8 +309,9 @@ def test_a_poll_that_sent_all_its_plan_is_settled_once_recorded_without_a_new_di
     h.router.sent()
     assert h.router.settled() and calls == ["t", "u", "t"]
     h.router.set_target(quotes("u", (Side.BUY, 300_000, 6 * U)))  # "t" is not diffed for it
-    (cancel, place) = h.router.poll(2.0)
-    assert calls == ["t", "u", "t", "u"] and [o.token_id for o in place.orders] == ["u"]
+    (cancel,) = h.router.poll(2.0)  # a resize at one price: its cancel first, the place once answered
+    assert calls == ["t", "u", "t", "u"] and isinstance(cancel, CancelBatch)
+    assert [h.rec.orders.get(oid).token_id for oid in cancel.order_ids] == ["u"]
 
 
 def test_a_poll_that_left_work_behind_is_planned_again():
@@ -329,5 +331,81 @@ def test_a_poll_that_left_work_behind_is_planned_again():
     h.rec.on_cancels_sent(cancel.order_ids, 1.0)
     h.router.sent()
     assert not h.router.settled()
+    h.rec.on_cancel_result({"canceled": [oid], "not_canceled": {}}, 1.05)  # no order at that price now
     (place,) = h.router.poll(1.1)
     assert [(o.side, o.price) for o in place.orders] == [(Side.BUY, 400_000)]
+
+
+def _requote_across_a_blind_cancel(answer: str):
+    """An order is cancelled before its place is answered and the quote comes back to its price
+    before that cancel is: at most one order of ours stands at that price, whatever the answer."""
+    h = Harness()
+    rec, router = h.rec, h.router
+    at_400 = []
+
+    def send(now):
+        for b in router.poll(now):
+            if isinstance(b, CancelBatch):
+                rec.on_cancels_sent(b.order_ids, now)
+            else:
+                rec.on_places_sent(b.orders, now)
+                at_400.extend(o.order_id for o in b.orders if o.price == 400_000)
+        working = [o for o in rec.orders.working("t") if o.price == 400_000]
+        assert len(working) <= 1, working
+
+    router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    send(0.0)
+    a = at_400[0]
+    router.set_target(quotes("t", (Side.BUY, 390_000, 10 * U)))
+    send(0.1)  # a's cancel leaves before its place is answered
+    assert rec.orders.get(a).state is OrderState.PENDING_CANCEL
+    router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    send(0.2)  # back at a's price while its cancel is on the wire
+    if answer == "not found":  # the cancel overtook the place: a stands, and is the quote
+        rec.on_cancel_result({"canceled": [], "not_canceled": {a: "order not found"}}, 0.3)
+        rec.on_acks([a], [{"success": True, "errorMsg": "", "orderID": a, "status": "live"}], 0.35)
+    else:
+        rec.on_cancel_result({"canceled": [a], "not_canceled": {}}, 0.3)
+    for t in (0.4, 0.5, 6.0):
+        send(t)
+    return rec, at_400
+
+
+def test_no_second_order_at_a_price_whose_cancel_may_come_back_not_found():
+    rec, at_400 = _requote_across_a_blind_cancel("not found")
+    assert len(at_400) == 1 and rec.orders.get(at_400[0]).state is OrderState.LIVE
+
+
+def test_the_quote_is_placed_again_once_the_cancel_at_its_price_is_answered():
+    rec, at_400 = _requote_across_a_blind_cancel("canceled")
+    assert len(at_400) == 2 and rec.orders.get(at_400[1]).state is OrderState.PENDING_SUBMIT
+
+
+def test_a_resize_at_one_price_cancels_first_and_places_once_the_cancel_is_answered():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    (a,) = h.rec.orders.working("t")
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 8 * U)))
+    out = h.router.poll(1.0)  # the cancel of a may fail and a stand: nothing goes beside it yet
+    assert [type(b) for b in out] == [CancelBatch] and out[0].order_ids == (a.order_id,)
+    h.rec.on_cancels_sent(out[0].order_ids, 1.0)
+    h.rec.on_cancel_failed(out[0].order_ids, 1.1)  # a 5xx: a rests, still to be cancelled
+    h.router.cancels_failed(out[0].order_ids, 1.1)
+    assert not [b for b in h.router.poll(1.2) if isinstance(b, PlaceBatch)]
+    out = h.router.poll(1.7)  # the failed cancel goes again
+    assert [type(b) for b in out] == [CancelBatch]
+    h.rec.on_cancels_sent(out[0].order_ids, 1.7)
+    h.rec.on_cancel_result({"canceled": [a.order_id], "not_canceled": {}}, 1.8)
+    out = h.router.poll(1.9)
+    assert [type(b) for b in out] == [PlaceBatch] and out[0].orders[0].size == 8 * U
+
+
+def test_the_cancels_the_router_remembers_stay_bounded():
+    from bot.execution.router import _PRUNE_MIN
+
+    h = Harness(cancel_cap=10**9)
+    for i in range(30_000):  # an orphan cancel every 10 ms for five minutes
+        h.router.cancel(f"0x{i:06x}")
+        h.router.poll(i * 0.01)
+    assert len(h.router._emitted_cancels) <= 2 * _PRUNE_MIN
