@@ -190,6 +190,7 @@ class Engine:
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
         # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
         self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
+        self._marks: dict[str, int] = {}  # token -> its book's touch mark when ``_tops`` was last checked
         # the tokens whose books the strategy reads (None: all of them), asked once
         book_tokens = getattr(strategy, "book_tokens", None)
         watched = book_tokens() if book_tokens is not None else None
@@ -232,8 +233,8 @@ class Engine:
         orders = self.reconciler.orders
         market = self.markets.get(token_id)
         comp = orders.working(market.complement(token_id)) if market is not None else ()
-        return net_touch(self.books.get(token_id), own_levels(orders.working(token_id), comp),
-                         shown=self.own_orders_shown)
+        return net_touch(self.books._books.get(token_id), own_levels(orders.working(token_id), comp),
+                         self.own_orders_shown)
 
     def next_wakeup(self) -> float | None:
         """Clock time when the router could next send (``None``: nothing waiting)."""
@@ -291,8 +292,9 @@ class Engine:
             books = self.books
             touched = []
             if type(ev) is PriceLevels:  # its tokens are listed: no level object is built
+                tracked = books._books
                 for t in ev.tokens:
-                    if t not in touched and t in books:
+                    if t not in touched and t in tracked:
                         touched.append(t)
             else:
                 seen: set[str] = set()
@@ -350,7 +352,13 @@ class Engine:
             return None
         tops = self._tops
         if tops is not None:
-            top = self.books[token_id].top()
+            book = self.books._books[token_id]
+            # the touch is unchanged while its book's ``touch`` counter and staleness are
+            mark = book.touch * 2 + (1 if book.stale else 0)
+            if self._marks.get(token_id) == mark:
+                return None
+            self._marks[token_id] = mark
+            top = book.top()
             if tops.get(token_id) == top:
                 return None
             tops[token_id] = top

@@ -24,3 +24,7 @@ cdef class Router:
     cdef public object _drained
 
     cpdef bint settled(self)
+    cpdef list poll(self, double now)
+    cpdef tuple _plan(self, double now)
+    cpdef long long _grant(self, object throttle, long long want, double now) except -1
+    cpdef object _build(self, object req, double now)
