@@ -7,7 +7,7 @@ cimport cython
 cdef class _Log:
     cdef public object entries
     cdef public long long used, capacity
-    cdef public double seconds
+    cdef public double seconds, _free_stamp, _free_at
 
     cpdef prune(self, double now)
     cpdef long long room(self, double now)

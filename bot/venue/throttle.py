@@ -108,13 +108,17 @@ class _Log:
     so, by pruning and by the delay search alike).
     """
 
-    __slots__ = ("entries", "used", "capacity", "seconds")
+    __slots__ = ("entries", "used", "capacity", "seconds", "_free_stamp", "_free_at")
 
     def __init__(self, window: RateWindow) -> None:
         self.entries: deque[tuple[float, int]] = deque()
         self.used = 0
         self.capacity = window.capacity  # the window's, read once (it is frozen)
         self.seconds = float(window.seconds)
+        # the last stamp whose leaving time was searched, and that time: a caller waiting for
+        # room asks for the same stamp until it leaves (NaN: none yet, equal to no stamp)
+        self._free_stamp = math.nan
+        self._free_at = math.nan
 
     def prune(self, now: float) -> None:
         entries = self.entries
@@ -140,7 +144,10 @@ class _Log:
             latest = max(latest, stamp)
             freed += k
             if freed >= excess:
-                return max(now, _ready_at(latest, self.seconds))
+                if latest != self._free_stamp:
+                    self._free_at = _ready_at(latest, self.seconds)
+                    self._free_stamp = latest
+                return max(now, self._free_at)
         raise AssertionError("unreachable: n <= capacity was checked")  # pragma: no cover
 
 
@@ -192,7 +199,12 @@ class Throttle:
         """
         self._check_n(n)
         t = self.clock() if now is None else now
-        return max(log.ready_at(n, t) for log in self._logs)
+        ready = t
+        for log in self._logs:
+            at = log.ready_at(n, t)
+            if at > ready:
+                ready = at
+        return ready
 
     def delay(self, n: int = 1, now: float | None = None) -> float:
         """Seconds from ``now`` until ``n`` tokens are free in every window (0.0 if already).
