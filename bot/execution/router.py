@@ -132,7 +132,7 @@ class PlaceBatch(msgspec.Struct, frozen=True):
 
     @property
     def order_ids(self) -> tuple[str, ...]:
-        return tuple(o.order_id for o in self.orders)
+        return tuple([o.order_id for o in self.orders])
 
 
 Batch = CancelBatch | PlaceBatch
@@ -198,6 +198,10 @@ class Router:
         self._emitted_cancels: dict[str, float] = {}
         self._retry_soon: dict[str, float] = {}  # failed cancel requests: id -> when it may go again
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
+        # the last plan that found work but read no clock (no take, explicit or paced cancel, no
+        # place held behind a cancel): (targets revision, orders revision, orders' quoting
+        # revision, the plan); the same plan while those stand and no batch went out since
+        self._blocked: tuple[int, int, int, tuple] | None = None
 
     # --- intents ---------------------------------------------------------------------------
     def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
@@ -228,9 +232,11 @@ class Router:
 
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
         self._takes.append((take, reducing, now))
+        self._blocked = None
 
     def cancel(self, order_id: str) -> None:
         self._cancels[order_id] = None
+        self._blocked = None
 
     def cancel_all(self, token_id: str | None = None) -> None:
         """Cancel every working own order (on one token) and forget the targets and takes there."""
@@ -238,6 +244,7 @@ class Router:
         for t in tokens:
             self._targets[t] = _Target(QuoteTarget(t), ())
         self._targets_rev += 1
+        self._blocked = None
         self._takes = [x for x in self._takes if token_id is not None and x[0].token_id != token_id]
         for o in self._orders.working(token_id):
             if o.state is not OrderState.PENDING_CANCEL:
@@ -254,6 +261,7 @@ class Router:
                 self._retry_soon[oid] = soon
         self._quiet_targets = -1
         self._drained = None
+        self._blocked = None
 
     def targets(self) -> dict[str, QuoteTarget]:
         return {t: x.target for t, x in self._targets.items()}
@@ -262,6 +270,7 @@ class Router:
         """Something the plan depends on beyond targets and orders changed (a token's tick)."""
         self._quiet_targets = -1
         self._drained = None
+        self._blocked = None
 
     def settled(self) -> bool:
         """True when a plan would find nothing to do, now and later, until targets, the orders
@@ -284,6 +293,11 @@ class Router:
                 and not self._takes and (self._quiet_orders == orders.revision or (
                     self._quiet_until == _NEVER and self._quiet_quoting == orders.quoting_revision)):
             return _NOTHING
+        blocked = self._blocked
+        if blocked is not None and blocked[0] == self._targets_rev and blocked[1] == orders.revision \
+                and blocked[2] == orders.quoting_revision:
+            self._quiet_targets = -1
+            return blocked[3]  # nothing it read has changed (see ``_blocked``)
         if self._takes:
             self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
         cancels: dict[str, None] = {}
@@ -350,9 +364,12 @@ class Router:
         if cancels or places:
             self._quiet_targets = -1
             self._plan_wake = wake
-        else:
-            self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
-            self._quiet_quoting = orders.quoting_revision
+            plan = (list(cancels), places, cancel_tokens)
+            if wake == _NEVER and not self._takes and not self._cancels:
+                self._blocked = (self._targets_rev, orders.revision, orders.quoting_revision, plan)
+            return plan
+        self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
+        self._quiet_quoting = orders.quoting_revision
         return list(cancels), places, cancel_tokens
 
     def _recently_cancelled(self, oid: str, now: float) -> bool:
@@ -420,6 +437,8 @@ class Router:
         if j < len(eligible):  # a short budget: the tokens served now wait behind the others next time
             self._served([r.token_id for r, _ in eligible[:j]])
         self._forget_old_cancels(now)
+        if out:  # what went out changes what a plan reads (cancels emitted, throttles spent)
+            self._blocked = None
         if i == len(cancels) == len(cancel_tokens) and j == len(eligible) == len(places) \
                 and self._plan_wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
             self._drained = (self._targets_rev, cancel_tokens, places)

@@ -7,9 +7,10 @@ cimport cython
 cdef class _Log:
     cdef public object entries
     cdef public long long used, capacity
-    cdef public double seconds, _free_stamp, _free_at
+    cdef public double seconds, oldest, _free_stamp, _free_at
 
     cpdef prune(self, double now)
+    cpdef add(self, double t, long long n)
     cpdef long long room(self, double now)
 
 

@@ -108,23 +108,34 @@ class _Log:
     so, by pruning and by the delay search alike).
     """
 
-    __slots__ = ("entries", "used", "capacity", "seconds", "_free_stamp", "_free_at")
+    __slots__ = ("entries", "used", "capacity", "seconds", "oldest", "_free_stamp", "_free_at")
 
     def __init__(self, window: RateWindow) -> None:
         self.entries: deque[tuple[float, int]] = deque()
         self.used = 0
         self.capacity = window.capacity  # the window's, read once (it is frozen)
         self.seconds = float(window.seconds)
+        self.oldest = math.inf  # the stamp of the first entry (inf: none), read before pruning
         # the last stamp whose leaving time was searched, and that time: a caller waiting for
         # room asks for the same stamp until it leaves (NaN: none yet, equal to no stamp)
         self._free_stamp = math.nan
         self._free_at = math.nan
 
     def prune(self, now: float) -> None:
-        entries = self.entries
         edge = now - self.seconds
+        if self.oldest > edge:
+            return  # the first entry has not left: none has (entries leave in order)
+        entries = self.entries
         while entries and entries[0][0] <= edge:
             self.used -= entries.popleft()[1]
+        self.oldest = entries[0][0] if entries else math.inf
+
+    def add(self, t: float, n: int) -> None:
+        """A take of ``n`` tokens stamped ``t``."""
+        if not self.entries:
+            self.oldest = t
+        self.entries.append((t, n))
+        self.used += n
 
     def room(self, now: float) -> int:
         """Tokens that may still be taken at ``now``."""
@@ -234,8 +245,7 @@ class Throttle:
             if log.room(t) < n:  # ``ready_at(n, t) > t``: not before a take leaves the window
                 return False
         for log in logs:
-            log.entries.append((t, n))  # a take: its stamp and count
-            log.used += n
+            log.add(t, n)
         self.taken += n
         return True
 
@@ -255,8 +265,7 @@ class Throttle:
         if k <= 0:
             return 0
         for log in logs:
-            log.entries.append((t, k))  # a take: its stamp and count
-            log.used += k
+            log.add(t, k)
         self.taken += k
         return k
 
