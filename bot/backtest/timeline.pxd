@@ -11,7 +11,7 @@ cdef dict _SPECIAL, _IN_MS
 cdef frozenset _SHARED_KINDS
 
 
-@cython.locals(in_ms=object)
+@cython.locals(in_ms=object, t=cython.double)
 cpdef double exchange_time(object ev, double received) except? -1.0
 
 cpdef bint _is_record(object cls) except -1

@@ -46,6 +46,7 @@ from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT
 
 _PENDING_CANCEL = OrderState.PENDING_CANCEL
+_GTC, _GTD = OrderType.GTC, OrderType.GTD
 MAX_BATCH = 15  # POST /orders: 1 to 15 items
 _NEVER = float("inf")
 _NOTHING: tuple[list, list, dict] = ([], [], {})  # a plan with no work (never mutated)
@@ -570,11 +571,9 @@ def _not_cancelling(quotes: list[Quote], working: Iterable[OwnOrder], cancels: S
 
 
 def _quote_request(q: Quote, reducing: bool) -> OrderRequest:
-    return OrderRequest(
-        q.token_id, q.side, q.price, q.size,
-        order_type=OrderType.GTD if q.expiration else OrderType.GTC,
-        post_only=q.post_only, expiration=q.expiration, reducing=reducing,
-    )
+    expiration = q.expiration
+    return OrderRequest(q.token_id, q.side, q.price, q.size, _GTD if expiration else _GTC, q.post_only,
+                        expiration, 0, reducing)  # every field, in order (amount 0: a limit order)
 
 
 def _take_request(t: Take, reducing: bool) -> OrderRequest:
