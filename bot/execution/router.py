@@ -201,8 +201,9 @@ class Router:
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
         # the last plan that found work but read no clock (no take, explicit or paced cancel, no
         # place held behind a cancel): (targets revision, orders revision, orders' quoting
-        # revision, the plan); the same plan while those stand and no batch went out since
-        self._blocked: tuple[int, int, int, tuple] | None = None
+        # revision, the targets' ticks, the plan); the same plan while those stand and no batch
+        # went out since
+        self._blocked: tuple[int, int, int, list[int], tuple] | None = None
 
     # --- intents ---------------------------------------------------------------------------
     def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
@@ -296,9 +297,9 @@ class Router:
             return _NOTHING
         blocked = self._blocked
         if blocked is not None and blocked[0] == self._targets_rev and blocked[1] == orders.revision \
-                and blocked[2] == orders.quoting_revision:
+                and blocked[2] == orders.quoting_revision and blocked[3] == [self._tick_of(t) for t in self._targets]:
             self._quiet_targets = -1
-            return blocked[3]  # nothing it read has changed (see ``_blocked``)
+            return blocked[4]  # nothing it read has changed (see ``_blocked``)
         if self._takes:
             self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
         cancels: dict[str, None] = {}
@@ -367,7 +368,8 @@ class Router:
             self._plan_wake = wake
             plan = (list(cancels), places, cancel_tokens)
             if wake == _NEVER and not self._takes and not self._cancels:
-                self._blocked = (self._targets_rev, orders.revision, orders.quoting_revision, plan)
+                self._blocked = (self._targets_rev, orders.revision, orders.quoting_revision,
+                                 [tick_of(t) for t in targets], plan)
             return plan
         self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
         self._quiet_quoting = orders.quoting_revision

@@ -1093,3 +1093,18 @@ def test_work_held_by_the_throttles_is_diffed_once_until_something_it_reads_chan
     out = h.step(10.0)  # the window frees: the ask goes (the bid's place waits for its cancel)
     assert [[(o.side, o.price) for o in b.orders] for b in out if isinstance(b, PlaceBatch)] \
         == [[(Side.SELL, 600_000)]]
+
+
+def test_held_work_is_planned_again_on_the_tokens_new_tick():
+    ticks = {"t": 10_000}
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=Throttle([RateWindow(1, 10.0)]),
+                      cancel_throttle=Throttle([RateWindow(100, 10.0)]), tick_of=ticks.__getitem__)
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, U)))
+    assert len(h.step(0.0)) == 1
+    h.router.set_target(quotes("t", (Side.BUY, 104_000, U), (Side.SELL, 600_000, U)))
+    assert h.step(1.0) == []  # the bid stands (the same price on a 0.01 grid); the ask waits
+    ticks["t"] = 1_000  # a finer grid (a snapshot's tick): the bid no longer stands for its quote
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch]
+    out = h.step(10.0)
+    assert [[(o.side, o.price) for o in b.orders] for b in out] == [[(Side.BUY, 104_000)]]
