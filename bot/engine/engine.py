@@ -4,7 +4,9 @@ Invariants:
 
 - single-threaded and deterministic: given the same events, clock readings and signer, the
   engine returns the same actions; it never does I/O, never sleeps and reads time only from its
-  ``Clock`` (the optional ``perf`` counter only feeds the tick-to-order latency figures);
+  ``Clock`` (the optional ``perf`` counter only feeds the tick-to-order latency figures and the
+  shedding of stale books in a batch; ``None``: no stamps are taken, as in a backtest, whose
+  wall-clock stage times mean nothing);
 - the pipeline is always books -> strategy hooks -> intents -> risk -> router -> batches; every
   handler ends with one router ``poll`` so work is emitted as soon as the throttles grant it;
 - every batch handed to the shell has already been given to the reconciler (``on_places_sent``
@@ -142,7 +144,7 @@ class Engine:
         portfolio: Portfolio | None = None,
         metrics: Any = None,
         config: EngineConfig | None = None,
-        perf: Callable[[], float] = time.perf_counter,
+        perf: Callable[[], float] | None = time.perf_counter,
         log: Any = None,
     ) -> None:
         self.config = config or EngineConfig()
@@ -285,7 +287,10 @@ class Engine:
         """One decoded market-channel event; ``received_at`` is its perf-counter receipt time."""
         et = event_type(ev)
         now = self.clock.now()
-        self._tick_at = received_at if received_at is not None else self.perf()
+        if received_at is not None:
+            self._tick_at = received_at
+        elif self.perf is not None:
+            self._tick_at = self.perf()
         self.stats.book_events += 1
         touched: list[str] | None = None
         if et == "price_change":
@@ -428,7 +433,7 @@ class Engine:
             self._publish(now)
         runs = 0
         if changed:
-            oldest = self.perf() - self.config.max_book_age_s
+            oldest = self.perf() - self.config.max_book_age_s if self.perf is not None else float("-inf")
             for t in changed:
                 at = newest[t]
                 if at is not None and at < oldest:
@@ -739,7 +744,7 @@ class Engine:
                             served.append(o.token_id)
                             if tick is None or at < tick:
                                 tick = at
-                if tick is not None:
+                if tick is not None and self.perf is not None:
                     dt = self.perf() - tick
                     self.latencies.append(dt)
                     if self.metrics is not None and not self.stamp_sends:
