@@ -29,6 +29,10 @@ cdef class Router:
     cpdef tuple _plan(self, double now)
     cpdef long long _grant(self, object throttle, long long want, double now) except -1
     cpdef object _build(self, object req, double now)
+    @cython.locals(t_cancel=cython.double, t_place=cython.double, ready=cython.double, t=cython.double)
+    cpdef object next_ready(self, double now)
+    @cython.locals(wait=cython.double, d=cython.double)
+    cpdef double _wait(self, object throttle, double now) except? -1.0
 
 
 @cython.locals(o=OwnOrder, busy=set)

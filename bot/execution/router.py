@@ -497,20 +497,20 @@ class Router:
         cancels, places, cancel_tokens = self._plan(now)
         if not cancels and not places:
             return None  # nothing to send: the throttles are not asked
-        times: list[float] = []
         t_cancel = now + self._wait(self._cancel, now)
-        if cancels:
-            times.append(t_cancel)
-        blocked = set(cancel_tokens.values())
         t_place = now + self._wait(self._place, now)
-        for r, _ in places:
-            if r.reducing or r.token_id not in blocked:
-                times.append(t_place)
-                break
-        else:
-            if places:
-                times.append(max(t_place, t_cancel))
-        return min(times)  # one at least: there are cancels or places
+        ready = t_cancel if cancels else _NEVER
+        if places:
+            # a place waits for its token's cancel unless it reduces or no cancel blocks its token
+            blocked = set(cancel_tokens.values()) if cancel_tokens else None
+            t = t_place if t_place > t_cancel else t_cancel
+            for r, _ in places:
+                if r.reducing or blocked is None or r.token_id not in blocked:
+                    t = t_place
+                    break
+            if t < ready:
+                ready = t
+        return ready  # finite: there are cancels or places
 
     # --- internals -------------------------------------------------------------------------
     def _grant(self, throttle: Throttle, want: int, now: float) -> int:
@@ -534,7 +534,13 @@ class Router:
         return k
 
     def _wait(self, throttle: Throttle, now: float) -> float:
-        return max([throttle.delay(1, now)] + [r.delay(1, now) for r in self._routes])
+        """Seconds until ``throttle`` and every route throttle have room for one request."""
+        wait = throttle.delay(1, now)
+        for r in self._routes:
+            d = r.delay(1, now)
+            if d > wait:
+                wait = d
+        return wait
 
     def _build(self, req: OrderRequest, now: float) -> OwnOrder:
         signed = self._sign(req)
