@@ -24,6 +24,8 @@ cdef class Router:
     cdef public object _drained, _blocked
 
     cpdef bint settled(self)
+    @cython.locals(o=OwnOrder, orders=OrderStore)
+    cpdef void _settle_drained(self) except *
     cpdef list poll(self, double now)
     @cython.locals(o=OwnOrder)
     cpdef tuple _plan(self, double now)
