@@ -31,6 +31,7 @@ HOT_PATH = (
     "bot.venue.throttle",
     "bot.core.clock",
     "bot.core.markets",
+    "bot.core.touch",
     "bot.strategy",
     "bot.risk.gate",
     "bot.risk.state",

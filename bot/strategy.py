@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # the engine passes the real objects; the strategy only reads
     from bot.core.events import Fill
 
 _INTENT_TYPES = (QuoteTarget, Take, CancelOrder, CancelAll)
+# the same classes, for a lookup by exact type: ``isinstance`` on these Struct classes goes through
+# their metaclass's instance check, which a hook's usual return value (a list) would pay four times
+_INTENT_CLASSES = frozenset(_INTENT_TYPES)
 
 
 class StrategyError(ValueError):
@@ -189,11 +192,12 @@ def intents_of(result: Any) -> list[Intent]:
     """A hook's return value as a list of intents (None means none); anything else is an error."""
     if result is None:
         return []
-    if isinstance(result, _INTENT_TYPES):
+    cls = type(result)
+    if cls in _INTENT_CLASSES or cls is not list and isinstance(result, _INTENT_TYPES):
         return [result]
     out = list(result)
     for item in out:
-        if not isinstance(item, _INTENT_TYPES):
+        if type(item) not in _INTENT_CLASSES and not isinstance(item, _INTENT_TYPES):
             raise TypeError(f"a strategy returned {type(item).__name__}, not an intent")
     return out
 

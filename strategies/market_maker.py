@@ -14,6 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from bot.core.intents import Intent, Quote, QuoteTarget
+from bot.core.touch import Touch
 from bot.core.vocabulary import LOT, UNIT, Side
 from bot.strategy import Strategy, StrategyContext
 
@@ -67,6 +68,10 @@ class BookView(msgspec.Struct, frozen=True):
         """From a live book or a ``bot.core.touch.Touch`` (or None: a stale, empty view)."""
         if book is None:
             return cls(token_id, None, None, tick=tick, min_size=min_size, stale=True)
+        if type(book) is Touch:  # every field there: read directly
+            return cls(token_id, book.best_bid, book.best_ask, book.best_bid_size, book.best_ask_size,
+                       book.tick or tick, max(min_size, book.min_size or 0), bool(book.stale),
+                       book.gross_bid, book.gross_ask)
         return cls(
             token_id,
             book.best_bid,
@@ -117,14 +122,18 @@ def quote(book: BookView, inventory: Inventory | int, params: Params, now: float
     """
     if isinstance(inventory, int):
         inventory = Inventory(inventory, inventory)
+    token_id = book.token_id
     bid_px, ask_px = book.best_bid, book.best_ask
     if book.stale or bid_px is None or ask_px is None or bid_px >= ask_px:
-        return QuoteTarget(book.token_id)
-    if book.bid_size < params.min_top_size or book.ask_size < params.min_top_size:
-        return QuoteTarget(book.token_id)
+        return QuoteTarget(token_id)
+    min_top = params.min_top_size
+    if book.bid_size < min_top or book.ask_size < min_top:
+        return QuoteTarget(token_id)
     tick = book.tick
-    exposure = max(-params.max_inventory, min(params.max_inventory, inventory.exposure))
-    shift = params.skew_ticks * tick * abs(exposure) // params.max_inventory
+    max_inventory = params.max_inventory
+    held = inventory.exposure
+    exposure = max(-max_inventory, min(max_inventory, held))
+    shift = params.skew_ticks * tick * abs(exposure) // max_inventory
     centre = fair_price(book, params.fair) - (shift if exposure > 0 else -shift)
     half = params.half_spread_ticks * tick
 
@@ -139,16 +148,23 @@ def quote(book: BookView, inventory: Inventory | int, params: Params, now: float
     ask = max(tick, min(ask, UNIT - tick))
 
     min_size = max(book.min_size, LOT)
-    bid_size = floor_to_grid(min(params.order_size, params.max_inventory - inventory.exposure), LOT)
-    ask_size = floor_to_grid(min(params.order_size, inventory.position), LOT)
-    expiration = int(now) + params.order_ttl_s if params.order_ttl_s else 0
+    order_size = params.order_size
+    bid_size = floor_to_grid(min(order_size, max_inventory - held), LOT)
+    ask_size = floor_to_grid(min(order_size, inventory.position), LOT)
+    ttl = params.order_ttl_s
+    expiration = int(now) + ttl if ttl else 0
+    post_only = params.post_only
 
-    quotes: list[Quote] = []
-    if bid_size >= min_size and bid < ask_px and bid < ask:
-        quotes.append(Quote(book.token_id, _BUY, bid, bid_size, params.post_only, expiration))
-    if ask_size >= min_size and ask > bid_px and ask > bid:
-        quotes.append(Quote(book.token_id, _SELL, ask, ask_size, params.post_only, expiration))
-    return QuoteTarget(book.token_id, tuple(quotes))
+    bids = bid_size >= min_size and bid < ask_px and bid < ask
+    asks = ask_size >= min_size and ask > bid_px and ask > bid
+    if bids and asks:
+        return QuoteTarget(token_id, (Quote(token_id, _BUY, bid, bid_size, post_only, expiration),
+                                      Quote(token_id, _SELL, ask, ask_size, post_only, expiration)))
+    if bids:
+        return QuoteTarget(token_id, (Quote(token_id, _BUY, bid, bid_size, post_only, expiration),))
+    if asks:
+        return QuoteTarget(token_id, (Quote(token_id, _SELL, ask, ask_size, post_only, expiration),))
+    return QuoteTarget(token_id, ())
 
 
 def should_requote(current: QuoteTarget | None, target: QuoteTarget, tick: int, threshold_ticks: int) -> bool:
@@ -156,6 +172,8 @@ def should_requote(current: QuoteTarget | None, target: QuoteTarget, tick: int, 
     a side appears or disappears, a size changes, or a price moves by ``threshold_ticks`` or more."""
     if current is None:
         return bool(target.quotes)
+    if current.quotes == target.quotes and threshold_ticks * tick > 0:
+        return False  # the same quotes: no side, size or price moved
     now_sides: dict[Side, Quote] = {}
     new_sides: dict[Side, Quote] = {}
     for q in current.quotes:  # by side, the last quote of a side standing for it

@@ -2,6 +2,7 @@
 # Names declared here must keep the meaning they have in timeline.py.
 cimport cython
 
+from bot.core.clock cimport SimClock
 from bot.engine.engine cimport Engine
 from bot.sim.venue cimport SimVenue
 
@@ -10,7 +11,7 @@ cdef dict _SPECIAL, _IN_MS
 cdef frozenset _SHARED_KINDS
 
 
-@cython.locals(in_ms=object)
+@cython.locals(in_ms=object, t=cython.double)
 cpdef double exchange_time(object ev, double received) except? -1.0
 
 cpdef bint _is_record(object cls) except -1
@@ -20,15 +21,16 @@ cpdef bint _is_record(object cls) except -1
 cdef class Backtest:
     cdef public Engine engine
     cdef public SimVenue venue
-    cdef public object clock, on_sample, venue_view, first_t, last_t, _pending
+    cdef public SimClock clock
+    cdef public object on_sample, venue_view, first_t, last_t, _pending
     cdef public double timer_s, _next_timer
     cdef public bint feed_delay, _shared
     cdef public long long events, _share_at
 
     @cython.locals(n=cython.longlong, t=cython.double, at=cython.double, started=cython.bint,
-                   feed_delay=cython.bint, venue=SimVenue, eng=Engine)
+                   feed_delay=cython.bint, venue=SimVenue, eng=Engine, clock=SimClock)
     cpdef run(self, object events, object progress=*)
-    @cython.locals(eng=Engine, venue=SimVenue, t=cython.double, kind=cython.int)
+    @cython.locals(eng=Engine, venue=SimVenue, t=cython.double, kind=cython.int, clock=SimClock)
     cpdef void _advance(self, double until, bint drain=*) except *
     @cython.locals(venue=SimVenue, now=cython.double)
     cpdef void _dispatch(self, list actions) except *

@@ -91,6 +91,8 @@ class Backtest:
         that differs from what the strategy sees (a recording of our own live session: its books
         without our live orders, so the queue there is ours)."""
         self.engine = engine
+        # the engine's tick-to-order stamps read the wall clock, which times nothing in a replay
+        engine.perf = None
         self.venue = venue
         self.clock = clock
         self.timer_s = timer_s

@@ -9,7 +9,7 @@ cdef class Book:
     cdef public object token_id, market, hash, last_trade_price
     cdef public dict bids, asks
     cdef public long long tick, min_size, epoch, timestamp_ms, updates, snapshots, _other
-    cdef public long long _bb, _ba
+    cdef public long long _bb, _ba, touch
     cdef public bint stale, resync
 
     cpdef void set_level(self, bint is_bid, long long price, object size) except *
@@ -23,6 +23,8 @@ cdef class Books:
     cdef public long long ignored, errors
     cdef public bint track_all
     cdef public object _last
+    cdef public tuple _slot_tokens
+    cdef public list _slot_books
 
     @cython.locals(book=Book, prev_book=Book, applied=cython.Py_ssize_t, price=cython.longlong,
                    compiled=cython.bint, scache_room=cython.bint, books=dict, pcache=dict, scache=dict)
@@ -35,7 +37,13 @@ cdef class Books:
                    packed=bytes, by_slot=list, books=dict, cols="const long long *")
     cpdef Py_ssize_t apply_levels(self, object ev) except -1
 
+    cpdef object apply_event(self, object ev)
+
 @cython.locals(value=cython.longlong, digits=cython.int, frac=cython.int, d=cython.int, ch=cython.Py_UCS4)
 cpdef long long plain_units(str text)
 
 cpdef long long _ms(object value) except? -1
+
+cdef dict _TAGS
+
+cpdef object event_type(object ev)

@@ -143,7 +143,7 @@ class Book:
     __slots__ = (
         "token_id", "market", "bids", "asks", "tick", "min_size", "last_trade_price",
         "epoch", "stale", "resync", "hash", "timestamp_ms", "updates", "snapshots", "_other",
-        "_bb", "_ba",
+        "_bb", "_ba", "touch",
     )
 
     def __init__(self, token_id: str, *, tick: int = 10_000, market: str = "") -> None:
@@ -165,6 +165,9 @@ class Book:
         self._other = 0  # tick and trade-print changes
         self._bb = _LOW
         self._ba = _HIGH
+        # bumped by every write that may move the touch (best prices, their sizes, the tick):
+        # while it and ``stale`` are unchanged, ``top()`` is unchanged (it may bump without a move)
+        self.touch = 0
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -204,11 +207,16 @@ class Book:
         if timestamp_ms:
             self.timestamp_ms = timestamp_ms
         self.snapshots += 1
+        self.touch += 1
         return True
 
     def set_level(self, is_bid: bool, price: int, size: int) -> None:
         """Set the total size at ``price`` on one side; size 0 removes the level."""
+        # at or above the best the touch may move (a best cleared to be recomputed was a removal
+        # at the best, which moved the counter already)
         if is_bid:
+            if price >= self._bb:
+                self.touch += 1
             if size:
                 self.bids[price] = size
                 if price > self._bb:
@@ -218,6 +226,8 @@ class Book:
                 if price == self._bb:
                     self._bb = _HIGH
         else:
+            if price <= self._ba:
+                self.touch += 1
             if size:
                 self.asks[price] = size
                 if price < self._ba:
@@ -233,6 +243,7 @@ class Book:
         self.tick = tick
         self.epoch += 1
         self._other += 1
+        self.touch += 1
 
     def set_last_trade(self, price: int, timestamp_ms: int = 0) -> None:
         self.last_trade_price = price
@@ -362,7 +373,7 @@ class Books:
     feed the same code. Events for tokens not tracked are ignored and counted.
     """
 
-    __slots__ = ("_books", "ignored", "errors", "track_all", "_last")
+    __slots__ = ("_books", "ignored", "errors", "track_all", "_last", "_slot_tokens", "_slot_books")
 
     def __init__(self, token_ids: Iterable[str] = (), *, track_all: bool = False) -> None:
         self._books: dict[str, Book] = {}
@@ -370,6 +381,10 @@ class Books:
         self.errors = 0
         self.track_all = track_all  # create books on first sight instead of ignoring
         self._last: Book | None = None  # the book of the last change apply_changes saw
+        # the tokens of the last ``PriceLevels`` applied and their books (None: not tracked), kept
+        # while no book is added or removed: a market's events name the same tokens again and again
+        self._slot_tokens: tuple = ()
+        self._slot_books: list = []
         for t in token_ids:
             self.add(t)
 
@@ -377,10 +392,12 @@ class Books:
         book = self._books.get(token_id)
         if book is None:
             book = self._books[token_id] = Book(token_id, tick=tick, market=market)
+            self._slot_tokens = ()
         return book
 
     def remove(self, token_id: str) -> None:
         self._books.pop(token_id, None)
+        self._slot_tokens = ()
 
     def get(self, token_id: str) -> Book | None:
         return self._books.get(token_id)
@@ -552,15 +569,21 @@ class Books:
             if not 0 <= slot < n_tokens or not 0 <= price <= unit or size < 0:
                 raise BookError(f"price levels: token index {slot} of {n_tokens}, price {price}, size {size}")
             i += 4  # FIELDS_PER_LEVEL
-        books = self._books
-        by_slot = []
-        for t in tokens:
-            book = books.get(t)
-            if book is None and self.track_all:
-                book = self.add(t)
+        if tokens == self._slot_tokens:
+            by_slot = self._slot_books
+        else:
+            books = self._books
+            by_slot = []
+            for t in tokens:
+                book = books.get(t)
+                if book is None and self.track_all:
+                    book = self.add(t)
+                by_slot.append(book)
+            self._slot_tokens = tokens
+            self._slot_books = by_slot
+        for book in by_slot:
             if book is not None and timestamp_ms > book.timestamp_ms:
                 book.timestamp_ms = timestamp_ms
-            by_slot.append(book)
         applied = 0
         book = None
         i = 0

@@ -70,7 +70,7 @@ def _best_net(levels: dict[int, int], own: dict[int, int], best: int | None, bid
     return None, 0
 
 
-def net_touch(book: Any, own: Iterable[OwnLevel] = (), *, shown: bool = True) -> Touch | None:
+def net_touch(book: Any, own: Iterable[OwnLevel] = (), shown: bool = True) -> Touch | None:
     """``book``'s touch without ``own`` (``None`` for no book). ``book`` reads as a
     ``bot.core.book.Book``: best prices and sizes, and its levels (``bids`` / ``asks``: price ->
     size) when one of our orders is on that side. ``shown`` false: the book does not show our

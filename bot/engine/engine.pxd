@@ -2,32 +2,42 @@
 # Names declared here must keep the meaning they have in engine.py.
 cimport cython
 
+from bot.core.book cimport Book, Books, event_type
 from bot.core.feed cimport Feed
+from bot.core.touch cimport net_touch, own_levels
+from bot.execution.orders cimport OrderStore
+from bot.execution.reconciler cimport Reconciler
 from bot.execution.router cimport Router
 
 
 @cython.final
 cdef class Engine:
-    cdef public object config, strategy, markets, clock, reconciler, risk, books, portfolio, metrics
+    cdef public object config, strategy, markets, clock, risk, portfolio, metrics
+    cdef public Reconciler reconciler
+    cdef public Books books
     cdef public Feed feed
     cdef public object perf, daily, opening_marks, latencies, recent_fills, ctx, _orphans_seen
     cdef public EngineStats stats
     cdef public object _tick_at, _watched
     cdef public Router router
-    cdef public dict settlement, _tops, _handlers
+    cdef public dict settlement, _tops, _handlers, _marks
     cdef public bint stopped, _prints
     cdef public dict _ticks
     cdef public bint stamp_sends, own_orders_shown
     cdef public object drifts, _drifts_before, _drift_shown
     cdef public long long verifying, _trades_pages
 
+    @cython.locals(orders=OrderStore)
+    cpdef object net_touch(self, object token_id)
     cpdef object next_wakeup(self)
+    @cython.locals(tracked=dict, books=Books, feed=Feed)
     cpdef list on_market_event(self, object ev, object received_at=*)
     cpdef list on_result(self, object result)
     cpdef list on_timer(self)
     cpdef list poll(self)
     cpdef list _poll(self)
     cpdef list _run(self, object intents, bint checked=*)
+    @cython.locals(book=Book, mark=cython.longlong)
     cpdef object _on_book(self, object token_id)
     cpdef list _outputs(self, object outputs, bint poll=*)
 

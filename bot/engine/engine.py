@@ -4,7 +4,9 @@ Invariants:
 
 - single-threaded and deterministic: given the same events, clock readings and signer, the
   engine returns the same actions; it never does I/O, never sleeps and reads time only from its
-  ``Clock`` (the optional ``perf`` counter only feeds the tick-to-order latency figures);
+  ``Clock`` (the optional ``perf`` counter only feeds the tick-to-order latency figures and the
+  shedding of stale books in a batch; ``None``: no stamps are taken, as in a backtest, whose
+  wall-clock stage times mean nothing);
 - the pipeline is always books -> strategy hooks -> intents -> risk -> router -> batches; every
   handler ends with one router ``poll`` so work is emitted as soon as the throttles grant it;
 - every batch handed to the shell has already been given to the reconciler (``on_places_sent``
@@ -142,7 +144,7 @@ class Engine:
         portfolio: Portfolio | None = None,
         metrics: Any = None,
         config: EngineConfig | None = None,
-        perf: Callable[[], float] = time.perf_counter,
+        perf: Callable[[], float] | None = time.perf_counter,
         log: Any = None,
     ) -> None:
         self.config = config or EngineConfig()
@@ -190,6 +192,7 @@ class Engine:
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
         # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
         self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
+        self._marks: dict[str, int] = {}  # token -> its book's touch mark when ``_tops`` was last checked
         # the tokens whose books the strategy reads (None: all of them), asked once
         book_tokens = getattr(strategy, "book_tokens", None)
         watched = book_tokens() if book_tokens is not None else None
@@ -232,8 +235,8 @@ class Engine:
         orders = self.reconciler.orders
         market = self.markets.get(token_id)
         comp = orders.working(market.complement(token_id)) if market is not None else ()
-        return net_touch(self.books.get(token_id), own_levels(orders.working(token_id), comp),
-                         shown=self.own_orders_shown)
+        return net_touch(self.books._books.get(token_id), own_levels(orders.working(token_id), comp),
+                         self.own_orders_shown)
 
     def next_wakeup(self) -> float | None:
         """Clock time when the router could next send (``None``: nothing waiting)."""
@@ -284,15 +287,19 @@ class Engine:
         """One decoded market-channel event; ``received_at`` is its perf-counter receipt time."""
         et = event_type(ev)
         now = self.clock.now()
-        self._tick_at = received_at if received_at is not None else self.perf()
+        if received_at is not None:
+            self._tick_at = received_at
+        elif self.perf is not None:
+            self._tick_at = self.perf()
         self.stats.book_events += 1
         touched: list[str] | None = None
         if et == "price_change":
             books = self.books
             touched = []
             if type(ev) is PriceLevels:  # its tokens are listed: no level object is built
+                tracked = books._books
                 for t in ev.tokens:
-                    if t not in touched and t in books:
+                    if t not in touched and t in tracked:
                         touched.append(t)
             else:
                 seen: set[str] = set()
@@ -350,7 +357,13 @@ class Engine:
             return None
         tops = self._tops
         if tops is not None:
-            top = self.books[token_id].top()
+            book = self.books._books[token_id]
+            # the touch is unchanged while its book's ``touch`` counter and staleness are
+            mark = book.touch * 2 + (1 if book.stale else 0)
+            if self._marks.get(token_id) == mark:
+                return None
+            self._marks[token_id] = mark
+            top = book.top()
             if tops.get(token_id) == top:
                 return None
             tops[token_id] = top
@@ -420,7 +433,7 @@ class Engine:
             self._publish(now)
         runs = 0
         if changed:
-            oldest = self.perf() - self.config.max_book_age_s
+            oldest = self.perf() - self.config.max_book_age_s if self.perf is not None else float("-inf")
             for t in changed:
                 at = newest[t]
                 if at is not None and at < oldest:
@@ -731,7 +744,7 @@ class Engine:
                             served.append(o.token_id)
                             if tick is None or at < tick:
                                 tick = at
-                if tick is not None:
+                if tick is not None and self.perf is not None:
                     dt = self.perf() - tick
                     self.latencies.append(dt)
                     if self.metrics is not None and not self.stamp_sends:

@@ -26,3 +26,5 @@ cdef class OrderStore:
     cpdef OwnOrder add(self, OwnOrder order)
     cpdef bint transition(self, OwnOrder order, object new, double now) except -1
     cpdef touch(self, object token_id, bint resized=*)
+    @cython.locals(o=OwnOrder, n=cython.Py_ssize_t, closings=list, orders=dict)
+    cpdef Py_ssize_t forget_closed(self, double before) except -1

@@ -46,6 +46,7 @@ from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT
 
 _PENDING_CANCEL = OrderState.PENDING_CANCEL
+_GTC, _GTD = OrderType.GTC, OrderType.GTD
 MAX_BATCH = 15  # POST /orders: 1 to 15 items
 _NEVER = float("inf")
 _NOTHING: tuple[list, list, dict] = ([], [], {})  # a plan with no work (never mutated)
@@ -132,7 +133,7 @@ class PlaceBatch(msgspec.Struct, frozen=True):
 
     @property
     def order_ids(self) -> tuple[str, ...]:
-        return tuple(o.order_id for o in self.orders)
+        return tuple([o.order_id for o in self.orders])
 
 
 Batch = CancelBatch | PlaceBatch
@@ -198,6 +199,11 @@ class Router:
         self._emitted_cancels: dict[str, float] = {}
         self._retry_soon: dict[str, float] = {}  # failed cancel requests: id -> when it may go again
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
+        # the last plan that found work but read no clock (no take, explicit or paced cancel, no
+        # place held behind a cancel): (targets revision, orders revision, orders' quoting
+        # revision, the targets' ticks, the plan); the same plan while those stand and no batch
+        # went out since
+        self._blocked: tuple[int, int, int, list[int], tuple] | None = None
 
     # --- intents ---------------------------------------------------------------------------
     def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
@@ -228,9 +234,11 @@ class Router:
 
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
         self._takes.append((take, reducing, now))
+        self._blocked = None
 
     def cancel(self, order_id: str) -> None:
         self._cancels[order_id] = None
+        self._blocked = None
 
     def cancel_all(self, token_id: str | None = None) -> None:
         """Cancel every working own order (on one token) and forget the targets and takes there."""
@@ -238,6 +246,7 @@ class Router:
         for t in tokens:
             self._targets[t] = _Target(QuoteTarget(t), ())
         self._targets_rev += 1
+        self._blocked = None
         self._takes = [x for x in self._takes if token_id is not None and x[0].token_id != token_id]
         for o in self._orders.working(token_id):
             if o.state is not OrderState.PENDING_CANCEL:
@@ -254,6 +263,7 @@ class Router:
                 self._retry_soon[oid] = soon
         self._quiet_targets = -1
         self._drained = None
+        self._blocked = None
 
     def targets(self) -> dict[str, QuoteTarget]:
         return {t: x.target for t, x in self._targets.items()}
@@ -262,6 +272,7 @@ class Router:
         """Something the plan depends on beyond targets and orders changed (a token's tick)."""
         self._quiet_targets = -1
         self._drained = None
+        self._blocked = None
 
     def settled(self) -> bool:
         """True when a plan would find nothing to do, now and later, until targets, the orders
@@ -284,6 +295,11 @@ class Router:
                 and not self._takes and (self._quiet_orders == orders.revision or (
                     self._quiet_until == _NEVER and self._quiet_quoting == orders.quoting_revision)):
             return _NOTHING
+        blocked = self._blocked
+        if blocked is not None and blocked[0] == self._targets_rev and blocked[1] == orders.revision \
+                and blocked[2] == orders.quoting_revision and blocked[3] == [self._tick_of(t) for t in self._targets]:
+            self._quiet_targets = -1
+            return blocked[4]  # nothing it read has changed (see ``_blocked``)
         if self._takes:
             self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
         cancels: dict[str, None] = {}
@@ -350,9 +366,13 @@ class Router:
         if cancels or places:
             self._quiet_targets = -1
             self._plan_wake = wake
-        else:
-            self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
-            self._quiet_quoting = orders.quoting_revision
+            plan = (list(cancels), places, cancel_tokens)
+            if wake == _NEVER and not self._takes and not self._cancels:
+                self._blocked = (self._targets_rev, orders.revision, orders.quoting_revision,
+                                 [tick_of(t) for t in targets], plan)
+            return plan
+        self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
+        self._quiet_quoting = orders.quoting_revision
         return list(cancels), places, cancel_tokens
 
     def _recently_cancelled(self, oid: str, now: float) -> bool:
@@ -420,6 +440,8 @@ class Router:
         if j < len(eligible):  # a short budget: the tokens served now wait behind the others next time
             self._served([r.token_id for r, _ in eligible[:j]])
         self._forget_old_cancels(now)
+        if out:  # what went out changes what a plan reads (cancels emitted, throttles spent)
+            self._blocked = None
         if i == len(cancels) == len(cancel_tokens) and j == len(eligible) == len(places) \
                 and self._plan_wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
             self._drained = (self._targets_rev, cancel_tokens, places)
@@ -475,20 +497,20 @@ class Router:
         cancels, places, cancel_tokens = self._plan(now)
         if not cancels and not places:
             return None  # nothing to send: the throttles are not asked
-        times: list[float] = []
         t_cancel = now + self._wait(self._cancel, now)
-        if cancels:
-            times.append(t_cancel)
-        blocked = set(cancel_tokens.values())
         t_place = now + self._wait(self._place, now)
-        for r, _ in places:
-            if r.reducing or r.token_id not in blocked:
-                times.append(t_place)
-                break
-        else:
-            if places:
-                times.append(max(t_place, t_cancel))
-        return min(times)  # one at least: there are cancels or places
+        ready = t_cancel if cancels else _NEVER
+        if places:
+            # a place waits for its token's cancel unless it reduces or no cancel blocks its token
+            blocked = set(cancel_tokens.values()) if cancel_tokens else None
+            t = t_place if t_place > t_cancel else t_cancel
+            for r, _ in places:
+                if r.reducing or blocked is None or r.token_id not in blocked:
+                    t = t_place
+                    break
+            if t < ready:
+                ready = t
+        return ready  # finite: there are cancels or places
 
     # --- internals -------------------------------------------------------------------------
     def _grant(self, throttle: Throttle, want: int, now: float) -> int:
@@ -512,7 +534,13 @@ class Router:
         return k
 
     def _wait(self, throttle: Throttle, now: float) -> float:
-        return max([throttle.delay(1, now)] + [r.delay(1, now) for r in self._routes])
+        """Seconds until ``throttle`` and every route throttle have room for one request."""
+        wait = throttle.delay(1, now)
+        for r in self._routes:
+            d = r.delay(1, now)
+            if d > wait:
+                wait = d
+        return wait
 
     def _build(self, req: OrderRequest, now: float) -> OwnOrder:
         signed = self._sign(req)
@@ -551,11 +579,9 @@ def _not_cancelling(quotes: list[Quote], working: Iterable[OwnOrder], cancels: S
 
 
 def _quote_request(q: Quote, reducing: bool) -> OrderRequest:
-    return OrderRequest(
-        q.token_id, q.side, q.price, q.size,
-        order_type=OrderType.GTD if q.expiration else OrderType.GTC,
-        post_only=q.post_only, expiration=q.expiration, reducing=reducing,
-    )
+    expiration = q.expiration
+    return OrderRequest(q.token_id, q.side, q.price, q.size, _GTD if expiration else _GTC, q.post_only,
+                        expiration, 0, reducing)  # every field, in order (amount 0: a limit order)
 
 
 def _take_request(t: Take, reducing: bool) -> OrderRequest:

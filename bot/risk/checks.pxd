@@ -26,7 +26,13 @@ cdef class _Checker:
 
     cpdef bint order(self, object order, object token, object side, object price, object shares, object usdc,
                      bint resting, bint fresh) except -1
-    @cython.locals(y=_Tok, n=_Tok)
+    @cython.locals(proj=Projection)
     cpdef bint shrinks(self, object token, object side) except -1
     @cython.locals(proj=Projection, y=_Tok, n=_Tok, t=_Tok)
     cpdef object _projected(self, object market, object token, object side, object shares, object usdc)
+
+
+@cython.locals(proj=Projection, checker=_Checker, resting=cython.Py_ssize_t, accepted=list, reducing=list,
+               targets=dict, live=dict, ok=list, kept_live=dict, lv=list)
+cpdef object _decide(list intents, object state, object limits, object universe, object positions,
+                     object open_orders, object books, object rate_budget)

@@ -265,7 +265,13 @@ def check_intents(
     ``remaining``); ``books`` maps token id to a book (``.get``); ``rate_budget`` is how many new
     orders the sliding rate window still allows (None: unlimited).
     """
-    intents = intents if isinstance(intents, list) else list(intents)
+    return _decide(intents if isinstance(intents, list) else list(intents), state, limits, universe, positions,
+                   open_orders, books, rate_budget)
+
+
+def _decide(intents: list[Intent], state: TradingState, limits: RiskLimits, universe: Universe,
+            positions: PositionsLike, open_orders: Iterable[Any], books: Any, rate_budget: int | None) -> RiskDecision:
+    """``check_intents`` with its arguments in order (compiled, a direct call with typed locals)."""
     # the tokens whose projection any check below can read (``Universe.scope``); resting orders
     # elsewhere only count towards the open-order limit
     scope: set[str] | frozenset[str]
@@ -454,8 +460,8 @@ class _Checker:
         market = self.uni.markets.get(token)
         if market is None:
             return False
-        tok = self.proj.tok
-        e = tok(market.tokens[0]).pos - tok(market.tokens[1]).pos
+        proj = self.proj
+        e = proj.tok(market.tokens[0]).pos - proj.tok(market.tokens[1]).pos
         if e == 0:
             return False
         up = (side is _BUY) == (token == market.tokens[0])  # buying YES or selling NO raises it

@@ -2,6 +2,7 @@
 # Names declared here must keep the meaning they have in venue.py.
 cimport cython
 
+from bot.execution.orders cimport OwnOrder
 from bot.sim.depth cimport Depth
 from bot.sim.resting cimport OwnBook
 
@@ -35,6 +36,18 @@ cdef class SimVenue:
     cpdef _price_change(self, object event, double now)
     @cython.locals(own=OwnBook)
     cpdef bint _wanted(self, _Token tok, bint is_bid, long long price) except -1
+    cpdef void _push_work(self, double t, int kind, object payload) except *
+    cpdef void _answer(self, double t, object result) except *
+    @cython.locals(tok=_Token)
+    cpdef void _recheck(self, object token) except *
+    @cython.locals(trades=list)
+    cpdef void _arrive_places(self, object batch, double t) except *
+    @cython.locals(tok=_Token, depth=Depth)
+    cpdef object _arrive(self, OwnOrder o, double t, list trades)
+    cpdef void _arrive_cancels(self, object batch, double t) except *
+    cpdef void _remove(self, object order, object status) except *
+    cpdef void _remember_closed(self, object oid) except *
+    cpdef void _rest(self, object order, _Token tok, double t) except *
 
 
 @cython.locals(depth=Depth)

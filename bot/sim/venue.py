@@ -358,7 +358,7 @@ class SimVenue:
                 self.books.apply_event(event)
             return
         cls = type(event)
-        if cls is PriceChangeEvent:
+        if cls is PriceLevels or cls is PriceChangeEvent:
             self._price_change(event, now)
             return
         et = (_PRINT if cls is LastTradePriceEvent else _BOOK if cls is BookEvent

@@ -108,19 +108,34 @@ class _Log:
     so, by pruning and by the delay search alike).
     """
 
-    __slots__ = ("entries", "used", "capacity", "seconds")
+    __slots__ = ("entries", "used", "capacity", "seconds", "oldest", "_free_stamp", "_free_at")
 
     def __init__(self, window: RateWindow) -> None:
         self.entries: deque[tuple[float, int]] = deque()
         self.used = 0
         self.capacity = window.capacity  # the window's, read once (it is frozen)
         self.seconds = float(window.seconds)
+        self.oldest = math.inf  # the stamp of the first entry (inf: none), read before pruning
+        # the last stamp whose leaving time was searched, and that time: a caller waiting for
+        # room asks for the same stamp until it leaves (NaN: none yet, equal to no stamp)
+        self._free_stamp = math.nan
+        self._free_at = math.nan
 
     def prune(self, now: float) -> None:
-        entries = self.entries
         edge = now - self.seconds
+        if self.oldest > edge:
+            return  # the first entry has not left: none has (entries leave in order)
+        entries = self.entries
         while entries and entries[0][0] <= edge:
             self.used -= entries.popleft()[1]
+        self.oldest = entries[0][0] if entries else math.inf
+
+    def add(self, t: float, n: int) -> None:
+        """A take of ``n`` tokens stamped ``t``."""
+        if not self.entries:
+            self.oldest = t
+        self.entries.append((t, n))
+        self.used += n
 
     def room(self, now: float) -> int:
         """Tokens that may still be taken at ``now``."""
@@ -140,7 +155,10 @@ class _Log:
             latest = max(latest, stamp)
             freed += k
             if freed >= excess:
-                return max(now, _ready_at(latest, self.seconds))
+                if latest != self._free_stamp:
+                    self._free_at = _ready_at(latest, self.seconds)
+                    self._free_stamp = latest
+                return max(now, self._free_at)
         raise AssertionError("unreachable: n <= capacity was checked")  # pragma: no cover
 
 
@@ -192,7 +210,12 @@ class Throttle:
         """
         self._check_n(n)
         t = self.clock() if now is None else now
-        return max(log.ready_at(n, t) for log in self._logs)
+        ready = t
+        for log in self._logs:
+            at = log.ready_at(n, t)
+            if at > ready:
+                ready = at
+        return ready
 
     def delay(self, n: int = 1, now: float | None = None) -> float:
         """Seconds from ``now`` until ``n`` tokens are free in every window (0.0 if already).
@@ -222,8 +245,7 @@ class Throttle:
             if log.room(t) < n:  # ``ready_at(n, t) > t``: not before a take leaves the window
                 return False
         for log in logs:
-            log.entries.append((t, n))  # a take: its stamp and count
-            log.used += n
+            log.add(t, n)
         self.taken += n
         return True
 
@@ -243,8 +265,7 @@ class Throttle:
         if k <= 0:
             return 0
         for log in logs:
-            log.entries.append((t, k))  # a take: its stamp and count
-            log.used += k
+            log.add(t, k)
         self.taken += k
         return k
 

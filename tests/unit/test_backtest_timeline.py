@@ -158,3 +158,19 @@ def test_a_gap_marks_only_the_engines_books_stale() -> None:
 def test_one_book_for_both_gives_the_answers_and_orders_of_two(seed, lags, gaps) -> None:
     events = _stream(random.Random(seed), 160, lags, gaps)
     assert _outcome(_backtest(events)) == _outcome(_backtest(events, own_books=True))
+
+
+def test_a_backtest_takes_no_wall_clock_stamps() -> None:
+    # tick-to-order figures time the host, not the replay: the engine reads no perf counter
+    clock = SimClock(0.0)
+    engine = build_engine(MarketMaker(Params(tokens=(YES,), half_spread_ticks=1)), [MARKET], clock=clock,
+                          signing=Signing(None, 1), throttles=simulated_throttles(LimitsConfig(), clock),
+                          risk=RiskLimits())
+    for token in MARKET.tokens:
+        engine.portfolio.seed(token, 500_000_000, 0)
+    reads: list[int] = []
+    engine.perf = lambda: reads.append(1) or 0.0
+    venue = SimVenue([MARKET], SimVenueConfig(seed=1, collateral=10**12, holdings=500_000_000))
+    Backtest(engine, venue, clock, timer_s=0.5, feed_delay=True).run(_stream(random.Random(4), 200, [], set()))
+    assert engine.stats.orders_sent > 0 and engine.stats.book_events > 0
+    assert reads == [] and not engine.latencies

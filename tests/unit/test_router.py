@@ -1061,3 +1061,50 @@ def test_a_token_with_only_cancels_read_first_does_not_stop_the_others():
     h.router.set_target(quotes("a"))  # the newest target, read first: cancels only
     out = h.step(1.0)
     assert [type(b) for b in out] == [CancelBatch, PlaceBatch] and out[1].orders[0].token_id == "b"
+
+
+def test_work_held_by_the_throttles_is_diffed_once_until_something_it_reads_changes(monkeypatch):
+    import bot.execution.router as router_module
+
+    calls: list[str] = []
+    real = router_module.diff
+
+    def counting(target, live, tick, tolerance=0):
+        calls.append(target.token_id)
+        return real(target, live, tick, tolerance)
+
+    monkeypatch.setattr(router_module, "diff", counting)
+    h = Harness(place_cap=1)
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, U)))
+    assert len(h.step(0.0)) == 1 and calls == ["t"]
+    wanted = quotes("t", (Side.BUY, 400_000, U), (Side.SELL, 600_000, U))
+    h.router.set_target(wanted)
+    # the ask waits for the place window: polls and wake-up times read the same plan, diffed once
+    for now in (1.0, 2.0, 3.0):
+        assert h.router.poll(now) == []
+        assert h.router.next_ready(now) == pytest.approx(10.0)
+    assert calls == ["t", "t"]
+    # a new target (the same quotes) is read: diffed again, the same work still waits
+    h.router.set_target(wanted)
+    assert h.router.poll(4.0) == [] and calls == ["t", "t", "t"]
+    # an order change is read too (a new order of the token: no longer the plan's orders)
+    h.rec.on_cancels_sent([h.rec.orders.working("t")[0].order_id], 5.0)
+    assert h.router.poll(5.0) == [] and calls == ["t", "t", "t", "t"]
+    out = h.step(10.0)  # the window frees: the ask goes (the bid's place waits for its cancel)
+    assert [[(o.side, o.price) for o in b.orders] for b in out if isinstance(b, PlaceBatch)] \
+        == [[(Side.SELL, 600_000)]]
+
+
+def test_held_work_is_planned_again_on_the_tokens_new_tick():
+    ticks = {"t": 10_000}
+    h = Harness()
+    h.router = Router(h.rec.orders, h.sign, place_throttle=Throttle([RateWindow(1, 10.0)]),
+                      cancel_throttle=Throttle([RateWindow(100, 10.0)]), tick_of=ticks.__getitem__)
+    h.router.set_target(quotes("t", (Side.BUY, 100_000, U)))
+    assert len(h.step(0.0)) == 1
+    h.router.set_target(quotes("t", (Side.BUY, 104_000, U), (Side.SELL, 600_000, U)))
+    assert h.step(1.0) == []  # the bid stands (the same price on a 0.01 grid); the ask waits
+    ticks["t"] = 1_000  # a finer grid (a snapshot's tick): the bid no longer stands for its quote
+    assert [type(b) for b in h.step(2.0)] == [CancelBatch]
+    out = h.step(10.0)
+    assert [[(o.side, o.price) for o in b.orders] for b in out] == [[(Side.BUY, 104_000)]]

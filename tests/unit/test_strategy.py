@@ -106,6 +106,23 @@ def test_default_hooks_return_nothing_and_intents_are_normalised():
         intents_of(["not an intent"])
 
 
+def test_intents_are_taken_from_any_iterable_and_from_subclasses():
+    from bot.core.intents import QuoteTarget
+
+    class Tagged(QuoteTarget):  # a strategy's own intent class: still an intent
+        pass
+
+    mine, plain = Tagged("Y"), QuoteTarget("N")
+    assert intents_of(mine) == [mine]
+    assert intents_of([plain, mine]) == [plain, mine]
+    assert intents_of((mine, CancelAll())) == [mine, CancelAll()]
+    assert intents_of(x for x in (plain,)) == [plain]
+    hook_list = [plain]
+    assert intents_of(hook_list) is not hook_list  # the engine may extend what it gets
+    with pytest.raises(TypeError):
+        intents_of([plain, 1])
+
+
 def test_strategy_modules_never_import_io():
     import ast
     from pathlib import Path

@@ -332,3 +332,25 @@ def test_paced_write_windows_stay_inside_every_venue_window(capacity, seconds, f
     pace = windows[-1]
     assert pace.capacity >= 1 and pace.capacity / pace.seconds <= slowest * headroom + 1e-9
     assert all(c.capacity >= 1 for c in windows)
+
+
+def test_a_full_window_searches_each_stamps_leaving_time_once(monkeypatch) -> None:
+    """Asked again and again while it waits (a backtest asks at every event), a window searches
+    when its oldest take leaves once per take, and answers the same instant every time."""
+    import bot.venue.throttle as throttle_module
+
+    searched: list[float] = []
+    real = throttle_module._ready_at
+
+    def counting(stamp: float, seconds: float) -> float:
+        searched.append(stamp)
+        return real(stamp, seconds)
+
+    monkeypatch.setattr(throttle_module, "_ready_at", counting)
+    th = Throttle([RateWindow(2, 0.3), RateWindow(3, 10.0)])
+    assert th.try_take(2, now=0.1) and not th.try_take(1, now=0.2)
+    first = [th.ready_at(1, now=0.1 + k / 1000) for k in range(50)]
+    assert set(first) == {real(0.1, 0.3)} and searched == [0.1]
+    assert th.try_take(1, now=first[0]) and not th.try_take(1, now=first[0])  # now the 10 s window is full
+    assert th.ready_at(1, now=1.0) == th.ready_at(1, now=2.0) == real(0.1, 10.0)
+    assert searched == [0.1, 0.1]  # the same stamp, another window: searched there once
