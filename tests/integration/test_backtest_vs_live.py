@@ -131,9 +131,9 @@ def test_a_backtest_of_a_recorded_live_session_quotes_as_live_did(tmp_path: Path
             live = TracedMaker(PARAMS)
             with running_bot(ex, strategy=live) as bot:
                 # updates received together are quoted once (their newest book): wait for enough states
-                wait_for(lambda: bot.read(lambda: bot.engine.stats.fills) >= 3 and len(SEEN["live"]) >= 20,
-                         deadline_s=30, what="a few live fills and 20 book states quoted")
-        assert len(SEEN["live"]) >= 20
+                wait_for(lambda: bot.read(lambda: bot.engine.stats.fills) >= 3 and len(SEEN["live"]) >= 40,
+                         deadline_s=30, what="a few live fills and 40 book states quoted")
+        assert len(SEEN["live"]) >= 40
 
         SEEN["backtest"].clear()
         config = decode_bot_config(config_text(ex, cond, "tests.integration.test_backtest_vs_live:BacktestMaker"))
