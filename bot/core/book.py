@@ -392,12 +392,18 @@ class Books:
         book = self._books.get(token_id)
         if book is None:
             book = self._books[token_id] = Book(token_id, tick=tick, market=market)
-            self._slot_tokens = ()
+            self._forget_slots()
         return book
 
     def remove(self, token_id: str) -> None:
         self._books.pop(token_id, None)
+        self._forget_slots()
+
+    def _forget_slots(self) -> None:
+        """The books of the last ``PriceLevels`` tokens are read again next time (a book came or
+        went); the tokens and their books go together, so no tokens match books kept from before."""
         self._slot_tokens = ()
+        self._slot_books = []
 
     def get(self, token_id: str) -> Book | None:
         return self._books.get(token_id)

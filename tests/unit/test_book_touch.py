@@ -74,3 +74,13 @@ def test_levels_for_a_token_tracked_later_reach_its_book() -> None:
     books.remove("a")
     assert books.apply_levels(_levels(("a", "b"), [(0, 1, 500_000, 5), (1, 1, 500_000, 6)])) == 1
     assert books["b"].bids == {500_000: 6}
+
+
+def test_an_event_naming_no_token_after_a_book_came_touches_no_book() -> None:
+    """Forgetting the kept slots forgets their books too: an event with no tokens (which matches
+    the forgotten, empty token list) reaches no book, as its ``price_change`` reaches none."""
+    books = Books([], track_all=True)
+    books.apply_levels(PriceLevels("m", 0, ("a",), pack_levels([(0, 1, 500_000, 1)]), ("",)))
+    books.add("b")
+    books.apply_levels(PriceLevels("m", 7, (), b"", ()))
+    assert books["a"].timestamp_ms == 0 and books["b"].timestamp_ms == 0
