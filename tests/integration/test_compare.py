@@ -81,8 +81,11 @@ def test_with_the_sessions_latency_the_fills_agree(session, tmp_path):
 
 def test_a_wrong_latency_model_is_named_as_the_cause(session, tmp_path):
     config, journal, rec, _ = session
+    # 0.75 s each way against the session's 2 ms: wrong by far, yet a round trip (1.5 s) inside
+    # the session, whose fills may all come in its first 3 s (with 1.5 s each way the slow run
+    # then had no order on that side on the wire, and its misses read as "quotes": 1 run in 8)
     slow = msgspec.structs.replace(config, sim=msgspec.structs.replace(
-        config.sim, latency=LatencyConfig(entry=1.5, response=1.5)))
+        config.sim, latency=LatencyConfig(entry=0.75, response=0.75)))
     live = read_journal(journal, recording=[rec])
     c = compare_runs(live, backtest_session(slow, [rec], live, tmp_path / "bt", seed=1))
     good = compare_runs(live, backtest_session(config, [rec], live, tmp_path / "bt2", seed=1))
