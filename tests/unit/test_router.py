@@ -1108,3 +1108,33 @@ def test_held_work_is_planned_again_on_the_tokens_new_tick():
     assert [type(b) for b in h.step(2.0)] == [CancelBatch]
     out = h.step(10.0)
     assert [[(o.side, o.price) for o in b.orders] for b in out] == [[(Side.BUY, 104_000)]]
+
+
+def test_a_quote_is_signed_as_a_limit_order_without_an_amount():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 5 * U)), reducing=[False, True])
+    h.router.poll(0.0)
+    assert [r.amount for r in h.signed] == [0, 0]
+    assert h.signed[0] == OrderRequest("t", Side.SELL, 600_000, 5 * U, OrderType.GTC, False, 0, 0, True)
+
+
+def test_a_take_waiting_on_the_throttle_still_expires_when_asked_again():
+    h = Harness(place_cap=1)
+    h.router.take(Take("a", Side.SELL, 400_000, U), 0.0)
+    assert len(h.step(0.0)) == 1  # the throttle's one token is spent
+    h.router.take(Take("a", Side.SELL, 400_000, 2 * U), 0.0)
+    assert h.router.next_ready(0.5) is not None  # waits for the throttle
+    assert h.router.next_ready(9.0) is None  # past its ttl: dropped, nothing left to send
+    assert h.router.poll(10.5) == []
+
+
+def test_a_throttled_plan_asked_again_and_again_stays_planned():
+    route = Throttle([RateWindow(1, 10.0)])
+    assert route.try_take(1, 0.0)
+    h = Harness(routes=(route,))
+    assert h.router.next_ready(0.0) is None  # no target: nothing to do
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    ready = [h.router.next_ready(now) for now in (0.1, 0.2, 0.3, 0.4)]
+    assert ready[0] is not None and ready == [ready[0]] * 4
+    assert not h.router.settled()
+    assert len(h.router.poll(ready[0])) == 1
