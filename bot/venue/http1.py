@@ -169,11 +169,7 @@ class ResponseParser:
                 if self._head(head):
                     continue  # an interim 1xx answer: the real one follows
             elif stage == "body":
-                take = self._buf[:self._length]
-                self._buf = self._buf[len(take):]
-                self._body.append(take)
-                self._length -= len(take)
-                if self._length:
+                if self._take_body():
                     return None
                 self._stage = "done"
             elif stage == "chunk-size":
@@ -190,11 +186,7 @@ class ResponseParser:
                 self._stage = "chunk-data" if self._length else "trailers"
                 self._check_size(self._length)
             elif stage == "chunk-data":
-                take = self._buf[:self._length]
-                self._buf = self._buf[len(take):]
-                self._body.append(take)
-                self._length -= len(take)
-                if self._length:
+                if self._take_body():
                     return None
                 self._stage = "chunk-end"
             elif stage == "chunk-end":
@@ -238,6 +230,14 @@ class ResponseParser:
         if not self.started:
             raise ClosedUnanswered("the server closed the connection without an answer")
         raise ProtocolError("the server closed the connection in the middle of its answer")
+
+    def _take_body(self) -> int:
+        """Move up to ``_length`` buffered bytes to the body; the bytes still to come."""
+        take = self._buf[:self._length]
+        self._buf = self._buf[len(take):]
+        self._body.append(take)
+        self._length -= len(take)
+        return self._length
 
     def _check_size(self, more: int) -> None:
         if sum(map(len, self._body)) + more > MAX_BODY_BYTES:
