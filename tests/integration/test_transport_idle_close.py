@@ -95,9 +95,9 @@ async def test_an_idempotent_write_is_sent_once_more_and_an_order_write_is_not()
 
 class ClosesIdle(LocalServer):
     """Answers every request and closes a connection left idle for ``idle_s`` (a server's
-    keep-alive timeout), counting the closes."""
+    keep-alive timeout; None: never), counting the closes."""
 
-    def __init__(self, idle_s: float) -> None:
+    def __init__(self, idle_s: float | None) -> None:
         self.idle_s = idle_s
         self.closed_idle = 0
 
@@ -237,27 +237,16 @@ async def test_direct_connections_are_kept_warm_so_a_write_never_waits_for_a_con
             warm.cancel()
 
 
-class Answers(LocalServer):
-    """Answers every request on a kept-alive connection, over TLS when given a context."""
+class Answers(ClosesIdle):
+    """Answers every request on a kept-alive connection, never closing it, over TLS when given a context."""
 
     def __init__(self, tls=None) -> None:
+        super().__init__(idle_s=None)
         self.tls = tls
 
     async def __aenter__(self) -> str:
         self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
         return f"https://localhost:{self.server.sockets[0].getsockname()[1]}"
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                await _read_body(reader, head)
-                writer.write(_OK)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return
-        finally:
-            writer.close()
 
 
 async def test_direct_speaks_tls_with_the_certificate_and_host_name_verified(tmp_path):
