@@ -1064,16 +1064,7 @@ def test_a_token_with_only_cancels_read_first_does_not_stop_the_others():
 
 
 def test_work_held_by_the_throttles_is_diffed_once_until_something_it_reads_changes(monkeypatch):
-    import bot.execution.router as router_module
-
-    calls: list[str] = []
-    real = router_module.diff
-
-    def counting(target, live, tick, tolerance=0):
-        calls.append(target.token_id)
-        return real(target, live, tick, tolerance)
-
-    monkeypatch.setattr(router_module, "diff", counting)
+    calls = _counting_diff(monkeypatch)
     h = Harness(place_cap=1)
     h.router.set_target(quotes("t", (Side.BUY, 400_000, U)))
     assert len(h.step(0.0)) == 1 and calls == ["t"]
