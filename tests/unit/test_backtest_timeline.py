@@ -101,15 +101,21 @@ def _stream(rng: random.Random, n: int, lag_ms: list[int], gaps: set[int]) -> li
     return out
 
 
-def _backtest(events: list[tuple[int, object]], *, own_books: bool = False) -> Backtest:
-    """The shipped market maker and the simulated venue over ``events``; ``own_books``: the venue
-    meets a view of every event (the same event), which keeps it in books of its own throughout."""
-    clock = SimClock(0.0)
+def _maker_engine(clock: SimClock):
+    """The shipped market maker on ``MARKET``'s YES token, both tokens held."""
     engine = build_engine(MarketMaker(Params(tokens=(YES,), half_spread_ticks=1)), [MARKET], clock=clock,
                           signing=Signing(None, 1), throttles=simulated_throttles(LimitsConfig(), clock),
                           risk=RiskLimits())
     for token in MARKET.tokens:
         engine.portfolio.seed(token, 500_000_000, 0)
+    return engine
+
+
+def _backtest(events: list[tuple[int, object]], *, own_books: bool = False) -> Backtest:
+    """The shipped market maker and the simulated venue over ``events``; ``own_books``: the venue
+    meets a view of every event (the same event), which keeps it in books of its own throughout."""
+    clock = SimClock(0.0)
+    engine = _maker_engine(clock)
     venue = SimVenue([MARKET], SimVenueConfig(seed=1, collateral=10**12, holdings=500_000_000))
     run = Backtest(engine, venue, clock, timer_s=0.5, feed_delay=True,
                    venue_view=(lambda ns, ev: ev) if own_books else None)
@@ -163,11 +169,7 @@ def test_one_book_for_both_gives_the_answers_and_orders_of_two(seed, lags, gaps)
 def test_a_backtest_takes_no_wall_clock_stamps() -> None:
     # tick-to-order figures time the host, not the replay: the engine reads no perf counter
     clock = SimClock(0.0)
-    engine = build_engine(MarketMaker(Params(tokens=(YES,), half_spread_ticks=1)), [MARKET], clock=clock,
-                          signing=Signing(None, 1), throttles=simulated_throttles(LimitsConfig(), clock),
-                          risk=RiskLimits())
-    for token in MARKET.tokens:
-        engine.portfolio.seed(token, 500_000_000, 0)
+    engine = _maker_engine(clock)
     reads: list[int] = []
     engine.perf = lambda: reads.append(1) or 0.0
     venue = SimVenue([MARKET], SimVenueConfig(seed=1, collateral=10**12, holdings=500_000_000))
