@@ -3,3 +3,4 @@
 cimport cython
 
 cpdef tuple diff(object targets, object live_orders, object tick, object size_tolerance=*)
+cpdef object on_tick(object price, object tick)

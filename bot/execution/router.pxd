@@ -2,6 +2,7 @@
 # Names declared here must keep the meaning they have in router.py.
 cimport cython
 
+from bot.execution.diff cimport on_tick
 from bot.execution.orders cimport OrderStore, OwnOrder
 
 cdef double _NEVER

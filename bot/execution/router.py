@@ -497,12 +497,14 @@ class Router:
         cancels, places, cancel_tokens = self._plan(now)
         if not cancels and not places:
             return None  # nothing to send: the throttles are not asked
-        t_cancel = now + self._wait(self._cancel, now)
-        t_place = now + self._wait(self._place, now)
+        # each throttle is asked only when its answer can matter: the cancel throttle for
+        # cancels, or for places waiting behind a cancel of their token
+        blocked = set(cancel_tokens.values()) if places and cancel_tokens else None
+        t_cancel = now + self._wait(self._cancel, now) if cancels or blocked is not None else _NEVER
         ready = t_cancel if cancels else _NEVER
         if places:
+            t_place = now + self._wait(self._place, now)
             # a place waits for its token's cancel unless it reduces or no cancel blocks its token
-            blocked = set(cancel_tokens.values()) if cancel_tokens else None
             t = t_place if t_place > t_cancel else t_cancel
             for r, _ in places:
                 if r.reducing or blocked is None or r.token_id not in blocked:
