@@ -199,11 +199,12 @@ class Router:
         self._emitted_cancels: dict[str, float] = {}
         self._retry_soon: dict[str, float] = {}  # failed cancel requests: id -> when it may go again
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
-        # the last plan that found work but read no clock (no take, explicit or paced cancel, no
-        # place held behind a cancel): (targets revision, orders revision, orders' quoting
-        # revision, the targets' ticks, the plan); the same plan while those stand and no batch
-        # went out since
-        self._blocked: tuple[int, int, int, list[int], tuple] | None = None
+        # the last plan that found work but read no clock (no take, explicit or held-back
+        # cancel): (targets revision, orders revision, orders' quoting revision, the targets'
+        # ticks, the plan, its wake); the same plan while those stand and no batch went out
+        # since. A place held behind a cancel in flight is held by the orders' states alone (its
+        # wake is a fallback: only whether one is set is read, by ``poll``)
+        self._blocked: tuple[int, int, int, list[int], tuple, float] | None = None
 
     # --- intents ---------------------------------------------------------------------------
     def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
@@ -299,6 +300,7 @@ class Router:
         if blocked is not None and blocked[0] == self._targets_rev and blocked[1] == orders.revision \
                 and blocked[2] == orders.quoting_revision and blocked[3] == [self._tick_of(t) for t in self._targets]:
             self._quiet_targets = -1
+            self._plan_wake = blocked[5]
             return blocked[4]  # nothing it read has changed (see ``_blocked``)
         if self._takes:
             self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
@@ -327,6 +329,7 @@ class Router:
         emitted, retry_after = self._emitted_cancels, self.config.cancel_retry_after
         pending_cancel = _PENDING_CANCEL
         settled, versions = self._settled, self._versions
+        held = False  # a diff cancel held back: the plan read the clock
         for token in tokens:
             tgt = targets[token]
             version = versions.get(token, 0)
@@ -344,6 +347,7 @@ class Router:
                 t = emitted.get(oid)
                 if t is not None and now - t < retry_after and self._held_back(oid, t, now):
                     wake = min(wake, self._retry_at(oid, t))
+                    held = True
                     continue  # ``_recently_cancelled``
                 cancels[oid] = None
                 cancel_tokens[oid] = token
@@ -367,9 +371,9 @@ class Router:
             self._quiet_targets = -1
             self._plan_wake = wake
             plan = (list(cancels), places, cancel_tokens)
-            if wake == _NEVER and not self._takes and not self._cancels:
+            if not held and not self._takes and not self._cancels:
                 self._blocked = (self._targets_rev, orders.revision, orders.quoting_revision,
-                                 [tick_of(t) for t in targets], plan)
+                                 [tick_of(t) for t in targets], plan, wake)
             return plan
         self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
         self._quiet_quoting = orders.quoting_revision

@@ -269,6 +269,39 @@ def test_an_answer_that_moves_no_size_is_not_diffed_again(monkeypatch):
     assert calls == ["t", "t", "t"] and [type(b) for b in out] == [CancelBatch]
 
 
+def test_a_place_held_behind_a_cancel_is_not_diffed_again_while_nothing_changes(monkeypatch):
+    """A plan whose place waits for a cancel in flight at its price, and whose other place waits
+    for the place throttle, is the same plan while the orders and targets stand: it is not
+    diffed again at each poll, and it is planned afresh once the cancel is answered."""
+    import bot.execution.router as router_module
+
+    calls: list[str] = []
+    real = router_module.diff
+
+    def counting(target, live, tick, tolerance=0):
+        calls.append(target.token_id)
+        return real(target, live, tick, tolerance)
+
+    monkeypatch.setattr(router_module, "diff", counting)
+    h = Harness(place_cap=2)  # the first two orders spend the place throttle for 10 s
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
+    (bid, ask) = h.step(0.0)[0].orders
+    maker_fill(h, bid.order_id, 0.4)  # the bid's size moved: replaced at the same price
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 610_000, 10 * U)))
+    (cancels,) = h.router.poll(0.5)  # both cancels go; no place token is left
+    assert set(cancels.order_ids) == {bid.order_id, ask.order_id}
+    h.rec.on_cancels_sent(cancels.order_ids, 0.5)
+    n = len(calls)
+    assert h.router.poll(0.6) == [] and len(calls) == n + 1  # the ask waits for a token, the bid for its cancel
+    assert h.router.poll(0.7) == [] and h.router.poll(0.8) == [] and len(calls) == n + 1
+    assert h.router.next_ready(0.9) == pytest.approx(10.0) and len(calls) == n + 1
+    h.rec.on_cancel_result({"canceled": list(cancels.order_ids), "not_canceled": {}}, 1.0)
+    (places,) = h.router.poll(10.0)  # planned afresh: both replacements
+    assert len(calls) == n + 2
+    assert sorted((o.side, o.price, o.size) for o in places.orders) == [(Side.BUY, 400_000, 10 * U),
+                                                                       (Side.SELL, 610_000, 10 * U)]
+
+
 def test_an_ack_leaves_a_settled_router_settled_and_a_fill_does_not():
     h = Harness()
     h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
