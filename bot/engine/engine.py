@@ -243,7 +243,10 @@ class Engine:
         router = self.router
         if router.settled():
             return None
-        return router.next_ready(self.clock.now())
+        now = self.clock.now()
+        if router.idle(now):  # nothing to plan: no plan is made
+            return None
+        return router.next_ready(now)
 
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> list[Action]:
@@ -723,13 +726,16 @@ class Engine:
         return self._poll()
 
     def _poll(self) -> list[Action]:
-        if self.router.settled() or (self.verifying and self.risk.state is not TradingState.HALTED):
+        router = self.router
+        if router.settled() or (self.verifying and self.risk.state is not TradingState.HALTED):
             return []
         now = self.clock.now()
+        if router.idle(now):  # nothing to plan: no batch
+            return []
         out: list[Action] = []
         ticks = self._ticks
         served: list[str] | None = [] if ticks else None
-        for batch in self.router.poll(now):
+        for batch in router.poll(now):
             if isinstance(batch, PlaceBatch):
                 outputs = self.reconciler.on_places_sent(batch.orders, now)
                 self.stats.orders_sent += len(batch.orders)

@@ -25,6 +25,9 @@ cdef class Router:
     cdef public object _drained, _blocked
 
     cpdef bint settled(self)
+    cpdef bint idle(self, double now)
+    @cython.locals(orders=OrderStore)
+    cdef inline bint _quiet(self, double now)
     @cython.locals(o=OwnOrder, orders=OrderStore)
     cpdef void _settle_drained(self) except *
     cpdef list poll(self, double now)

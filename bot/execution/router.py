@@ -285,6 +285,21 @@ class Router:
         return (self._quiet_until == _NEVER and self._quiet_targets == self._targets_rev
                 and self._quiet_quoting == self._orders.quoting_revision and not self._cancels and not self._takes)
 
+    def idle(self, now: float) -> bool:
+        """True when ``poll(now)`` would send nothing and ``next_ready(now)`` be ``None``, known
+        without planning: the router is ``settled``, or nothing a plan reads changed since one
+        found nothing to do and its first paced cancel is not due yet. One look at counters."""
+        return self.settled() or self._quiet(now)
+
+    def _quiet(self, now: float) -> bool:
+        """Nothing changed since a plan found nothing to do (targets, explicit cancels, takes, the
+        orders: any change, or only a change of those that can stand for quotes when no paced
+        cancel was waiting), and its first paced cancel is not due at ``now``."""
+        orders = self._orders
+        return now < self._quiet_until and self._quiet_targets == self._targets_rev and not self._cancels \
+            and not self._takes and (self._quiet_orders == orders.revision or (
+                self._quiet_until == _NEVER and self._quiet_quoting == orders.quoting_revision))
+
     # --- planning --------------------------------------------------------------------------
     def _plan(self, now: float) -> tuple[list[str], list[tuple[OrderRequest, bool]], dict[str, str]]:
         """All work wanted now: cancel ids (explicit first), ``(request, is_take)`` by priority,
@@ -292,9 +307,7 @@ class Router:
         since a plan found nothing to do (and no paced cancel has come due)."""
         orders = self._orders
         self._drained = None
-        if now < self._quiet_until and self._quiet_targets == self._targets_rev and not self._cancels \
-                and not self._takes and (self._quiet_orders == orders.revision or (
-                    self._quiet_until == _NEVER and self._quiet_quoting == orders.quoting_revision)):
+        if self._quiet(now):
             return _NOTHING
         blocked = self._blocked
         if blocked is not None and blocked[0] == self._targets_rev and blocked[1] == orders.revision \

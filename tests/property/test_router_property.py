@@ -167,3 +167,38 @@ def test_matching_orders_are_kept_across_retargets(first, second):
     survivors = [oid for oid in after if oid in before]
     assert len(survivors) == sum(overlap.values())
     assert Counter(after.values()) == Counter((q.side, q.price, q.size) for q in second)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.floats(0.0, 3.0), st.lists(st.sampled_from(TOKENS).flatmap(target_st), max_size=2),
+                          st.booleans()), min_size=1, max_size=30))
+def test_an_idle_router_has_nothing_a_fresh_plan_would_find(steps):
+    """``idle`` answers from counters alone; whenever it says so, a plan made afresh (nothing
+    known, ``invalidate``) finds no work either, with cancels answered late (places held behind
+    them) and cancels paced."""
+    rec = Reconciler()
+    seq = itertools.count()
+    router = Router(rec.orders, lambda req: FakeSigned(f"0x{next(seq):05x}"),
+                    place_throttle=Throttle(list(WINDOWS)), cancel_throttle=Throttle(list(WINDOWS)))
+    in_flight: list[str] = []
+    now = 0.0
+    for dt, targets, answer in steps:
+        now += dt
+        for tgt, red in targets:
+            router.set_target(tgt, red)
+        if answer and in_flight:  # the venue answers the cancels sent so far
+            rec.on_cancel_result({"canceled": in_flight}, now)
+            in_flight = []
+        if router.idle(now):
+            assert router.poll(now) == []
+            router.invalidate()
+            assert router.next_ready(now) is None
+            continue
+        for b in router.poll(now):
+            if isinstance(b, CancelBatch):
+                rec.on_cancels_sent(b.order_ids, now)
+                in_flight += b.order_ids
+            else:
+                rec.on_places_sent(b.orders, now)
+                rec.on_acks(b.order_ids, [{"success": True, "errorMsg": "", "orderID": i, "status": "live"}
+                                          for i in b.order_ids], now)
