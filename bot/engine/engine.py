@@ -569,10 +569,17 @@ class Engine:
         self._trades_pages += 1
         return self._outputs(self.reconciler.on_trades_page(r.records, self.clock.now(), r.cursor, r.next_cursor))
 
+    def _holding(self) -> bool:
+        """No order may leave anew: stopped, halted, or the venue's holdings not confirmed yet
+        since the user channel came back (``verifying``). A resend is a place like any other."""
+        return self.stopped or self.verifying != 0 or self.risk.state is TradingState.HALTED
+
     def _open_orders(self, r: OpenOrders) -> list[Action]:
         """A complete listing asked for at ``as_of``; orphans it shows (open at the venue, not
-        working here) are counted and handled by the reconciler's policy."""
-        outputs = self.reconciler.on_open_orders(r.records, self.clock.now(), r.as_of, pages=r.pages)
+        working here) are counted and handled by the reconciler's policy. An order of unknown
+        outcome it does not show is resent, or closed while no order may leave (``_holding``)."""
+        outputs = self.reconciler.on_open_orders(r.records, self.clock.now(), r.as_of, pages=r.pages,
+                                                 resend_unknown=not self._holding())
         self._count_orphans()
         return self._outputs(outputs)
 
@@ -668,8 +675,8 @@ class Engine:
         """POST again the same signed order the venue showed absent after an unknown outcome
         (the shell already spent a place token for it). Journaled before it leaves, as ever."""
         o = self.reconciler.orders.get(order_id)
-        if o is None or o.signed is None or o.state is not OrderState.UNKNOWN:
-            return []
+        if o is None or o.signed is None or o.state is not OrderState.UNKNOWN or self._holding():
+            return []  # held: the next listing closes it (``_open_orders``)
         outputs = self.reconciler.on_places_sent([o], self.clock.now())
         self.stats.orders_sent += 1
         return [SendPlaces(PlaceBatch((o,)))] + self._outputs(outputs, poll=False)

@@ -146,6 +146,30 @@ def test_unknown_submit_outcome_asks_for_lookup_not_resend():
     assert not places(acts)  # the same quotes are not placed again while unknown
 
 
+def test_an_order_of_unknown_outcome_is_not_resent_until_positions_are_confirmed():
+    """After the user channel comes back nothing new leaves until the venue's holdings are the
+    booked ones: an order whose submit outcome was unknown and that the venue's listing does not
+    show is closed, not resent; a resend asked for before the reconnect is not sent either."""
+    from bot.engine.results import OpenOrders
+    from bot.execution.reconciler import ResendOrder
+    clock = SimClock(1_000.0)
+    eng, out = start(clock)
+    first, *rest = [a.batch for a in out if isinstance(a, SendPlaces)]
+    for batch in (first, *rest):
+        eng.on_result(PlacesFailed(batch, "transport", outcome_unknown=True))
+    clock.advance(1.0)
+    early = eng.on_result(OpenOrders((), clock.now()))  # before the reconnect: resent
+    assert {a.order_id for a in early if isinstance(a, ResendOrder)} == {o.order_id for b in (first, *rest)
+                                                                          for o in b.orders}
+    clock.advance(1.0)
+    eng.on_connection(ConnectionEvent(kind="reconnected", channel="user", shard=0, attempt=1, at=clock.now()))
+    assert not places(eng.resend(first.order_ids[0]))  # the resend asked for before: held
+    clock.advance(1.0)
+    acts = eng.on_result(OpenOrders((), clock.now()))
+    assert not any(isinstance(a, ResendOrder) for a in acts) and not places(acts)
+    assert all(eng.orders.get(i).state is OrderState.CANCELED for b in (first, *rest) for i in b.order_ids)
+
+
 def test_halt_cancels_everything_and_blocks_new_orders():
     clock = SimClock(1_000.0)
     eng, out = start(clock)
