@@ -302,6 +302,24 @@ def test_a_place_held_behind_a_cancel_is_not_diffed_again_while_nothing_changes(
                                                                        (Side.SELL, 610_000, 10 * U)]
 
 
+def test_a_kept_plan_does_not_outlive_a_cancel_all():
+    """A plan kept while a place waits behind a cancel in flight is dropped by ``cancel_all``
+    (a halt): the next poll sends the cancels of what still works and places nothing."""
+    h = Harness(place_cap=2)  # the first two orders spend the place throttle for 10 s
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
+    (bid, ask) = h.step(0.0)[0].orders
+    maker_fill(h, bid.order_id, 0.4)
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 610_000, 10 * U)))
+    (cancels,) = h.router.poll(0.5)
+    h.rec.on_cancels_sent(cancels.order_ids, 0.5)
+    assert h.router.poll(0.6) == [] and h.router.poll(0.7) == []  # the plan is kept
+    h.router.cancel_all()
+    assert h.router.poll(0.8) == [] and h.router.next_ready(0.8) is None  # nothing left to place
+    h.rec.on_cancel_result({"canceled": list(cancels.order_ids), "not_canceled": {}}, 1.0)
+    assert h.router.poll(10.0) == [] and h.router.next_ready(10.0) is None
+    assert h.router.settled() and not h.rec.orders.working("t")
+
+
 def test_an_ack_leaves_a_settled_router_settled_and_a_fill_does_not():
     h = Harness()
     h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
