@@ -171,12 +171,14 @@ def start_exchange(markets: int, stamps_out: Path, log: Path, limits_scale: floa
 
 
 def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workdir: Path | None = None,
-            extra_config: str = "") -> dict:
+            extra_config: str = "", limits_scale: float = 1.0) -> dict:
     """``bot run`` (from ``bot_repo``) on a fresh exchange of ``markets`` markets for ``seconds``;
-    the figures of one row. ``extra_config``: TOML appended to the bot's config."""
+    the figures of one row. ``extra_config``: TOML appended to the bot's config; ``limits_scale``
+    multiplies the rate limits of both the exchange and the bot (above 1: the write budget never
+    binds, so wire-to-wire holds no wait for it)."""
     tmp = Path(workdir or tempfile.mkdtemp(prefix="live-scale-"))
     stamps_out = tmp / "wire.json"
-    ex = start_exchange(markets, stamps_out, tmp / "exchange.log")
+    ex = start_exchange(markets, stamps_out, tmp / "exchange.log", limits_scale)
     bot = None
     try:
         info = json.loads(ex.stdout.readline())
@@ -185,7 +187,8 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
         cfg.write_text(
             f'[venue]\nclob_url = "{info["clob"]}"\ncatalog_url = "{info["catalog"]}"\n'
             f'data_url = "{info["data"]}"\nws_url = "{info["ws"]}"\n'
-            '[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
+            + (f'[venue.limits]\nscale = {limits_scale!r}\n' if limits_scale != 1.0 else '')
+            + '[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
             # every market quoted on both tokens: 4 resting orders a market, requotes paced by the venue's limits only
             '[risk]\nmax_open_orders = 4000\nmax_orders_per_window = "off"\n'
             f'[metrics]\nenabled = true\nport = {port}\n[journal]\npath = "{tmp / "journal.sqlite"}"\n'
@@ -407,6 +410,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bot-repo", type=Path, default=REPO, help="the checkout (with .venv) whose bot runs")
     parser.add_argument("--config", default="", metavar="TOML",
                         help='TOML appended to the bot\'s config, e.g. "[shell]\npaced_hold_s = 0.05"')
+    parser.add_argument("--limits-scale", type=float, default=1.0,
+                        help="multiply the exchange's and the bot's rate limits (e.g. 100: the write budget never binds)")
     parser.add_argument("--floor-seconds", type=float, default=FLOOR_SECONDS,
                         help="seconds of the bare client's run per row (0: no floor)")
     parser.add_argument("--serve-exchange", nargs=2, metavar=("MARKETS", "OUT"), help=argparse.SUPPRESS)
@@ -419,11 +424,13 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--seconds must be more than {WARMUP_S + 2:g}")
     markets, seconds, bot_repo = args.markets, args.seconds, args.bot_repo.resolve()
     print(f"bot from {bot_repo}, {seconds:.0f} s per row (first {WARMUP_S:.0f} s left out), "
-          f"{os.cpu_count()} cores" + (f", config + {args.config!r}" if args.config else ""), flush=True)
+          f"{os.cpu_count()} cores" + (f", config + {args.config!r}" if args.config else "")
+          + (f", rate limits x{args.limits_scale:g}" if args.limits_scale != 1.0 else ""), flush=True)
     print(HEADER, flush=True)
     rows = []
     for n in markets:
-        r = run_row(n, seconds, bot_repo, extra_config=args.config.replace("\\n", "\n") + "\n" if args.config else "")
+        r = run_row(n, seconds, bot_repo, extra_config=args.config.replace("\\n", "\n") + "\n" if args.config else "",
+                    limits_scale=args.limits_scale)
         if args.floor_seconds > 0:
             r["floor"] = floor(n, args.floor_seconds)
         rows.append(r)
