@@ -11,7 +11,9 @@ rejected as "post-only crosses book", halts, orphans, positions drifting at the 
 tick-to-order (socket to request written) and the exchange-stamped wire-to-wire latency (market
 frame written -> the order request it caused received), 429s and the lowest order-throttle
 level. Under the table: the in-process tick-to-order of this build (``bench_tick_to_order``),
-median of several runs, and the wire-to-wire ratio to it.
+median of several runs, and the wire-to-wire ratio to it; and the floor: the wire-to-wire a bare
+client gets from the same exchange on the same machine (``--floor-seconds``, 0 to skip), which no
+client of this exchange can beat.
 """
 
 from __future__ import annotations
@@ -38,16 +40,17 @@ if __package__ in (None, ""):
 REPO = Path(__file__).resolve().parent.parent
 MARKETS = (4, 16, 64, 128)
 SECONDS = 60.0
+FLOOR_SECONDS = 15.0
 WARMUP_S = 8.0  # connect, first snapshot and first quotes: left out of CPU and latency figures
 
 
 # --- the exchange, in its own process ---------------------------------------------------------
 
 
-def serve_exchange(markets: int, out: str) -> None:
+def serve_exchange(markets: int, out: str, limits_scale: float = 1.0) -> None:
     """Child process: a local exchange with ``markets`` binary markets (flow on every one), its
     URLs and demo account as one JSON line on stdout; on stdin's end, the wire-to-wire samples
-    (seconds) written to ``out`` as JSON."""
+    (seconds) written to ``out`` as JSON. ``limits_scale`` multiplies its rate limits."""
     import anyio
 
     from bot.exchange.config import ExchangeConfig
@@ -55,7 +58,7 @@ def serve_exchange(markets: int, out: str) -> None:
     from bot.exchange.wire import WireStamps
 
     async def main() -> None:
-        config = ExchangeConfig(markets=markets, neg_risk_events=0, seed=1)
+        config = ExchangeConfig(markets=markets, neg_risk_events=0, seed=1, limits_scale=limits_scale)
         async with LocalExchange(config) as ex:
             stamps = WireStamps()
             ex.exchange.hub.stamps = stamps
@@ -159,15 +162,23 @@ def pct(xs: list[float], q: float) -> float | None:
 # --- one row --------------------------------------------------------------------------------------
 
 
+def start_exchange(markets: int, stamps_out: Path, log: Path, limits_scale: float = 1.0) -> subprocess.Popen:
+    """``serve_exchange`` in a child process (its first stdout line: URLs and account; closing its
+    stdin stops it and writes the stamps to ``stamps_out``)."""
+    return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve-exchange", str(markets),
+                             str(stamps_out), "--exchange-limits-scale", str(limits_scale)], cwd=REPO,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
+
+
 def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workdir: Path | None = None,
-            extra_config: str = "") -> dict:
+            extra_config: str = "", limits_scale: float = 1.0) -> dict:
     """``bot run`` (from ``bot_repo``) on a fresh exchange of ``markets`` markets for ``seconds``;
-    the figures of one row. ``extra_config``: TOML appended to the bot's config."""
+    the figures of one row. ``extra_config``: TOML appended to the bot's config; ``limits_scale``
+    multiplies the rate limits of both the exchange and the bot (above 1: the write budget never
+    binds, so wire-to-wire holds no wait for it)."""
     tmp = Path(workdir or tempfile.mkdtemp(prefix="live-scale-"))
     stamps_out = tmp / "wire.json"
-    ex = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve-exchange", str(markets),
-                           str(stamps_out)], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=(tmp / "exchange.log").open("w"), text=True)
+    ex = start_exchange(markets, stamps_out, tmp / "exchange.log", limits_scale)
     bot = None
     try:
         info = json.loads(ex.stdout.readline())
@@ -176,7 +187,8 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
         cfg.write_text(
             f'[venue]\nclob_url = "{info["clob"]}"\ncatalog_url = "{info["catalog"]}"\n'
             f'data_url = "{info["data"]}"\nws_url = "{info["ws"]}"\n'
-            '[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
+            + (f'[venue.limits]\nscale = {limits_scale!r}\n' if limits_scale != 1.0 else '')
+            + '[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
             # every market quoted on both tokens: 4 resting orders a market, requotes paced by the venue's limits only
             '[risk]\nmax_open_orders = 4000\nmax_orders_per_window = "off"\n'
             f'[metrics]\nenabled = true\nport = {port}\n[journal]\npath = "{tmp / "journal.sqlite"}"\n'
@@ -250,6 +262,84 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
     }
 
 
+# --- the floor: a bare client on the same exchange ------------------------------------------------
+
+
+def floor(markets: int, seconds: float = FLOOR_SECONDS, workdir: Path | None = None) -> dict:
+    """The least wire-to-wire any client gets from this exchange on this machine: a fresh exchange
+    of ``markets`` markets (its limits scaled up, so nothing is held or refused for rate) and a bare
+    client that, for each ``price_change`` frame, writes a prebuilt ``POST /orders`` naming that
+    frame's first token on a kept-alive connection: the frame's bytes searched for the token, no
+    decode, no book, no strategy, no signing, no journal. The exchange stamps the request as it
+    enters (before auth; it then refuses the unsigned order). Figures in seconds."""
+    import anyio
+
+    tmp = Path(workdir or tempfile.mkdtemp(prefix="live-floor-"))
+    out = tmp / "floor-wire.json"
+    ex = start_exchange(markets, out, tmp / "floor-exchange.log", limits_scale=100.0)
+    try:
+        info = json.loads(ex.stdout.readline())
+        sent = anyio.run(bare_client, info, seconds)
+    finally:
+        ex.stdin.close()
+        ex.wait(timeout=60)
+    wire = json.loads(out.read_text()).get("wire", []) if out.exists() else []
+    return {"p50": pct(wire, 0.5), "p99": pct(wire, 0.99), "n": len(wire), "sent": sent, "load": os.getloadavg()}
+
+
+_TOKEN = re.compile(rb'"asset_id":\s*"([0-9]+)"')
+
+
+async def bare_client(info: dict, seconds: float) -> int:
+    """Subscribe to every token of the exchange on its market channel (one connection per 500, as
+    the venue allows), and answer each ``price_change`` frame at once with a prebuilt request;
+    responses are read and dropped. Returns the requests written."""
+    import anyio
+    import websockets
+
+    tokens: list[str] = []
+    cursor = ""
+    while cursor != "LTE=":
+        with urllib.request.urlopen(f"{info['clob']}/markets?next_cursor={cursor}", timeout=10) as resp:
+            page = json.loads(resp.read())
+        tokens += [t["token_id"] for m in page["data"] for t in m.get("tokens", ())]
+        cursor = page.get("next_cursor") or "LTE="
+    host, _, port = info["clob"].split("//", 1)[1].partition(":")
+    stream = await anyio.connect_tcp(host, int(port))
+    sent = 0
+
+    def request(token: bytes) -> bytes:
+        body = b'[{"order":{"tokenId":"' + token + b'"},"owner":"bare","orderType":"GTC"}]'
+        return (b"POST /orders HTTP/1.1\r\nHost: " + host.encode() + b"\r\nContent-Type: application/json\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    async def drain() -> None:
+        try:
+            while await stream.receive():
+                pass
+        except (anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+            pass
+
+    async def listen(group: list[str]) -> None:
+        nonlocal sent
+        async with websockets.connect(info["ws"] + "/ws/market", compression=None, max_size=None) as ws:
+            await ws.send(json.dumps({"assets_ids": group, "type": "market"}))
+            async for frame in ws:
+                raw = frame.encode() if isinstance(frame, str) else frame
+                if b'"price_change"' in raw and (m := _TOKEN.search(raw)):
+                    await stream.send(request(m.group(1)))
+                    sent += 1
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(drain)
+        for i in range(0, len(tokens), 500):
+            tg.start_soon(listen, tokens[i:i + 500])
+        await anyio.sleep(seconds)
+        tg.cancel_scope.cancel()
+    await stream.aclose()
+    return sent
+
+
 def _counts(text: str) -> tuple[int, ...]:
     try:
         counts = tuple(int(x) for x in text.split(","))
@@ -320,20 +410,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bot-repo", type=Path, default=REPO, help="the checkout (with .venv) whose bot runs")
     parser.add_argument("--config", default="", metavar="TOML",
                         help='TOML appended to the bot\'s config, e.g. "[shell]\npaced_hold_s = 0.05"')
+    parser.add_argument("--limits-scale", type=float, default=1.0,
+                        help="multiply the exchange's and the bot's rate limits (e.g. 100: the write budget never binds)")
+    parser.add_argument("--floor-seconds", type=float, default=FLOOR_SECONDS,
+                        help="seconds of the bare client's run per row (0: no floor)")
     parser.add_argument("--serve-exchange", nargs=2, metavar=("MARKETS", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--exchange-limits-scale", type=float, default=1.0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_exchange:
-        serve_exchange(int(args.serve_exchange[0]), args.serve_exchange[1])
+        serve_exchange(int(args.serve_exchange[0]), args.serve_exchange[1], args.exchange_limits_scale)
         return
     if args.seconds <= WARMUP_S + 2:
         parser.error(f"--seconds must be more than {WARMUP_S + 2:g}")
     markets, seconds, bot_repo = args.markets, args.seconds, args.bot_repo.resolve()
     print(f"bot from {bot_repo}, {seconds:.0f} s per row (first {WARMUP_S:.0f} s left out), "
-          f"{os.cpu_count()} cores" + (f", config + {args.config!r}" if args.config else ""), flush=True)
+          f"{os.cpu_count()} cores" + (f", config + {args.config!r}" if args.config else "")
+          + (f", rate limits x{args.limits_scale:g}" if args.limits_scale != 1.0 else ""), flush=True)
     print(HEADER, flush=True)
     rows = []
     for n in markets:
-        r = run_row(n, seconds, bot_repo, extra_config=args.config.replace("\\n", "\n") + "\n" if args.config else "")
+        r = run_row(n, seconds, bot_repo, extra_config=args.config.replace("\\n", "\n") + "\n" if args.config else "",
+                    limits_scale=args.limits_scale)
+        if args.floor_seconds > 0:
+            r["floor"] = floor(n, args.floor_seconds)
         rows.append(r)
         print(format_row(r), flush=True)
     med, tail = in_process_tick_to_order()
@@ -345,6 +444,14 @@ def main(argv: list[str] | None = None) -> None:
         if r["w2w_p50"] is not None:
             print(f"  {r['markets']} markets: wire-to-wire / in-process = {r['w2w_p50'] / med:.0f}x median, "
                   f"{r['w2w_p99'] / tail:.0f}x p99 ({r['w2w_n']} samples)")
+        f = r.get("floor")
+        if f is not None and f["p50"] is not None:
+            mine = "" if r["w2w_p50"] is None else (
+                f"; the bot's wire-to-wire / the floor = {r['w2w_p50'] / f['p50']:.1f}x median, "
+                f"{r['w2w_p99'] / f['p99']:.1f}x p99")
+            print(f"  {r['markets']} markets: floor (a bare client, same exchange) {_ms(f['p50'])} / {_ms(f['p99'])} ms"
+                  f" = {f['p50'] / med:.0f}x / {f['p99'] / tail:.0f}x the in-process median / p99{mine}"
+                  f" ({f['n']} samples, load {f['load'][0]:.1f})")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.bench_live_scale import run_row
+from bench.bench_live_scale import floor, run_row
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -35,3 +35,13 @@ def test_thirty_two_markets_for_thirty_seconds_keep_up(tmp_path: Path):
     # quoting around its own orders sent a stream of post-only orders into them (8-14% rejected)
     assert r["sent"] > 0 and r["crosses"] / r["sent"] < MAX_CROSSES, r
     assert r["sent"] > 0 and "open orders at the exchange: 0" in r["summary"], r
+
+
+def test_the_floor_client_answers_book_updates_and_the_exchange_stamps_them(tmp_path: Path):
+    """The bench's floor: a bare client's requests reach the exchange and are matched to the
+    frames that caused them (a client that wrote nothing, or requests the exchange did not stamp,
+    would give no samples)."""
+    f = floor(2, 4.0, workdir=tmp_path)
+    assert f["sent"] > 0, f
+    assert 0 < f["n"] <= f["sent"], f
+    assert 0 < f["p50"] <= f["p99"] < 4.0, f
