@@ -45,3 +45,4 @@ def test_the_floor_client_answers_book_updates_and_the_exchange_stamps_them(tmp_
     assert f["sent"] > 0, f
     assert 0 < f["n"] <= f["sent"], f
     assert 0 < f["p50"] <= f["p99"] < 4.0, f
+    assert f["client_p50"] is not None and 0 < f["client_p50"] < f["p50"], f  # its own share is a part
