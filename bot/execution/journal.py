@@ -12,6 +12,9 @@ loss cannot forget an order the venue may hold (that would be an orphan we could
 way are re-read from ``/data/trades`` and orders show up as orphans, so it is an acceptable
 speed option (config), not the default. Commits are per reconciler input, grouped by the live
 shell into one per turn of its loop (``hold`` / ``release``), always before the turn's requests leave.
+A commit that fsyncs (``commit_fsyncs``: FULL, EXTRA) is made by the live shell in a worker thread
+so the loop serves the sockets meanwhile; one that does not (NORMAL) costs tens of microseconds and
+is made inline, in the turn.
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ ON CONFLICT(order_id) DO UPDATE SET
     market = excluded.market, sent_at = excluded.sent_at,
     signed = COALESCE(orders.signed, excluded.signed)
 """
+_FSYNCING = frozenset({"FULL", "EXTRA"})  # the levels whose commit waits for the disk
 
 
 class JournalError(ValueError):
@@ -151,6 +155,7 @@ class Journal:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         mode = JournalConfig(path=self.path, synchronous=synchronous).synchronous.upper()
+        self._fsyncs = mode in _FSYNCING
         self._db = sqlite3.connect(self.path, isolation_level="DEFERRED", check_same_thread=False)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -246,6 +251,12 @@ class Journal:
     def due(self) -> bool:
         """A held commit is owed (``release`` will sync)."""
         return self._due
+
+    @property
+    def commit_fsyncs(self) -> bool:
+        """A commit waits for the disk (FULL, EXTRA): worth a worker thread so the event loop is
+        not stalled; without (NORMAL) a commit is cheaper than the hop to a thread."""
+        return self._fsyncs
 
     def release(self) -> None:
         """Stop holding; commit once if a commit was asked for meanwhile."""
