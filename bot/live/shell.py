@@ -11,7 +11,8 @@ Invariants:
   strategy run once per changed token), after at most ``MAX_INBOX_PER_TURN`` inbox messages, so
   answers and periodic tasks never starve the market stream nor the other way round; a market
   buffer past ``MAX_MARKET_PENDING`` events holds the socket reader until the core takes it;
-- the journal's commits are grouped per turn and made before the turn's requests leave;
+- the journal's commits are grouped per turn and made before the turn's requests leave: in a
+  worker thread when a commit fsyncs (``Journal.commit_fsyncs``), inline when it does not;
 - trading writes (POST /orders, DELETE /orders) go out through a client *without* client-side
   throttling: the router already spent the very same ``orders``/``cancels``/``clob:all``
   throttles the limiter owns, so nothing is charged twice and no window is exceeded;
@@ -452,6 +453,8 @@ class LiveShell:
         next_timer = eng.clock.now() + self.config.timer_interval_s
         sim = self.sim
         journal = self.journal if hasattr(self.journal, "hold") else None  # only the core touches it
+        fsyncs = getattr(journal, "commit_fsyncs", True)
+        sync_stage = eng.metrics.live_stage.labels("sync") if eng.metrics is not None else None
         inbox = self._inbox
         while not self._stop.is_set():
             now = eng.clock.now()
@@ -496,11 +499,14 @@ class LiveShell:
                     journal.release()
                 raise
             if journal is not None:  # the turn's orders are durable before any request leaves
-                if journal.due:  # its sync runs in a worker thread: the loop serves the sockets meanwhile
+                if journal.due:
                     synced = time.perf_counter()
-                    await anyio.to_thread.run_sync(journal.release)
-                    if eng.metrics is not None:
-                        eng.metrics.live_stage.labels("sync").observe(time.perf_counter() - synced)
+                    if fsyncs:  # a sync waiting for the disk runs in a worker thread: the loop serves the sockets
+                        await anyio.to_thread.run_sync(journal.release)
+                    else:  # a commit without fsync costs less than the hop to a thread
+                        journal.release()
+                    if sync_stage is not None:
+                        sync_stage.observe(time.perf_counter() - synced)
                 else:
                     journal.release()
             self._dispatch(actions)

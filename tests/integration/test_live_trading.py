@@ -50,7 +50,7 @@ class Bot:
         strategy = strategy or MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000))
         self.engine = make_engine(strategy, self.markets, self.venue, private_key=acct.private_key, journal=journal)
         portal.call(seed_positions, self.engine, self.venue)
-        self.shell = LiveShell(self.engine, self.venue, config=ShellConfig(**shell_kw))
+        self.shell = LiveShell(self.engine, self.venue, config=ShellConfig(**shell_kw), journal=journal)
         self.future = portal.start_task_soon(self.shell.run, None)
 
     def read(self, fn):
