@@ -1,6 +1,7 @@
 # Types for compiling timeline.py with Cython (pure-Python mode: timeline.py stays the one source).
 # Names declared here must keep the meaning they have in timeline.py.
 cimport cython
+from cpython.long cimport PyLong_AsLongLongAndOverflow
 
 from bot.core.clock cimport SimClock
 from bot.engine.engine cimport Engine
@@ -10,6 +11,9 @@ cdef double _INF
 cdef dict _SPECIAL, _IN_MS
 cdef frozenset _SHARED_KINDS
 
+
+@cython.locals(c=cython.longlong, over=cython.int)
+cpdef double divided(object n, double unit) except? -1.0
 
 @cython.locals(in_ms=object, t=cython.double)
 cpdef double exchange_time(object ev, double received) except? -1.0

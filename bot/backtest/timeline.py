@@ -33,6 +33,8 @@ from bot.engine.engine import Engine, SendCancels, SendPlaces, VenueCancelAll
 from bot.sim.venue import SimVenue
 from bot.venue.models.ws import LastTradePriceEvent, PriceChangeEvent
 
+import cython  # noqa: E402 - after bot.core.book (through the engine), which stands in for it when Cython is absent
+
 _INF = float("inf")
 # event class -> True for the replay's own records (a gap, market metadata), which are not market
 # events; False for the rest (looked up by name once per class: the replay's types sit above)
@@ -45,6 +47,18 @@ _IN_MS: dict[type, bool] = {}
 # tick changes) is met by the venue in its own books
 _SHARED_KINDS = frozenset((PriceLevels, PriceChangeEvent, LastTradePriceEvent))
 SHARE_RETRY_EVENTS = 1024  # events before books found to differ are compared again
+
+
+def divided(n: Any, unit: float) -> float:
+    """``n / unit``, exactly as Python computes it. Compiled, an ``int`` that fits 64 bits is
+    divided in C: converting it to a double rounds to nearest as Python's does, so the result is
+    the same float; any other ``n`` (a larger int, a float) goes through Python's division."""
+    if cython.compiled and type(n) is int:
+        over: cython.int = 0
+        c = PyLong_AsLongLongAndOverflow(n, cython.address(over))  # noqa: F821 - cimported (timeline.pxd)
+        if not over:
+            return c / unit
+    return n / unit
 
 
 def exchange_time(ev: Any, received: float) -> float:
@@ -63,7 +77,7 @@ def exchange_time(ev: Any, received: float) -> float:
                 ms = int(raw) if raw else 0
             except (TypeError, ValueError):
                 ms = 0
-    t = ms / 1000.0 if ms else received
+    t = divided(ms, 1000.0) if ms else received
     return t if t < received else received
 
 
@@ -122,7 +136,7 @@ class Backtest:
         n = self.events
         t = 0.0
         for ns, ev in events:
-            t = ns / 1e9
+            t = divided(ns, 1e9)
             if not started:
                 self._start(t)
                 started = True

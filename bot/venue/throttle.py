@@ -54,12 +54,37 @@ class RateWindow(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return RateWindow(max(1, int(self.capacity * factor)), self.seconds)
 
 
+_NEAR_STEPS = 4  # float steps looked at around ``stamp + seconds`` before ``_ready_at`` bisects
+
+
 def _ready_at(stamp: float, seconds: float) -> float:
     """The smallest float ``t`` with ``t - seconds >= stamp`` (evaluated in floats), the
     first instant at which a take stamped ``stamp`` has left a window of ``seconds``, decided
-    exactly as :meth:`_Log.prune` decides it. Found by bisection over the ordered bit patterns
-    of floats (at most 64 steps).
-    """
+    exactly as :meth:`_Log.prune` decides it.
+
+    The test is monotonic in ``t``, so the answer is the first float above ``stamp`` that passes
+    it after one that fails (or ``stamp`` itself when the sum rounds to it). For a clock's stamps and a window's span it lies within a float step or two of
+    ``stamp + seconds``: the floats next to that sum are tried first, up to ``_NEAR_STEPS`` of
+    them; past that (a stamp much smaller than the span, where many floats minus ``seconds``
+    round alike) the search bisects (``_ready_at_searched``). Both give the same float (a zero
+    answer is ``0.0``)."""
+    hi = stamp + seconds
+    if hi - seconds >= stamp:  # free at the sum: step down while the float before is free too
+        for _ in range(_NEAR_STEPS):
+            lo = math.nextafter(hi, -math.inf)
+            if lo <= stamp or not lo - seconds >= stamp:  # the search looks above the stamp only
+                return hi if hi != 0.0 else 0.0
+            hi = lo
+    else:  # not free at the sum: the first free float above it
+        for _ in range(_NEAR_STEPS):
+            hi = math.nextafter(hi, math.inf)
+            if hi - seconds >= stamp:
+                return hi if hi != 0.0 else 0.0
+    return _ready_at_searched(stamp, seconds)
+
+
+def _ready_at_searched(stamp: float, seconds: float) -> float:
+    """``_ready_at`` by bisection over the ordered bit patterns of floats (at most 64 steps)."""
 
     def free(t: float) -> bool:
         return t - seconds >= stamp

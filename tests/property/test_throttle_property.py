@@ -88,3 +88,31 @@ def test_take_up_to_is_available_then_try_take(windows, steps) -> None:
         assert one.take_up_to(n, now=now) == expected
         assert one.taken == two.taken
         assert one.available(now=now) == two.available(now=now)
+
+
+# stamps and spans of any size, and spans a few float steps of the stamp (where rounding ties)
+_stamps = st.floats(-1e18, 1e18, allow_nan=False, allow_infinity=False)
+_spans = st.floats(5e-324, 1e9, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def _stamp_and_span(draw) -> tuple[float, float]:
+    stamp = draw(_stamps)
+    if draw(st.booleans()):
+        return stamp, draw(_spans)
+    return stamp, math.ulp(stamp) * draw(st.integers(1, 12)) / 4
+
+
+@settings(max_examples=2000, deadline=None)
+@given(case=_stamp_and_span())
+def test_a_windows_leaving_time_found_near_the_sum_is_the_bisections_float(case) -> None:
+    """The leaving time read next to ``stamp + seconds`` is the float the bisection finds (the
+    smallest ``t`` above ``stamp`` with ``t - seconds >= stamp``, or ``stamp`` when the sum rounds
+    to it), its sign included."""
+    from bot.venue.throttle import _ready_at, _ready_at_searched
+
+    stamp, seconds = case
+    got, searched = _ready_at(stamp, seconds), _ready_at_searched(stamp, seconds)
+    assert got == searched and math.copysign(1.0, got) == math.copysign(1.0, searched), (stamp, seconds)
+    before = math.nextafter(got, -math.inf)
+    assert got - seconds >= stamp and (before <= stamp or not before - seconds >= stamp)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.backtest.recording import Gap
-from bot.backtest.timeline import Backtest, exchange_time
+from bot.backtest.timeline import Backtest, divided, exchange_time
 from bot.core.book import price_levels_of
 from bot.core.clock import SimClock
 from bot.core.levels import PriceLevels
@@ -35,6 +35,19 @@ def test_the_exchange_time_is_the_event_stamp_capped_at_its_receipt() -> None:
     for _ in range(2):  # the second time through the class's remembered shape
         assert exchange_time(trade, 1_700_000_001.0) == 1_700_000_000.5
     assert exchange_time(SimpleNamespace(timestamp="oops"), 7.0) == 7.0
+
+
+@settings(max_examples=500, deadline=None)
+@given(n=st.one_of(st.integers(-(2**80), 2**80), st.integers(2**52, 2**64),
+                   st.floats(-1e30, 1e30, allow_nan=False)),
+       unit=st.sampled_from([1e9, 1000.0, 1.0, 3.0]))
+def test_a_stamp_is_divided_to_the_float_python_gives(n, unit) -> None:
+    """Receive times and venue stamps become seconds as ``n / unit`` would make them: ints of
+    64 bits (divided in C when compiled), larger ones, and floats alike."""
+    got, want = divided(n, unit), n / unit
+    assert got == want and repr(got) == repr(want)
+    big = PriceLevels("0xm", 2**70, ("Y",), b"", ("",))  # a stamp past 64 bits: past the receipt
+    assert exchange_time(big, 5.0) == 5.0
 
 
 def test_any_object_carrying_a_millisecond_stamp_is_read_by_it() -> None:

@@ -354,3 +354,24 @@ def test_a_full_window_searches_each_stamps_leaving_time_once(monkeypatch) -> No
     assert th.try_take(1, now=first[0]) and not th.try_take(1, now=first[0])  # now the 10 s window is full
     assert th.ready_at(1, now=1.0) == th.ready_at(1, now=2.0) == real(0.1, 10.0)
     assert searched == [0.1, 0.1]  # the same stamp, another window: searched there once
+
+
+def test_a_clock_stamps_leaving_time_is_read_without_the_bisection(monkeypatch) -> None:
+    """For a clock's stamps and a window's span the answer lies next to ``stamp + seconds``:
+    the bisection over the floats' bit patterns (``_unkey`` at every step) is not run, and the
+    answer is the one it gives."""
+    import bot.venue.throttle as throttle_module
+
+    rng = random.Random(11)
+    cases = [(rng.choice([0.0, 1_700_000_000.0, 50_000.0]) + rng.uniform(0.0, 1e4),
+              rng.choice([0.1, 0.3, 1.0, 10.0, 600.0, rng.uniform(1e-3, 1e3)])) for _ in range(2000)]
+    bisected = [throttle_module._ready_at_searched(stamp, seconds) for stamp, seconds in cases]
+    answer = throttle_module._ready_at_searched(1_700_000_000.1, 10.0)
+
+    def refused(key: int) -> float:
+        raise AssertionError("bisected")
+
+    monkeypatch.setattr(throttle_module, "_unkey", refused)
+    assert [throttle_module._ready_at(stamp, seconds) for stamp, seconds in cases] == bisected
+    th = Throttle([RateWindow(1, 10.0)])
+    assert th.try_take(1, now=1_700_000_000.1) and th.ready_at(1, now=1_700_000_001.0) == answer
