@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -47,10 +48,11 @@ WARMUP_S = 8.0  # connect, first snapshot and first quotes: left out of CPU and 
 # --- the exchange, in its own process ---------------------------------------------------------
 
 
-def serve_exchange(markets: int, out: str, limits_scale: float = 1.0) -> None:
+def serve_exchange(markets: int, out: str, limits_scale: float = 1.0, cpu: int | None = None) -> None:
     """Child process: a local exchange with ``markets`` binary markets (flow on every one), its
     URLs and demo account as one JSON line on stdout; on stdin's end, the wire-to-wire samples
-    (seconds) written to ``out`` as JSON. ``limits_scale`` multiplies its rate limits."""
+    (seconds) written to ``out`` as JSON. ``limits_scale`` multiplies its rate limits; ``cpu``: the one
+    core it runs on."""
     import anyio
 
     from bot.exchange.config import ExchangeConfig
@@ -71,6 +73,8 @@ def serve_exchange(markets: int, out: str, limits_scale: float = 1.0) -> None:
                                              "requests": len(stamps.requests), "dropped": stamps.dropped,
                                              "write_lag": write_lags(stamps.frames)}))
 
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
     anyio.run(main)
 
 
@@ -162,23 +166,41 @@ def pct(xs: list[float], q: float) -> float | None:
 # --- one row --------------------------------------------------------------------------------------
 
 
-def start_exchange(markets: int, stamps_out: Path, log: Path, limits_scale: float = 1.0) -> subprocess.Popen:
+
+
+def pinned_cores() -> tuple[int, int]:
+    """With ``pin``, the bot's core and the exchange's: the first two this process may run on, each
+    of them on a core of its own, as with a venue on another machine."""
+    first, second = sorted(os.sched_getaffinity(0))[:2]
+    return first, second
+
+
+
+def start_exchange(markets: int, stamps_out: Path, log: Path, limits_scale: float = 1.0,
+                   pin: bool = False) -> subprocess.Popen:
     """``serve_exchange`` in a child process (its first stdout line: URLs and account; closing its
-    stdin stops it and writes the stamps to ``stamps_out``)."""
+    stdin stops it and writes the stamps to ``stamps_out``); ``pin``: on the exchange's core."""
     return subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve-exchange", str(markets),
-                             str(stamps_out), "--exchange-limits-scale", str(limits_scale)], cwd=REPO,
+                             str(stamps_out), "--exchange-limits-scale", str(limits_scale)]
+                            + (["--exchange-cpu", str(pinned_cores()[1])] if pin else []), cwd=REPO,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
 
 
+def _on_core(cpu: int) -> Callable[[], None]:
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
 def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workdir: Path | None = None,
-            extra_config: str = "", limits_scale: float = 1.0) -> dict:
+            extra_config: str = "", limits_scale: float = 1.0, pin: bool = False) -> dict:
     """``bot run`` (from ``bot_repo``) on a fresh exchange of ``markets`` markets for ``seconds``;
     the figures of one row. ``extra_config``: TOML appended to the bot's config; ``limits_scale``
     multiplies the rate limits of both the exchange and the bot (above 1: the write budget never
-    binds, so wire-to-wire holds no wait for it)."""
+    binds, so wire-to-wire holds no wait for it); ``pin``: the exchange and the bot each on a core of
+    its own (on shared cores, a request written wakes the exchange on the writer's core, which then
+    waits its turn: a co-located artefact a venue on another machine does not cause)."""
     tmp = Path(workdir or tempfile.mkdtemp(prefix="live-scale-"))
     stamps_out = tmp / "wire.json"
-    ex = start_exchange(markets, stamps_out, tmp / "exchange.log", limits_scale)
+    ex = start_exchange(markets, stamps_out, tmp / "exchange.log", limits_scale, pin)
     bot = None
     try:
         info = json.loads(ex.stdout.readline())
@@ -198,6 +220,7 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
         python = bot_repo / ".venv" / "bin" / "python"
         log = tmp / "bot.log"
         bot = subprocess.Popen([str(python), "-m", "bot.cli", "run", "--config", str(cfg), "--duration", str(seconds)],
+                               preexec_fn=_on_core(pinned_cores()[0]) if pin else None,
                                cwd=bot_repo, env=env, stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
         url = f"http://127.0.0.1:{port}/metrics"
         started = time.monotonic()
@@ -265,23 +288,28 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
 # --- the floor: a bare client on the same exchange ------------------------------------------------
 
 
-def floor(markets: int, seconds: float = FLOOR_SECONDS, workdir: Path | None = None) -> dict:
+def floor(markets: int, seconds: float = FLOOR_SECONDS, workdir: Path | None = None, pin: bool = False) -> dict:
     """The least wire-to-wire any client gets from this exchange on this machine: a fresh exchange
     of ``markets`` markets (its limits scaled up, so nothing is held or refused for rate) and a bare
     client that, for each ``price_change`` frame, writes a prebuilt ``POST /orders`` naming that
     frame's first token on a kept-alive connection: the frame's bytes searched for the token, no
     decode, no book, no strategy, no signing, no journal. The exchange stamps the request as it
-    enters (before auth; it then refuses the unsigned order). Figures in seconds."""
+    enters (before auth; it then refuses the unsigned order). Figures in seconds. ``pin``: the client
+    on the bot's core (this process, for the run), the exchange on its own."""
     import anyio
 
     tmp = Path(workdir or tempfile.mkdtemp(prefix="live-floor-"))
     out = tmp / "floor-wire.json"
-    ex = start_exchange(markets, out, tmp / "floor-exchange.log", limits_scale=100.0)
+    ex = start_exchange(markets, out, tmp / "floor-exchange.log", limits_scale=100.0, pin=pin)
+    cpus = os.sched_getaffinity(0)
     try:
         info = json.loads(ex.stdout.readline())
         held: list[float] = []
+        if pin:
+            os.sched_setaffinity(0, {pinned_cores()[0]})
         sent = anyio.run(bare_client, info, seconds, held)
     finally:
+        os.sched_setaffinity(0, cpus)
         ex.stdin.close()
         ex.wait(timeout=60)
     wire = json.loads(out.read_text()).get("wire", []) if out.exists() else []
@@ -418,27 +446,35 @@ def main(argv: list[str] | None = None) -> None:
                         help='TOML appended to the bot\'s config, e.g. "[shell]\npaced_hold_s = 0.05"')
     parser.add_argument("--limits-scale", type=float, default=1.0,
                         help="multiply the exchange's and the bot's rate limits (e.g. 100: the write budget never binds)")
+    parser.add_argument("--pin", action="store_true",
+                        help="the exchange and the bot each on a core of its own (needs 2 cores)")
     parser.add_argument("--floor-seconds", type=float, default=FLOOR_SECONDS,
                         help="seconds of the bare client's run per row (0: no floor)")
     parser.add_argument("--serve-exchange", nargs=2, metavar=("MARKETS", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--exchange-limits-scale", type=float, default=1.0, help=argparse.SUPPRESS)
+    parser.add_argument("--exchange-cpu", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_exchange:
-        serve_exchange(int(args.serve_exchange[0]), args.serve_exchange[1], args.exchange_limits_scale)
+        serve_exchange(int(args.serve_exchange[0]), args.serve_exchange[1], args.exchange_limits_scale,
+                       args.exchange_cpu)
         return
+    if args.pin and len(os.sched_getaffinity(0)) < 2:
+        parser.error("--pin needs 2 cores")
     if args.seconds <= WARMUP_S + 2:
         parser.error(f"--seconds must be more than {WARMUP_S + 2:g}")
     markets, seconds, bot_repo = args.markets, args.seconds, args.bot_repo.resolve()
     print(f"bot from {bot_repo}, {seconds:.0f} s per row (first {WARMUP_S:.0f} s left out), "
           f"{os.cpu_count()} cores" + (f", config + {args.config!r}" if args.config else "")
-          + (f", rate limits x{args.limits_scale:g}" if args.limits_scale != 1.0 else ""), flush=True)
+          + (f", rate limits x{args.limits_scale:g}" if args.limits_scale != 1.0 else "")
+          + (", the bot on core {0}, the exchange on core {1}".format(*pinned_cores()) if args.pin else ""),
+          flush=True)
     print(HEADER, flush=True)
     rows = []
     for n in markets:
         r = run_row(n, seconds, bot_repo, extra_config=args.config.replace("\\n", "\n") + "\n" if args.config else "",
-                    limits_scale=args.limits_scale)
+                    limits_scale=args.limits_scale, pin=args.pin)
         if args.floor_seconds > 0:
-            r["floor"] = floor(n, args.floor_seconds)
+            r["floor"] = floor(n, args.floor_seconds, pin=args.pin)
         rows.append(r)
         print(format_row(r), flush=True)
     med, tail = in_process_tick_to_order()

@@ -37,11 +37,17 @@ def test_thirty_two_markets_for_thirty_seconds_keep_up(tmp_path: Path):
     assert r["sent"] > 0 and "open orders at the exchange: 0" in r["summary"], r
 
 
-def test_the_floor_client_answers_book_updates_and_the_exchange_stamps_them(tmp_path: Path):
+@pytest.mark.parametrize("pin", [False, True], ids=["shared-cores", "pinned"])
+def test_the_floor_client_answers_book_updates_and_the_exchange_stamps_them(tmp_path: Path, pin: bool):
     """The bench's floor: a bare client's requests reach the exchange and are matched to the
     frames that caused them (a client that wrote nothing, or requests the exchange did not stamp,
-    would give no samples)."""
-    f = floor(2, 4.0, workdir=tmp_path)
+    would give no samples), with the exchange and the client on shared cores or each on its own;
+    pinning for the run leaves this process's cores as they were."""
+    cores = os.sched_getaffinity(0)
+    if pin and len(cores) < 2:
+        pytest.skip("pinning needs 2 cores; this machine gives this process 1")
+    f = floor(2, 4.0, workdir=tmp_path, pin=pin)
+    assert os.sched_getaffinity(0) == cores
     assert f["sent"] > 0, f
     assert 0 < f["n"] <= f["sent"], f
     assert 0 < f["p50"] <= f["p99"] < 4.0, f
