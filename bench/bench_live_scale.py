@@ -321,20 +321,20 @@ _TOKEN = re.compile(rb'"asset_id":\s*"([0-9]+)"')
 
 
 async def bare_client(info: dict, seconds: float, held: list[float] | None = None) -> int:
-    """Subscribe to every token of the exchange on its market channel (one connection per 500, as
-    the venue allows), and answer each ``price_change`` frame at once with a prebuilt request;
+    """Subscribe to every token of the exchange on its market channel (as many tokens a connection
+    as the venue allows, as the bot does), and answer each ``price_change`` frame at once with a prebuilt request;
     responses are read and dropped. Returns the requests written; ``held`` gets the client's own
     share of each (the frame handed over by the WebSocket library to the request written)."""
     import anyio
     import websockets
 
-    tokens: list[str] = []
-    cursor = ""
-    while cursor != "LTE=":
-        with urllib.request.urlopen(f"{info['clob']}/markets?next_cursor={cursor}", timeout=10) as resp:
-            page = json.loads(resp.read())
-        tokens += [t["token_id"] for m in page["data"] for t in m.get("tokens", ())]
-        cursor = page.get("next_cursor") or "LTE="
+    from bot.venue.clob import ClobClient
+    from bot.venue.models.ws import MarketSubscribe
+    from bot.venue.stream import StreamConfig, shard_assets
+    from bot.venue.transport import Transport
+
+    async with Transport(info["clob"]) as transport:
+        tokens = [t.token_id async for m in ClobClient(transport).iter_markets() for t in m.tokens]
     host, _, port = info["clob"].split("//", 1)[1].partition(":")
     stream = await anyio.connect_tcp(host, int(port))
     sent = 0
@@ -354,7 +354,7 @@ async def bare_client(info: dict, seconds: float, held: list[float] | None = Non
     async def listen(group: list[str]) -> None:
         nonlocal sent
         async with websockets.connect(info["ws"] + "/ws/market", compression=None, max_size=None) as ws:
-            await ws.send(json.dumps({"assets_ids": group, "type": "market"}))
+            await ws.send(msgspec.json.encode(MarketSubscribe(assets_ids=group)).decode())
             async for frame in ws:
                 got = time.perf_counter()
                 raw = frame.encode() if isinstance(frame, str) else frame
@@ -366,8 +366,8 @@ async def bare_client(info: dict, seconds: float, held: list[float] | None = Non
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(drain)
-        for i in range(0, len(tokens), 500):
-            tg.start_soon(listen, tokens[i:i + 500])
+        for group in shard_assets(tokens, StreamConfig().max_assets_per_connection):
+            tg.start_soon(listen, group)
         await anyio.sleep(seconds)
         tg.cancel_scope.cancel()
     await stream.aclose()

@@ -241,10 +241,8 @@ class Engine:
     def next_wakeup(self) -> float | None:
         """Clock time when the router could next send (``None``: nothing waiting)."""
         router = self.router
-        if router.settled():
-            return None
         now = self.clock.now()
-        if router.idle(now):  # nothing to plan: no plan is made
+        if router.idle(now):  # settled, or nothing to plan yet: no plan is made
             return None
         return router.next_ready(now)
 
@@ -733,11 +731,11 @@ class Engine:
         return self._poll()
 
     def _poll(self) -> list[Action]:
-        router = self.router
-        if router.settled() or (self.verifying and self.risk.state is not TradingState.HALTED):
+        if self.verifying and self.risk.state is not TradingState.HALTED:
             return []
+        router = self.router
         now = self.clock.now()
-        if router.idle(now):  # nothing to plan: no batch
+        if router.idle(now):  # settled, or nothing to plan yet: no batch
             return []
         out: list[Action] = []
         ticks = self._ticks

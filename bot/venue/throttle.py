@@ -63,8 +63,9 @@ def _ready_at(stamp: float, seconds: float) -> float:
     exactly as :meth:`_Log.prune` decides it.
 
     The test is monotonic in ``t``, so the answer is the first float above ``stamp`` that passes
-    it after one that fails (or ``stamp`` itself when the sum rounds to it). For a clock's stamps and a window's span it lies within a float step or two of
-    ``stamp + seconds``: the floats next to that sum are tried first, up to ``_NEAR_STEPS`` of
+    it after one that fails (or ``stamp`` itself when the sum rounds to it). For a clock's stamps
+    and a window's span it lies within a float step or two of ``stamp + seconds``: the floats
+    next to that sum are tried first, up to ``_NEAR_STEPS`` of
     them; past that (a stamp much smaller than the span, where many floats minus ``seconds``
     round alike) the search bisects (``_ready_at_searched``). Both give the same float (a zero
     answer is ``0.0``)."""

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from bot.execution.journal import Journal
-from tests.integration.exchange_fixture import start_exchange, wait_for
+from tests.integration.exchange_fixture import exchange, wait_for  # noqa: F401  (pytest fixture)
 from tests.integration.test_live_trading import ours_on, running_bot
 
 pytestmark = pytest.mark.integration
@@ -27,22 +27,13 @@ class Recorded(Journal):
         super().release()
 
 
-@pytest.fixture(scope="module")
-def ex():
-    e = start_exchange()
-    try:
-        yield e
-    finally:
-        e.stop()
-
-
 @pytest.mark.parametrize(("level", "in_thread"), [("NORMAL", False), ("FULL", True)])
-def test_a_turns_sync_runs_in_a_worker_thread_only_when_it_fsyncs(ex, tmp_path, level, in_thread):
+def test_a_turns_sync_runs_in_a_worker_thread_only_when_it_fsyncs(exchange, tmp_path, level, in_thread):
     journal = Recorded(tmp_path / "j.sqlite", synchronous=level)
     try:
-        with running_bot(ex, journal=journal) as bot:
+        with running_bot(exchange, journal=journal) as bot:
             yes = bot.markets[0].tokens[0]
-            wait_for(lambda: ours_on(ex, yes), what="quotes placed (each journaled first)")
+            wait_for(lambda: ours_on(exchange, yes), what="quotes placed (each journaled first)")
             loop_thread = bot.read(threading.get_ident)
             synced_on = list(journal.synced_on)
         assert synced_on  # the placed orders were committed by the loop's syncs

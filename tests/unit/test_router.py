@@ -244,16 +244,7 @@ def test_a_cancel_request_that_failed_as_a_whole_goes_again_soon():
 
 
 def test_an_answer_that_moves_no_size_is_not_diffed_again(monkeypatch):
-    import bot.execution.router as router_module
-
-    calls: list[str] = []
-    real = router_module.diff
-
-    def counting(target, live, tick, tolerance=0):
-        calls.append(target.token_id if isinstance(target, QuoteTarget) else "?")
-        return real(target, live, tick, tolerance)
-
-    monkeypatch.setattr(router_module, "diff", counting)
+    calls = _counting_diff(monkeypatch)
     h = Harness()
     h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
     (place,) = h.router.poll(0.0)
@@ -273,16 +264,7 @@ def test_a_place_held_behind_a_cancel_is_not_diffed_again_while_nothing_changes(
     """A plan whose place waits for a cancel in flight at its price, and whose other place waits
     for the place throttle, is the same plan while the orders and targets stand: it is not
     diffed again at each poll, and it is planned afresh once the cancel is answered."""
-    import bot.execution.router as router_module
-
-    calls: list[str] = []
-    real = router_module.diff
-
-    def counting(target, live, tick, tolerance=0):
-        calls.append(target.token_id)
-        return real(target, live, tick, tolerance)
-
-    monkeypatch.setattr(router_module, "diff", counting)
+    calls = _counting_diff(monkeypatch)
     h = Harness(place_cap=2)  # the first two orders spend the place throttle for 10 s
     h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
     (bid, ask) = h.step(0.0)[0].orders
