@@ -43,11 +43,11 @@ from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget,
 from bot.execution.diff import diff, on_tick
 from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import OrderType, Side
+from bot.venue.orders import MAX_BATCH  # POST /orders: 1 to 15 items
 from bot.venue.units import UNIT
 
 _PENDING_CANCEL = OrderState.PENDING_CANCEL
 _GTC, _GTD = OrderType.GTC, OrderType.GTD
-MAX_BATCH = 15  # POST /orders: 1 to 15 items
 _NEVER = float("inf")
 _NOTHING: tuple[list, list, dict] = ([], [], {})  # a plan with no work (never mutated)
 MAX_CANCEL_IDS = 3000  # DELETE /orders

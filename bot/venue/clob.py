@@ -43,14 +43,13 @@ from bot.venue.models import (
     Trade,
     VersionResponse,
 )
-from bot.venue.orders import SignedOrder, order_body, orders_body
+from bot.venue.orders import MAX_BATCH, SignedOrder, order_body, orders_body
 from bot.venue.pagination import FIRST_CURSOR, cursor_items
 from bot.venue.http1 import Flight
 from bot.venue.transport import HeaderFactory, Transport, decode_body
 
 __all__ = ["ClobClient", "MAX_BATCH", "MAX_CANCEL_IDS", "INVALID_HEARTBEAT_ID"]
 
-MAX_BATCH = 15
 MAX_CANCEL_IDS = 3000
 INVALID_HEARTBEAT_ID = "invalid heartbeat id"
 ASSET_TYPES = ("COLLATERAL", "CONDITIONAL")

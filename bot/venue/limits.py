@@ -18,6 +18,7 @@ import anyio
 import msgspec
 
 from bot.venue.errors import ParameterError
+from bot.venue.orders import MAX_BATCH
 from bot.venue.throttle import RateWindow, Throttle, WaitHook
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "ACCOUNT_LIMITS",
     "SURFACES",
     "paced_writes",
+    "scale_folded",
     "WRITE_HEADROOM",
 ]
 
@@ -96,7 +98,6 @@ ACCOUNT_LIMITS = SurfaceLimits(scopes=(Scope("account:all", _w(1000)),))
 
 
 WRITE_HEADROOM = 0.9  # share of each trading-write window a live client spends (the rest absorbs jitter)
-PACE_S = 0.1  # about how long the pace window is: short, so the budget frees as evenly as it is spent
 
 
 class LimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -128,29 +129,47 @@ class LimitsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return getattr(self, name)
 
 
+def scale_folded(limits: LimitsConfig) -> LimitsConfig:
+    """The same limits with ``scale`` applied to every window's capacity and set back to 1, so a
+    caller that derives windows from others (``paced_writes``) derives them from what the limiter
+    will really enforce, and the limiter does not scale them a second time."""
+    if limits.scale == 1.0:
+        return limits
+
+    def fold(surface: SurfaceLimits) -> SurfaceLimits:
+        return SurfaceLimits(scopes=tuple(
+            msgspec.structs.replace(sc, windows=tuple(w.scaled(limits.scale) for w in sc.windows))
+            for sc in surface.scopes))
+
+    return msgspec.structs.replace(limits, catalog=fold(limits.catalog), clob=fold(limits.clob),
+                                   account=fold(limits.account), scale=1.0)
+
+
 def paced_writes(limits: LimitsConfig) -> LimitsConfig:
     """The CLOB trading-write scopes (those charged per order) as a live client spends them: each
-    window at ``write_headroom`` of its capacity, and with ``pace_writes`` one more, about
-    ``PACE_S`` long (at least one order), holding what the slowest window refills in that time at
-    the same headroom (interface.md 8: 2400 / 10 s and 24000 / 10 min refill 40 / s; at 0.9,
-    3 orders every 83 ms). Spent so, the venue never finds a window full when requests arrive
-    late or bunched (no 429), a long run never spends the sustained window in its first minutes
-    and then waits it out, and tokens free as evenly as they are spent, so a short budget serves
-    the newest quotes as they come. Other scopes are unchanged."""
+    window at ``write_headroom`` of its (scaled) capacity, and with ``pace_writes`` one more that
+    holds the slowest window's rate at the headroom exactly over time while still granting a whole
+    POST batch (``MAX_BATCH`` orders, or the smallest window's capacity if less) at once: at the
+    venue's 2400 / 10 s and 24000 / 10 min and 0.9, 15 orders per 15 / 36 s. Spent so, the venue
+    never finds a window full when requests arrive late or bunched (no 429), a long run never
+    spends the sustained window in its first minutes and then waits it out, and the router still
+    sends what is ready in one POST. ``scale`` is folded in first (``scale_folded``), so the pace
+    is that of the scaled sustained window. Other scopes are unchanged."""
+    limits = scale_folded(limits)
     h = limits.write_headroom
     if h >= 1.0 and not limits.pace_writes:
         return limits
 
-    def shrink(w: RateWindow, capacity: float) -> RateWindow:
-        return RateWindow(max(1, math.floor(capacity * h + 1e-9)), w.seconds)
+    def shrink(w: RateWindow) -> RateWindow:
+        return RateWindow(max(1, math.floor(w.capacity * h + 1e-9)), w.seconds)
 
     scopes = []
     for sc in limits.clob.scopes:
         if sc.per_item and sc.windows:
-            windows = [shrink(w, w.capacity) for w in sc.windows]
+            windows = [shrink(w) for w in sc.windows]
             if limits.pace_writes and len(sc.windows) > 1:
                 rate = min(w.capacity / w.seconds for w in sc.windows) * h
-                capacity = max(1, math.floor(rate * PACE_S + 1e-9))
+                capacity = min(MAX_BATCH, min(w.capacity for w in windows))
                 windows.append(RateWindow(capacity, capacity / rate))  # exactly ``rate`` over time
             sc = msgspec.structs.replace(sc, windows=tuple(windows))
         scopes.append(sc)

@@ -1162,3 +1162,27 @@ def test_a_throttled_plan_asked_again_and_again_stays_planned():
     assert ready[0] is not None and ready == [ready[0]] * 4
     assert not h.router.settled()
     assert len(h.router.poll(ready[0])) == 1
+
+
+def test_under_default_pacing_what_is_ready_goes_in_one_post_of_up_to_15() -> None:
+    """The live client's paced trading-write windows (``paced_writes`` of the venue's table) let the
+    router send 8 tokens' two-sided quotes as one POST of 15 and the 16th in the next, not POSTs
+    of 3: pacing holds the sustained rate, it does not cut batches."""
+    from bot.engine.assembly import router_throttles
+    from bot.venue.limits import LimitsConfig, RouteLimiter, paced_writes
+
+    clock = [0.0]
+    rec = Reconciler()
+    seq = itertools.count()
+    router = Router(rec.orders, lambda req: FakeSigned(f"0x{next(seq):04x}", req.price),
+                    **router_throttles(RouteLimiter(paced_writes(LimitsConfig()), "clob", clock=lambda: clock[0])))
+    for i in range(8):
+        router.set_target(quotes(f"t{i}", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
+    sizes = []
+    while sum(sizes) < 16 and clock[0] < 5.0:
+        for b in router.poll(clock[0]):
+            assert isinstance(b, PlaceBatch)
+            rec.on_places_sent(b.orders, clock[0])
+            sizes.append(len(b.orders))
+        clock[0] += 0.01
+    assert sizes == [15, 1]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -307,8 +310,9 @@ def test_live_trading_writes_keep_headroom_and_pace_to_the_sustained_rate() -> N
     scopes = {sc.name: sc for sc in paced_writes(LimitsConfig()).clob.scopes}
     for name in ("orders", "cancels"):
         windows = {(w.capacity, w.seconds) for w in scopes[name].windows}
-        # 2400 / 10 s and 24000 / 10 min at 0.9, and the 40 / s sustained rate at 0.9: 3 per 83 ms
-        assert windows == {(2160, 10.0), (21600, 600.0), (3, 3 / 36)}
+        # 2400 / 10 s and 24000 / 10 min at 0.9, and the 40 / s sustained rate at 0.9 over a
+        # whole POST batch: 15 per 15 / 36 s
+        assert windows == {(2160, 10.0), (21600, 600.0), (15, 15 / 36)}
     assert scopes["clob:all"] == {sc.name: sc for sc in LimitsConfig().clob.scopes}["clob:all"]
     assert paced_writes(LimitsConfig(write_headroom=1.0, pace_writes=False)) == LimitsConfig(
         write_headroom=1.0, pace_writes=False)
@@ -332,6 +336,60 @@ def test_paced_write_windows_stay_inside_every_venue_window(capacity, seconds, f
     pace = windows[-1]
     assert pace.capacity >= 1 and pace.capacity / pace.seconds <= slowest * headroom + 1e-9
     assert all(c.capacity >= 1 for c in windows)
+
+
+def test_scaled_limits_pace_from_the_scaled_sustained_window() -> None:
+    """At scale 0.01 the sustained window is 240 / 10 min, 216 at 0.9 headroom: 0.36 orders a
+    second, 15 at a time (not one per 83 ms, 12 a second, from the unscaled table)."""
+    from bot.venue.limits import LimitsConfig, RouteLimiter, paced_writes
+
+    paced = paced_writes(LimitsConfig(scale=0.01))
+    assert paced.scale == 1.0
+    orders = {sc.name: sc for sc in paced.clob.scopes}["orders"]
+    assert [(w.capacity, w.seconds) for w in orders.windows[:2]] == [(21, 10.0), (216, 600.0)]
+    assert orders.windows[2].capacity == 15 and orders.windows[2].seconds == pytest.approx(15 / 0.36)
+    clock = [0.0]
+    th = RouteLimiter(paced, "clob", clock=lambda: clock[0]).throttle("orders")
+    assert th.try_take(15, 0.0) and not th.try_take(1, 0.0)
+    assert th.delay(1, 0.0) == pytest.approx(15 / 0.36)
+
+
+@given(scale=st.sampled_from([0.001, 0.004, 0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0]),
+       burst=st.integers(1, 5_000), factor=st.integers(1, 50), seconds=st.integers(1, 30),
+       headroom=st.floats(0.05, 1.0))
+def test_a_greedy_spender_never_outruns_any_scaled_window_and_still_sends_whole_batches(
+        scale, burst, factor, seconds, headroom) -> None:
+    """Whatever the scale, the venue's windows and the headroom, a client that sends as much as the
+    paced windows grant, as soon as they grant it, never puts more in any window of the venue's
+    (scaled) table than its capacity at the headroom, holds the slowest of them over time, and
+    gets a whole batch (up to 15, or the smallest window's capacity) in one grant."""
+    from bot.venue.limits import CLOB_LIMITS, LimitsConfig, RouteLimiter, Scope, SurfaceLimits, paced_writes
+
+    venue = (RateWindow(burst, float(seconds)), RateWindow(burst * factor, float(seconds * factor * 3)))
+    clob = SurfaceLimits(scopes=tuple(Scope(sc.name, venue, sc.routes, True) if sc.name == "orders" else sc
+                                      for sc in CLOB_LIMITS.scopes))
+    limits = LimitsConfig(clob=clob, write_headroom=headroom, scale=scale)
+    th = RouteLimiter(paced_writes(limits), "clob", clock=lambda: 0.0).throttle("orders")
+    scaled = [w.scaled(scale) for w in venue]
+    caps = [max(1, math.floor(w.capacity * headroom + 1e-9)) for w in scaled]
+    batch = min(15, min(caps))
+    now, sent = 0.0, []
+    while len(sent) < 3 * batch + 40 and now < 1e7:
+        n = batch
+        while n > 0 and th.delay(n, now) > 0.0:
+            n -= 1
+        if n == 0:
+            now += th.delay(1, now)
+            continue
+        assert th.try_take(n, now)
+        sent.extend([now] * n)
+        if len(sent) == n:
+            assert n == batch  # the first grant is a whole batch
+    for w, cap in zip(scaled, caps):
+        for i, t in enumerate(sent):  # every window of the venue's length starting at a send
+            assert bisect.bisect_left(sent, t + w.seconds) - i <= cap
+    rate = min(w.capacity / w.seconds for w in scaled) * headroom  # the scaled sustained pace
+    assert len(sent) <= rate * (sent[-1] - sent[0]) * (1 + 1e-9) + batch + 1e-6
 
 
 def test_a_full_window_searches_each_stamps_leaving_time_once(monkeypatch) -> None:
