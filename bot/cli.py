@@ -20,7 +20,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--offset", type=(r := integer(0, 10**9)), help=with_range("skip this many markets", r))
     p.add_argument("--creator", help="creator wallet address or site identifier")
     p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
+    p.add_argument("--ids-only", action="store_true",
+                   help="print each market's condition id, then its token ids, one per line")
     p.set_defaults(handler=cmd_markets)
 
     p = sub.add_parser("book", help="print a token's order book")
@@ -423,10 +425,48 @@ def cmd_markets(s: Session) -> int:
     if a.json:
         _print_json(rows)
         return EXIT_OK
+    if a.ids_only:
+        for r in rows:
+            print(r["condition_id"])
+            for t in r["tokens"]:
+                print(t["token_id"])
+        return EXIT_OK
+    console = s.console()
+    if console.width >= _markets_table_width(rows):
+        console.print(_markets_table(rows))
+        return EXIT_OK
+    # Too narrow for the ids side by side: one block per market, each id whole on its own line
+    # (a cut id cannot be copied), the question wrapped to the terminal.
+    import textwrap
+
+    print(f"{len(rows)} market(s)")
+    for r in rows:
+        flags = [f for f in ("active", "closed", "archived", "neg_risk") if r[f]]
+        print()
+        print(textwrap.fill(f"{r['question'] or ''}  [{', '.join(flags) or '-'}]", width=max(20, console.width)))
+        print(f"condition id: {r['condition_id']}")
+        for t in r["tokens"]:
+            print(f"{t['outcome']}: {t['token_id']}")
+    return EXIT_OK
+
+
+MIN_QUESTION_WIDTH = 24  # the question column folds down to this; the id columns never do
+
+
+def _markets_table_width(rows: list[dict[str, Any]]) -> int:
+    """The terminal width the markets table needs to show every id whole beside a question column
+    of ``MIN_QUESTION_WIDTH``: 3 columns of padding and a border each, and the ids' own lengths."""
+    ids = max((len(r["condition_id"] or "") for r in rows), default=0)
+    tokens = max((len(t["outcome"]) + 2 + len(t["token_id"]) for r in rows for t in r["tokens"]), default=1)
+    flags = max(len("active, closed, archived, neg_risk"), 5)
+    return MIN_QUESTION_WIDTH + ids + tokens + flags + 4 * 3 + 1
+
+
+def _markets_table(rows: list[dict[str, Any]]):
     from rich.table import Table
 
     table = Table(title=f"{len(rows)} market(s)", title_justify="left")
-    table.add_column("question", overflow="fold")
+    table.add_column("question", overflow="fold", min_width=MIN_QUESTION_WIDTH)
     table.add_column("condition id", no_wrap=True)
     table.add_column("outcome: token id", no_wrap=True)
     table.add_column("flags")
@@ -434,8 +474,7 @@ def cmd_markets(s: Session) -> int:
         tokens = "\n".join(f"{t['outcome']}: {t['token_id']}" for t in r["tokens"]) or "-"
         flags = [f for f in ("active", "closed", "archived", "neg_risk") if r[f]]
         table.add_row(r["question"] or "", r["condition_id"], tokens, ", ".join(flags) or "-")
-    s.console().print(table)
-    return EXIT_OK
+    return table
 
 
 CLOB_LOOKUPS = 8  # neg-risk lookups in flight at once (each also passes the CLOB's rate limiter)
@@ -816,10 +855,20 @@ def cmd_positions(s: Session) -> int:
 
 
 def _num(value: object) -> str:
+    """A wire number as an exact decimal of at most 6 places (shares and USDC are micro-units): the
+    account-data route's JSON floats (``509.79441999999995``) print as the amount they stand for."""
     if value is None:
         return ""
     d = _dec(str(value))
-    return _fmt(d) if d is not None else str(value)
+    if d is None or not d.is_finite():
+        return str(value)
+    try:
+        return _fmt(d.quantize(MICRO, rounding=ROUND_HALF_EVEN))
+    except InvalidOperation:  # more digits than a Decimal context holds: printed as given
+        return str(value)
+
+
+MICRO = Decimal("0.000001")
 
 
 # --------------------------------------------------------------------------------------------

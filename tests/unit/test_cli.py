@@ -354,6 +354,54 @@ def test_markets_table(capsys):
     assert "Will it rain?" in out and COND in out and f"Yes: {TOKEN}" in out and "active" in out
 
 
+LONG_TOKEN = "113467687046380709861065659150944940576930898732281660178357962957604303351434"  # 78 digits
+
+
+@pytest.mark.parametrize("width", [80, 120, 160, 200, 240, 300])
+def test_markets_never_cut_an_id_at_any_terminal_width(capsys, monkeypatch, width):
+    """The ids the docs say to copy are printed whole, never with "…": side by side in a table when
+    the terminal is wide enough for them, else one block per market with each id on its line."""
+    from rich.console import Console
+
+    import bot.cli
+
+    monkeypatch.setattr(bot.cli.Session, "console",
+                        lambda self: Console(file=sys.stdout, width=width, highlight=False, soft_wrap=False))
+    market = dict(MARKET, question="Will it rain in the city on the first day of the month after next? " * 2,
+                  clobTokenIds=f'["{TOKEN}", "{LONG_TOKEN}"]')
+    transport = httpx.MockTransport(lambda request: httpx.Response(
+        200, json={"neg_risk": False} if request.url.path == "/neg-risk" else [market, market]))
+    code, out, _ = run(capsys, "markets", transport=transport)
+    assert code == 0
+    assert "…" not in out
+    words = out.split()
+    assert words.count(COND) == 2 and words.count(TOKEN) == 2 and words.count(LONG_TOKEN) == 2
+    assert ("┃" in out) == (width >= 240)  # the table only where every id fits beside the rest
+
+
+def test_markets_ids_only_prints_each_id_on_its_own_line(capsys):
+    transport = httpx.MockTransport(lambda request: httpx.Response(
+        200, json={"neg_risk": False} if request.url.path == "/neg-risk" else [MARKET]))
+    code, out, _ = run(capsys, "markets", "--ids-only", transport=transport)
+    assert code == 0
+    assert out.splitlines() == [COND, TOKEN, "42"]
+
+
+def test_positions_print_the_venues_floats_as_exact_6_decimal_amounts(capsys, monkeypatch):
+    """The account-data route answers JSON floats; ``bot positions`` prints the amount each stands
+    for (sizes and USDC are micro-units), not the float's binary expansion."""
+    monkeypatch.setenv("BOT_PRIVATE_KEY", KEY)
+    position = {"proxyWallet": "0x" + "11" * 20, "asset": TOKEN, "conditionId": COND, "size": 509.79441999999995,
+                "avgPrice": 0.30000000000000004, "curPrice": 0.645, "currentValue": 328.81739999999996,
+                "cashPnl": -0.1 - 0.2, "outcome": "Yes", "title": "Will it rain?"}
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=[position]))
+    code, out, err = run(capsys, "positions", "--user", "0x" + "11" * 20, transport=transport)
+    assert code == 0, err
+    words = out.split()
+    assert "509.79442" in words and "0.3" in words and "328.8174" in words and "-0.3" in words
+    assert "509.79441999999995" not in out and "0.30000000000000004" not in out
+
+
 def test_markets_bad_limit_is_refused_before_sending(capsys):
     def handler(request):  # pragma: no cover - must not be called
         raise AssertionError("sent")
