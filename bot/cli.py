@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import os
 import re
 import shlex
 import sys
@@ -964,6 +965,11 @@ def cmd_record(s: Session) -> int:
     a = s.args
     if not (a.token or a.market or a.event or a.tag or a.limit):
         raise CommandError("bot record: choose what to record with --token, --market, --event, --tag or --limit")
+    out = Path(a.out)
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"bot record: --out {a.out} is a file; give a directory (new or existing) for the recordings")
+    if out.is_dir() and not os.access(out, os.W_OK | os.X_OK):
+        raise CommandError(f"bot record: --out {a.out} is not writable")
     writer = msgspec.convert(dict(directory=a.out, prefix=a.prefix, rotate_bytes=a.rotate_mb * 2**20,
                                   rotate_s=a.rotate_s, flush_s=a.flush_s), WriterConfig)
     venue = s.config.venue

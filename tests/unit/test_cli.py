@@ -571,3 +571,16 @@ def test_installed_script(tmp_path):
                             cwd=tmp_path)
     assert failed.returncode == 2 and failed.stdout == ""
     assert_one_line_error(failed.stderr, "signature_type")
+
+
+def test_record_onto_a_file_is_one_line_before_any_request(capsys, tmp_path):
+    target = tmp_path / "recordings"
+    target.write_text("not a folder")
+
+    def handler(request):  # pragma: no cover - must not be called
+        raise AssertionError("sent")
+
+    code, _, err = run(capsys, "record", "--limit", "1", "--out", str(target), transport=httpx.MockTransport(handler))
+    assert code == 2
+    assert_one_line_error(err, f"--out {target} is a file")
+    assert "Errno" not in err and target.read_text() == "not a folder"
