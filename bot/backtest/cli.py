@@ -85,7 +85,8 @@ def compare(config: Any, args: Any) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from bot.backtest.compare import backtest_session, compare_runs, comparison_section, rows, suggest
+    from bot.backtest.compare import (backtest_session, compare_runs, comparison_section, missing_span, recording_span,
+                                      rows, session_span, suggest)
     from bot.backtest.read import read_journal
     from bot.backtest.recording import RecordingError
     from bot.backtest.report import build_report, render_html
@@ -96,6 +97,10 @@ def compare(config: Any, args: Any) -> int:
     out = Path(args.out) if args.out else Path("results") / time.strftime("compare-%Y%m%d-%H%M%S")
     try:
         live = read_journal(args.journal, recording=args.recording)
+        missing = missing_span(session_span(live), recording_span(args.recording))
+        if missing is not None:
+            print(f"bot compare: {missing}", file=sys.stderr)
+            return 2
         backtest = backtest_session(config, args.recording, live, out, seed=args.seed)
         settings = suggest(config, args.recording, live, seed=args.seed) if args.suggest else []
     except (BacktestError, RecordingError) as exc:

@@ -369,6 +369,59 @@ def _median_wait(results: RunResults) -> float | None:
     return statistics.median(waits) if waits else None
 
 
+# --- what the recording must cover --------------------------------------------------------
+
+COVER_SLACK_S = 5.0  # a session may start or end this much outside its recording (they start apart)
+
+
+def session_span(live: RunResults) -> tuple[float, float] | None:
+    """When the session traded: its first order sent to its last order's end (epoch seconds)."""
+    if not live.orders:
+        return None
+    return (min(o.sent_at for o in live.orders), max((o.ended_at or o.sent_at) for o in live.orders))
+
+
+def recording_span(recording: Sequence[str | Path]) -> tuple[float, float] | None:
+    """The receive times of the recordings' first and last events (epoch seconds), None if empty."""
+    from bot.backtest.replay import replay
+
+    first = last = None
+    with replay(recording, cache=False) as events:
+        for t, _ in events:
+            if first is None:
+                first = t
+            last = t
+    return None if first is None else (first / 1e9, last / 1e9)
+
+
+def missing_span(session: tuple[float, float] | None, recorded: tuple[float, float] | None,
+                 slack_s: float = COVER_SLACK_S) -> str | None:
+    """What of the session the recording does not cover, as one phrase, or None when it covers it
+    (within ``slack_s`` at either end): a comparison over a recording of another time would find
+    nothing in common and say so as if it were a finding."""
+    if session is None:
+        return None
+    start, end = session
+    if recorded is None:
+        return f"the recording holds no events; the session traded {_utc(start)} to {_utc(end)}"
+    lo, hi = recorded
+    gaps = []
+    if lo > start + slack_s:
+        gaps.append(f"{_utc(start)} to {_utc(min(lo, end))}")
+    if hi < end - slack_s:
+        gaps.append(f"{_utc(max(hi, start))} to {_utc(end)}")
+    if not gaps:
+        return None
+    return (f"the recording ({_utc(lo)} to {_utc(hi)}) does not cover the session ({_utc(start)} to {_utc(end)}): "
+            f"missing {' and '.join(gaps)}")
+
+
+def _utc(t: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 # --- running it -----------------------------------------------------------------------------
 
 

@@ -102,3 +102,14 @@ def test_the_command_prints_the_table_and_writes_the_report(session, tmp_path):
     assert "fill agreement" in proc.stdout and "main cause" in proc.stdout
     page = (tmp_path / "cmp" / "report.html").read_text()
     assert "Backtest against live" in page and 'id="compare-table"' in page
+
+
+def test_a_recording_of_another_time_is_refused_with_the_missing_span(session, tmp_path):
+    _, journal, _, cfg = session
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", "compare", "--config", str(cfg), "--journal", str(journal),
+                           "--recording", str(REPO / "data" / "sample"), "--out", str(tmp_path / "cmp")],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("bot compare: the recording (") and "does not cover the session" in line and "missing" in line
+    assert not (tmp_path / "cmp" / "report.html").exists()

@@ -3,6 +3,8 @@ taken out of a recorded book."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 
 from bot.backtest.compare import align_fills, align_orders, compare_runs, own_orders_out, resting_levels
@@ -10,6 +12,8 @@ from bot.backtest.read import FillRecord, OrderChange, OrderRecord, RunResults
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side, TradeStatus
 from bot.venue.models.ws import decode_market_frame
+
+REPO = Path(__file__).resolve().parents[2]
 
 U = 1_000_000
 
@@ -95,3 +99,28 @@ def test_a_fill_without_a_twin_is_latency_while_the_other_run_had_an_order_on_th
     other_side = msgspec.structs.replace(arriving, side=Side.SELL, price=530_000)
     c = compare_runs(live, run([other_side], []), fill_window_s=0.5, mark={"tok": 500_000})
     assert [g.cause for g in c.gaps] == ["quotes", "quotes"]
+
+
+def test_a_recording_that_misses_part_of_the_session_is_named_with_the_missing_span():
+    from bot.backtest.compare import missing_span
+
+    t0 = 1_780_000_000.0
+    assert missing_span((t0, t0 + 60), (t0 - 1, t0 + 61)) is None
+    assert missing_span((t0, t0 + 60), (t0 + 4, t0 + 56)) is None  # within the slack at both ends
+    assert missing_span(None, None) is None  # no orders: nothing to compare, nothing missing
+    late = missing_span((t0, t0 + 60), (t0 + 30, t0 + 90))
+    assert "missing 2026-05-28 20:26:40 UTC to 2026-05-28 20:27:10 UTC" in late
+    other_day = missing_span((t0, t0 + 60), (t0 - 86_400, t0 - 86_000))
+    assert other_day.startswith("the recording (2026-05-27") and "missing 2026-05-28 20:26:40 UTC to 2026-05-28 20:27:40 UTC" in other_day
+    both = missing_span((t0, t0 + 60), (t0 + 10, t0 + 50))
+    assert both.count(" to ") == 4 and " and " in both
+    assert "holds no events" in missing_span((t0, t0 + 60), None)
+
+
+def test_the_recordings_span_is_read_from_its_events():
+    from bot.backtest.compare import recording_span
+    from bot.backtest.replay import replay
+
+    sample = REPO / "data" / "sample"
+    times = [t for t, _ in replay([sample], cache=False)]
+    assert recording_span([sample]) == (times[0] / 1e9, times[-1] / 1e9)
