@@ -573,6 +573,9 @@ def run(config: Any, args: Any) -> int:
     try:
         grid = load_grid(args.grid, config)
         check_data(args.data)
+        note = seeds_note(config, grid)
+        if note is not None:
+            print(note, file=sys.stderr)
         runs = grid.size * len(grid.seeds)
         in_parallel = runs if grid.study is None else min(grid.study.batch, grid.size) * len(grid.seeds)
         cluster = bool(args.ray) and args.ray != LOCAL_RAY  # a cluster's CPUs, unless told
@@ -619,6 +622,26 @@ def run(config: Any, args: Any) -> int:
               f"({describe(first.params)}, seed {first.seed}): {first.error}", file=sys.stderr)
         return 2
     return 0
+
+
+def seeds_note(config: Any, grid: Grid) -> str | None:
+    """A line saying the seeds cannot change any result, when ``grid`` runs more than one seed and
+    no set of it draws anything at random (constant latency, the deterministic queue models, no
+    settlement retries or failures): the seeds would repeat the same runs."""
+    from bot.sim.latency import is_random
+
+    if len(grid.seeds) < 2 or grid.study is not None:
+        return None
+
+    def draws(cfg: Any) -> bool:
+        sim = cfg.sim
+        return is_random(sim.latency) or sim.settlement.retry_share > 0 or sim.settlement.fail_share > 0
+
+    if any(draws(apply_params(config, params, grid.source)) for params in grid.sets()):
+        return None
+    return (f"note: seeds {', '.join(map(str, grid.seeds))} give the same results: nothing in these sets draws "
+            "at random (constant latency, a deterministic queue model, no settlement retries or failures); "
+            'sim.latency.kind = "lognormal" draws latencies from each seed')
 
 
 def check_data(paths: Sequence[str | os.PathLike[str]]) -> None:

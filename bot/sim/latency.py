@@ -107,12 +107,20 @@ class LatencyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     samples: tuple[tuple[float, float, float], ...] = ()  # interpolated: (time, entry, response)
 
 
-def latency_model(config: LatencyConfig) -> LatencyModel:
+def is_random(config: LatencyConfig) -> bool:
+    """Whether the model draws its delays (so a seed changes them)."""
+    return config.kind == "lognormal"
+
+
+def latency_model(config: LatencyConfig, run_seed: int = 0) -> LatencyModel:
+    """The configured model; a random one draws from ``config.seed`` and the run's seed together,
+    so the runs of a sweep with different seeds draw different delays (run seed 0: ``config.seed``
+    alone)."""
     if config.kind == "constant":
         return ConstantLatency(config.entry, config.response)
     if config.kind == "lognormal":
         return LognormalLatency(config.entry, config.response, config.sigma, config.cap,
-                                config.seed)
+                                (run_seed << 64) + config.seed)
     if config.kind == "interpolated":
         return InterpolatedLatency(config.samples)
     raise ValueError(f"unknown latency model: {config.kind!r}")

@@ -166,7 +166,7 @@ class SimVenue:
         ``on_market`` (paper trading, or a backtest whose strategy sees the feed when the venue
         does); by default the venue keeps and updates its own."""
         self.config = cfg = config or SimVenueConfig()
-        self._latency = latency if latency is not None else latency_model(cfg.latency)
+        self._latency = latency if latency is not None else latency_model(cfg.latency, cfg.seed)
         self._queue = queue if queue is not None else queue_model(cfg.queue)
         self._apply = books is None
         self.books = Books() if books is None else books  # the feed's books, as orders meet them

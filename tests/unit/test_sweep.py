@@ -228,3 +228,40 @@ def test_without_ray_or_optuna_installed_the_sweep_says_what_to_install(monkeypa
         open_executor(2, "local")
     with pytest.raises(SweepError, match=r"pip install 'pmbot\[optuna\]'"):
         _optuna()
+
+
+def test_seeds_that_cannot_change_a_result_are_said_so_and_random_latency_draws_from_each_seed():
+    from bot.backtest.sweep import seeds_note
+
+    note = seeds_note(BASE, parse_grid('"sim.latency.entry" = [0.05, 0.5]\n[sweep]\nseeds = [1, 2]\n', BASE))
+    assert note is not None and note.startswith("note: seeds 1, 2 give the same results") and "lognormal" in note
+    for text in ('"sim.latency.kind" = ["constant", "lognormal"]\n[sweep]\nseeds = [1, 2]\n',
+                 '"sim.settlement.fail_share" = [0.1]\n[sweep]\nseeds = [1, 2]\n',
+                 '"sim.latency.entry" = [0.05]\n[sweep]\nseeds = [1]\n'):
+        assert seeds_note(BASE, parse_grid(text, BASE)) is None, text
+    assert seeds_note(BASE, parse_grid((REPO / "config" / "sweep.example.toml").read_text(), BASE)) is None
+
+
+def test_a_random_latency_model_draws_other_delays_for_another_run_seed():
+    from bot.sim.latency import LatencyConfig, latency_model
+
+    config = LatencyConfig(kind="lognormal", entry=0.05, response=0.05, seed=7)
+    models = {run: latency_model(config, run) for run in (0, 1, 2)}
+    draws = {run: [m.entry(0.0) for _ in range(5)] for run, m in models.items()}
+    assert len({tuple(d) for d in draws.values()}) == 3
+    again = latency_model(config, 1)
+    assert draws[1] == [again.entry(0.0) for _ in range(5)]  # the same seeds, the same draws
+    alone = latency_model(config)  # run seed 0: the model's own seed alone, as before run seeds counted
+    assert draws[0] == [alone.entry(0.0) for _ in range(5)]
+
+
+def test_two_seeds_of_a_backtest_with_random_latency_give_different_runs(tmp_path):
+    from bot.backtest.runner import run_backtest
+
+    config = apply_params(BASE, {"sim.latency.kind": "lognormal", "sim.latency.entry": 0.2, "sim.latency.sigma": 1.0})
+    sample = REPO / "data" / "sample"
+    one = run_backtest(config, [sample], out=tmp_path / "s1", seed=1)
+    again = run_backtest(config, [sample], out=tmp_path / "s1b", seed=1)
+    two = run_backtest(config, [sample], out=tmp_path / "s2", seed=2)
+    assert (one.orders_sent, one.fills, one.pnl) == (again.orders_sent, again.fills, again.pnl)
+    assert (one.orders_sent, one.fills, one.pnl) != (two.orders_sent, two.fills, two.pnl)
