@@ -339,6 +339,13 @@ class SweepResult(msgspec.Struct, frozen=True, kw_only=True):
     sets: list[dict[str, Any]]
     outcomes: list[Outcome]
     ranking: list[Ranked]
+    interrupted: bool = False  # stopped (Ctrl-C) before every run was done: the finished runs only
+
+    @property
+    def planned(self) -> int:
+        """The runs the sweep set out to do (the grid's or the study's sets, once per seed)."""
+        sets = self.grid.study.trials if self.grid.study is not None else self.grid.size
+        return sets * len(self.grid.seeds)
 
     @property
     def best(self) -> Ranked | None:
@@ -349,9 +356,13 @@ class SweepResult(msgspec.Struct, frozen=True, kw_only=True):
 def run_sweep(config: Any, grid: Grid, paths: Sequence[str | os.PathLike[str]], executor: Executor, *,
               runs_dir: Path | None = None, on_outcome: Callable[[Outcome], None] | None = None) -> SweepResult:
     """Run every set of ``grid`` (or its study's trials) once per seed on ``executor``; each run
-    writes its results folder under ``runs_dir`` when given (else only its summary is kept)."""
+    writes its results folder under ``runs_dir`` when given (else only its summary is kept).
+
+    An interrupt (Ctrl-C) stops the sweep, not the result: the runs finished by then are kept and
+    ranked (the sets with every run done), and the result says it is ``interrupted``."""
     data = tuple(str(p) for p in paths)
     seeds = grid.seeds
+    interrupted = False
 
     def jobs(numbered: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[Job]:
         for index, params in numbered:
@@ -362,24 +373,35 @@ def run_sweep(config: Any, grid: Grid, paths: Sequence[str | os.PathLike[str]], 
                 yield Job(run=run, config=applied, params=params, seed=seed, paths=data, out=out)
 
     def collect(outcomes: Iterable[Outcome]) -> list[Outcome]:
-        got = []
-        for o in outcomes:
-            got.append(o)
-            if on_outcome is not None:
-                on_outcome(o)
+        nonlocal interrupted
+        got: list[Outcome] = []
+        if interrupted:
+            return got
+        try:
+            for o in outcomes:
+                got.append(o)
+                if on_outcome is not None:
+                    on_outcome(o)
+        except KeyboardInterrupt:
+            interrupted = True
         return got
 
     if grid.study is None:
         sets = list(grid.sets())
         outcomes = collect(executor.run(jobs(enumerate(sets))))
     else:
-        sets, outcomes = _study(config, grid, executor, jobs, collect)
+        sets, outcomes = _study(config, grid, executor, jobs, collect, lambda: interrupted)
     outcomes.sort(key=lambda o: o.run)
-    return SweepResult(grid=grid, sets=sets, outcomes=outcomes, ranking=rank(sets, outcomes, grid.metric, len(seeds)))
+    ranking = rank(sets, outcomes, grid.metric, len(seeds))
+    if interrupted:  # a set some of whose runs never ran has no score to rank: left out
+        ranking = [msgspec.structs.replace(r, rank=place) for place, r in
+                   enumerate((r for r in ranking if len(r.runs) == len(seeds)), 1)]
+    return SweepResult(grid=grid, sets=sets, outcomes=outcomes, ranking=ranking, interrupted=interrupted)
 
 
 def _study(config: Any, grid: Grid, executor: Executor, jobs: Callable[..., Iterator[Job]],
-           collect: Callable[[Iterable[Outcome]], list[Outcome]]) -> tuple[list[dict[str, Any]], list[Outcome]]:
+           collect: Callable[[Iterable[Outcome]], list[Outcome]],
+           stopped: Callable[[], bool] = lambda: False) -> tuple[list[dict[str, Any]], list[Outcome]]:
     """Ask the study ``batch`` sets, run them, tell their scores in set order; until ``trials``."""
     optuna = _optuna()
     study_config = grid.study
@@ -388,7 +410,7 @@ def _study(config: Any, grid: Grid, executor: Executor, jobs: Callable[..., Iter
     sets: list[dict[str, Any]] = []
     outcomes: list[Outcome] = []
     n = len(grid.seeds)
-    while len(sets) < study_config.trials:
+    while len(sets) < study_config.trials and not stopped():
         trials = [study.ask() for _ in range(min(study_config.batch, study_config.trials - len(sets)))]
         batch: list[tuple[int, dict[str, Any]]] = []
         refused: list[Outcome] = []
@@ -502,7 +524,8 @@ def write_results(folder: Path, result: SweepResult, *, data: Sequence[str], exe
         "grid": grid.source, "metric": grid.metric.name, "seeds": list(grid.seeds), "data": list(data),
         "executor": executor, "workers": workers,
         "study": msgspec.to_builtins(grid.study) if grid.study is not None else None,
-        "sets": len(result.sets), "runs": msgspec.to_builtins(result.outcomes),
+        "sets": len(result.sets), "partial": result.interrupted, "planned_runs": result.planned,
+        "runs": msgspec.to_builtins(result.outcomes),
         "ranking": [ranked_row(r) for r in result.ranking],
     }
     folder.mkdir(parents=True, exist_ok=True)
@@ -615,6 +638,10 @@ def run(config: Any, args: Any) -> int:
         print(f"results: {out / 'results.json'}, {out / 'results.csv'}")
         for path in written:
             print(f"best config: {path}")
+    if result.interrupted:
+        print(f"bot sweep: interrupted after {len(result.outcomes)} of {result.planned} run(s); the finished runs "
+              f"and the ranking of the sets they complete are in {out / 'results.json'} (partial)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     failed = [o for o in result.outcomes if o.summary is None]
     if failed:
         first = failed[0]
@@ -642,6 +669,9 @@ def seeds_note(config: Any, grid: Grid) -> str | None:
     return (f"note: seeds {', '.join(map(str, grid.seeds))} give the same results: nothing in these sets draws "
             "at random (constant latency, a deterministic queue model, no settlement retries or failures); "
             'sim.latency.kind = "lognormal" draws latencies from each seed')
+
+
+EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 
 
 def check_data(paths: Sequence[str | os.PathLike[str]]) -> None:
@@ -690,7 +720,9 @@ def ranking_table(result: SweepResult, top: int = 10) -> Any:
     keys = list(dict.fromkeys(k for s in result.sets for k in s))
     names = short_names(keys)
     t = Table(title=f"{len(result.sets)} parameter set(s) x {n} seed(s), ranked by {grid.metric.name}"
-                    + (" (mean over seeds)" if n > 1 else ""))
+                    + (" (mean over seeds)" if n > 1 else "")
+                    + (f"; PARTIAL: interrupted after {len(result.outcomes)} of {result.planned} runs"
+                       if result.interrupted else ""))
     t.add_column("#", justify="right")
     for k in keys:
         t.add_column(names[k], justify="right")

@@ -154,3 +154,40 @@ def test_a_worker_that_dies_ends_the_sweep_with_one_line_not_a_hang():
     with pytest.raises(ExecutorError, match="a worker process of the pool died"):
         with ProcessPool(1) as pool:
             run_sweep(base, grid, [SAMPLE], pool)
+
+
+def test_an_interrupted_sweep_keeps_every_finished_run_and_marks_its_results_partial(tmp_path: Path):
+    """SIGINT into a sweep once some of its runs are done (seen by their results folders): exit 130,
+    one line on stderr, and results.json holds those runs, marked partial, with the ranking of the
+    sets they complete."""
+    import signal
+
+    grid = tmp_path / "grid.toml"
+    grid.write_text('"strategy.params.half_spread_ticks" = [1, 2, 3, 4, 5, 6, 7, 8]\n'
+                    '"sim.latency.entry" = [0.05, 0.1, 0.2, 0.5]\n[sweep]\nseeds = [4]\n')
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "sweep", "--config", str(CONFIG), "--no-progress",
+                             "--grid", str(grid), "--data", str(SAMPLE), "--out", str(out), "--workers", "1",
+                             "--keep-runs"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        runs = out / "runs"
+        import time
+
+        deadline = time.monotonic() + 240
+        while not (runs.is_dir() and any((d / "summary.json").exists() for d in runs.iterdir())):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no run finished"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    [line] = stderr.strip().splitlines()
+    assert line.startswith("bot sweep: interrupted after ") and " of 32 run(s)" in line and "(partial)" in line
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["partial"] is True and doc["planned_runs"] == 32
+    finished = doc["runs"]
+    assert 1 <= len(finished) < 32 and all(r["summary"] is not None for r in finished)
+    assert len(doc["ranking"]) == len(finished) and "PARTIAL" in stdout
