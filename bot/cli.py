@@ -169,6 +169,15 @@ def build_parser() -> argparse.ArgumentParser:
                                    "262144 or 1000000)", KDF_WORK))
     k.set_defaults(handler=cmd_keys_new)
 
+    p = sub.add_parser("new", help="start something new from a template that works as written")
+    new_sub = p.add_subparsers(dest="new_command", metavar="WHAT", parser_class=_Parser)
+    new_sub.required = True
+    n = new_sub.add_parser("strategy", help="write NAME.py (a strategy), test_NAME.py (its test) and NAME.toml "
+                                            "(its config)")
+    n.add_argument("name", metavar="NAME", help="the strategy's module name, e.g. join_the_touch")
+    n.add_argument("--dir", default=".", help="the folder to write into (default: the working directory)")
+    n.set_defaults(handler=cmd_new_strategy)
+
     p = sub.add_parser("config", help="config files")
     config_sub = p.add_subparsers(dest="config_command", metavar="ACTION", parser_class=_Parser)
     config_sub.required = True
@@ -736,6 +745,20 @@ def cmd_keys_new(s: Session) -> int:
 # bot config check
 
 
+def cmd_new_strategy(s: Session) -> int:
+    from bot.ops.scaffold import ScaffoldError, new_strategy
+
+    a = s.args
+    try:
+        written = new_strategy(a.name, a.dir)
+    except ScaffoldError as exc:
+        raise CommandError(f"bot new strategy: {exc}") from None
+    print(f"wrote {', '.join(str(p) for p in written)}")
+    strategy, test, config = written
+    print(f"next: .venv/bin/python -m pytest {test}; .venv/bin/bot backtest --config {config} --synthetic")
+    return EXIT_OK
+
+
 def cmd_config_check(s: Session) -> int:
     a = s.args
     config = load_bot_config(a.file)
@@ -1033,6 +1056,7 @@ def one_line_error(exc: BaseException) -> str:
 def main(argv: Sequence[str] | None = None, *, http_transport: httpx.AsyncBaseTransport | None = None) -> int:
     """Run the ``bot`` command; returns the exit code (``http_transport`` replaces the network)."""
     parser = build_parser()
+    _working_directory_importable()
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # --help, or a usage error already printed on one line
@@ -1059,6 +1083,15 @@ def main(argv: Sequence[str] | None = None, *, http_transport: httpx.AsyncBaseTr
             return EXIT_USAGE
         sys.stderr.write(f"error: internal error: {type(exc).__name__}: {one_line_error(exc)}\n")
         return EXIT_INTERNAL
+
+
+def _working_directory_importable() -> None:
+    """Modules in the working directory import, as under ``python -m``: a config's strategy path
+    (``join_the_touch:JoinTheTouch``) finds the file beside it when ``bot`` runs from there.
+    Appended, so an installed package of the same name still wins."""
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)
 
 
 def _sole_error(exc: BaseException) -> BaseException:

@@ -584,3 +584,13 @@ def test_record_onto_a_file_is_one_line_before_any_request(capsys, tmp_path):
     assert code == 2
     assert_one_line_error(err, f"--out {target} is a file")
     assert "Errno" not in err and target.read_text() == "not a folder"
+
+
+def test_new_strategy_writes_three_files_and_refuses_in_one_line(capsys, tmp_path):
+    code, out, err = run(capsys, "new", "strategy", "mine", "--dir", str(tmp_path))
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.py", "mine.toml", "test_mine.py"]
+    assert out.startswith("wrote ") and "next: " in out
+    code, _, err = run(capsys, "new", "strategy", "mine", "--dir", str(tmp_path))
+    assert code == 2
+    assert_one_line_error(err, "bot new strategy", "already exist", "nothing was written")

@@ -14,7 +14,8 @@ from strategies.shipped import SHIPPED
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted(p for p in (REPO / "config").glob("*.toml")
-                 if p.name not in ("bot.example.toml", "exchange.toml", "secrets.example.toml", "sweep.example.toml"))
+                 if p.name not in ("bot.example.toml", "exchange.toml", "secrets.example.toml", "sweep.example.toml",
+                                  "synthetic.toml"))
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))

@@ -101,3 +101,17 @@ def test_it_backtests_the_configured_markets_only(tmp_path: Path):
     other = msgspec.structs.replace(cfg, strategy=msgspec.structs.replace(cfg.strategy, markets=("0x" + "ab" * 32,)))
     with pytest.raises(BacktestError, match="none of those configured"):
         run_backtest(other, [], source=source)
+
+
+def test_the_shipped_settings_file_decodes_to_the_synthetic_config():
+    from pathlib import Path
+
+    import tomllib
+
+    import msgspec
+
+    from bot.backtest.synthetic import SyntheticConfig
+
+    path = Path(__file__).resolve().parents[2] / "config" / "synthetic.toml"
+    config = msgspec.convert(tomllib.loads(path.read_text()), SyntheticConfig)
+    assert config.duration_s == 1800.0 and config.sigma == 0.002
