@@ -18,7 +18,8 @@ document wrote: it must be that file, to the character, and is not run itself.
 Each document runs in a scratch folder of its own (``DocShell``), holding a copy of ``config/``
 and links to the rest of the checkout, so a command writes no results folder, config or journal
 into the checkout; ``.venv/bin/bot`` is the checkout's. A command that ends in `` &`` runs in the
-background until the document ends. A block that cannot run in a test (the test suite itself, an
+background until the document ends (then it gets SIGINT, as Ctrl-C); the next command waits until
+it has printed its first line (a server's banner says it is listening) or ended. A block that cannot run in a test (the test suite itself, an
 hour-long soak) is preceded by ``<!-- skip: next "why" -->``, and the reason is required.
 """
 
@@ -42,6 +43,7 @@ LINKED = ("bot", "strategies", "data", "docs", "bench", "tests", "deploy", ".ven
           "Makefile", "setup.py")
 COPIED = ("config",)
 COMMAND_TIMEOUT_S = 240.0  # the longest a documented command may take here
+READY_TIMEOUT_S = 60.0  # the longest a background command may take to print its first line
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 _CONTINUED = re.compile(r"\\\s*$")
 
@@ -76,10 +78,21 @@ class DocShell:
         return proc.stdout
 
     def start(self, command: str) -> None:
-        log = open(self.root / f"background-{len(self.background)}.log", "w")  # noqa: SIM115 - kept by the child
-        self.background.append(subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=self.root, env=self.env,
-                                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                start_new_session=True))
+        """Start ``command`` in the background; return once it has printed a line, or failed."""
+        import time
+
+        path = self.root / f"background-{len(self.background)}.log"
+        with open(path, "w") as log:
+            proc = subprocess.Popen(["bash", "-c", command], cwd=self.root, env=self.env, stdout=log,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        self.background.append(proc)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while "\n" not in path.read_text():
+            if proc.poll() is not None:
+                raise AssertionError(f"`{command}` ended ({proc.returncode}) before it was ready:\n{path.read_text()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"`{command}` printed nothing in {READY_TIMEOUT_S:g} s")
+            time.sleep(0.05)
 
     def close(self) -> None:
         for proc in self.background:

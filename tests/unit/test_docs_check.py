@@ -58,3 +58,17 @@ def test_every_block_that_shows_a_command_runs_and_every_skip_says_why(path):
             assert not shown, f"{path.name}: a command shown in a block that does not run: {shown[0]} (use ```console)"
         if language in RUN and before.startswith("<!-- skip"):
             assert re.fullmatch(r'<!-- skip: next "[^"]{20,}" -->', before), f"{path.name}: a skip without its reason: {before}"
+
+
+def test_a_background_command_is_waited_for_until_its_first_line_and_stopped_at_the_end():
+    shell = DocShell()
+    try:
+        shell.run("(sleep 0.3; echo ready; exec sleep 60) &")
+        assert (shell.root / "background-0.log").read_text() == "ready\n"
+        proc = shell.background[0]
+        assert proc.poll() is None
+        with pytest.raises(AssertionError, match="ended"):
+            shell.run("(echo -n; exit 4) &")
+    finally:
+        shell.close()
+    assert proc.poll() is not None
