@@ -82,7 +82,35 @@ class OpenOrder(Wire, kw_only=True):
         return is_canceled_status(self.status)
 
 
+class LiveOpenOrder(Wire, omit_defaults=False, kw_only=True):
+    """An open order as the live venue writes it (``GET /data/orders`` items, captured 2026-07-24):
+    snake_case names in the venue's key order, ``created_at`` in epoch seconds. The local exchange
+    encodes it; clients decode it as :class:`OpenOrder`, which reads both spellings."""
+
+    id: str
+    status: str
+    owner: str
+    maker_address: str
+    market: str
+    asset_id: str
+    side: str
+    original_size: str
+    size_matched: str
+    price: str
+    outcome: str
+    expiration: str
+    order_type: str
+    associate_trades: list[str]
+    created_at: int
+
+
 class OrderEnvelope(Wire, kw_only=True):
     """``GET /data/order/{id}``: ``{order: <open order>}``."""
 
     order: OpenOrder
+
+
+class LiveOrderEnvelope(Wire, kw_only=True):
+    """``GET /data/order/{id}`` as the live venue writes it: ``{order: <live open order>}``."""
+
+    order: LiveOpenOrder
