@@ -18,7 +18,7 @@ from bot.venue.eip712 import Wallet
 from bot.venue.enums import Side
 from bot.venue.orders import OrderBuilder, orders_body
 from bot.venue.transport import Transport
-from tests.integration.exchange_fixture import start_exchange
+from tests.integration.exchange_fixture import seed_exchange, start_exchange  # noqa: F401
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -120,6 +120,10 @@ async def test_our_client_reads_either_spelling(spelled):
         markets = [m async for m in clob.iter_markets()]
         assert len({m.condition_id for m in markets}) == len(markets) >= 4
         assert await clob.fee_rate(token) == "0"
+
+
+def test_the_seed_fixture_serves_the_spec_text(seed_exchange):
+    assert httpx.get(seed_exchange.urls.clob + "/markets").json()["next_cursor"] == ""
 
 
 def test_the_spelling_is_a_flag_and_a_config_setting(tmp_path):
