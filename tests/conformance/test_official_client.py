@@ -275,9 +275,9 @@ def test_last_trade_prices_follow_a_trade(exchange, markets):
     c = official(exchange)
     res = c.create_and_post_market_order(MarketOrderArgsV2(token_id=tok, amount=3, side="BUY"))
     assert res["status"] == "matched", res
-    price = float(res["makingAmount"]) / float(res["takingAmount"])
+    last_trade = c.get_trades(TradeParams(id=res["tradeIDs"][-1]))[0]
     last = c.get_last_trade_price(tok)
-    assert last["side"] == "BUY" and float(last["price"]) <= price + 1e-9
+    assert last == {"price": last_trade["price"], "side": "BUY"}
     both = c.get_last_trades_prices([BookParams(token_id=tok), BookParams(token_id=other)])
     complement = str((1 - Decimal(last["price"])).normalize())
     assert both == [{"token_id": tok, **last}, {"token_id": other, "price": complement, "side": "SELL"}]
