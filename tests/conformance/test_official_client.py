@@ -166,6 +166,14 @@ def test_closed_only_mode_and_key_deletion(exchange):
     assert refused(c.get_closed_only_mode)["status"] == 401  # the deleted key no longer signs
 
 
+def test_requests_signed_on_the_server_clock(exchange):
+    """``use_server_time``: every auth header stamped with ``GET /time`` (a bare integer here)."""
+    acct = exchange.new_account(next(_accounts))
+    c = ClobClient(exchange.urls.clob, 137, key=acct.private_key, use_server_time=True)
+    c.set_api_creds(c.create_or_derive_api_key())
+    assert c.get_closed_only_mode() == {"closed_only": False}
+
+
 def test_heartbeat_echoes_its_id(exchange):
     c = official(exchange)
     first = c.post_heartbeat("")["heartbeat_id"]
@@ -359,6 +367,17 @@ def test_limit_gtd_carries_its_expiration(exchange, markets):
         OrderArgsV2(token_id=tok, price=0.22, size=5, side="BUY", expiration=int(time.time()) - 10),
         order_type=OrderType.GTD)
     assert past["success"] is False and past["errorMsg"] == "invalid expiration"
+
+
+def test_post_only_rests_or_is_refused_when_it_would_cross(exchange, markets):
+    plain, _ = markets
+    c = official(exchange)
+    tok = token_of(plain[2])
+    ask = min(float(a["price"]) for a in c.get_order_book(tok)["asks"])
+    rests = c.create_and_post_order(OrderArgsV2(token_id=tok, price=0.23, size=5, side="BUY"), post_only=True)
+    assert rests["status"] == "live", rests
+    crosses = c.create_and_post_order(OrderArgsV2(token_id=tok, price=ask, size=5, side="BUY"), post_only=True)
+    assert crosses["success"] is False and crosses["errorMsg"] == "invalid post-only order: order crosses book"
 
 
 def test_limit_on_a_neg_risk_market_is_signed_for_its_exchange(exchange, markets):
