@@ -3,8 +3,9 @@
 Invariant: a trading route runs only after ``require_l2`` verified the HMAC over the raw body
 bytes received, the timestamp freshness (ms if >= 10^12 else s) and that ``SERVICE_ADDRESS`` is
 the address the API key was issued to. Every auth header is read in the spec's spelling
-(``SERVICE_...``) or the live venue's (``POLY_...``), whatever the exchange's ``spelling``. Reusing the same headers within the window is allowed
-(paginated listings), so there is no replay check. A ``SERVICE_TIMESTAMP`` or ``SERVICE_NONCE`` that
+(``SERVICE_...``) or the live venue's (``POLY_...``), whatever the exchange's ``spelling``.
+Reusing the same headers within the window is allowed (paginated listings), so there is no replay
+check. A ``SERVICE_TIMESTAMP`` or ``SERVICE_NONCE`` that
 is not a plain decimal in range is malformed input (400 ``invalid_header: ...``, checked before any
 arithmetic on it); every other refusal is HTTP 401 ``{"error": "unauthorized: <detail>"}``;
 secrets never appear in a message.
