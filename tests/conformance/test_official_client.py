@@ -34,7 +34,8 @@ from py_clob_client_v2.rfq.rfq_types import (  # noqa: E402
 )
 
 from bot.venue.models import LiveOpenOrder, OpenOrder, Trade, convert  # noqa: E402
-from tests.integration.exchange_fixture import start_exchange  # noqa: E402
+from bot.exchange.config import MarketSeed  # noqa: E402
+from tests.integration.exchange_fixture import start_exchange, vector_seeds  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -90,9 +91,14 @@ def test_every_client_call_is_counted():
 # -- the exchange, the accounts, the client ---------------------------------------------------------
 
 
+# A market on the finest tick, where the client's binary floats reach the exchange's checks.
+FINE = MarketSeed(condition_id="0x" + "f1" * 32, token_id="9" * 76, tick_size="0.0001", mid="0.5",
+                  question="Fine tick market?")
+
+
 @pytest.fixture(scope="module")
 def exchange():
-    ex = start_exchange()
+    ex = start_exchange(extra_markets=(*vector_seeds()[0], FINE))
     try:
         yield ex
     finally:
@@ -511,6 +517,19 @@ def test_float_amounts_the_client_signs_are_booked_as_signed(exchange, markets):
     assert res["status"] == "live", res
     order = c.get_order(res["orderID"])["order"]
     assert order["original_size"] == f"{int(signed.takerAmount) / 10**6:g}"
+
+
+def test_float_amounts_off_the_tick_grid_are_refused_not_repaired(exchange):
+    """venue.md 3.4 at scale: BUY 361974.22 @ 0.9652 on a 0.0001 tick is 349377.517144 USDC exactly;
+    the client's floats sign one unit less, an implied price off the grid, and the exchange refuses
+    the order with its reason rather than accept a price nobody asked for."""
+    acct = exchange.new_account(next(_accounts), usdc="400000")
+    c = official(exchange, acct)
+    signed = c.create_order(OrderArgsV2(token_id=FINE.token_id, price=0.9652, size=361974.22, side="BUY"))
+    assert (int(signed.makerAmount), int(signed.takerAmount)) == (349_377_517_143, 361_974_220_000)
+    res = c.post_order(signed)
+    assert res["success"] is False and "implied price is not on the tick grid" in res["errorMsg"], res
+    assert _open_ids(c) == {}
 
 
 # -- what the local exchange does not serve -------------------------------------------------------
