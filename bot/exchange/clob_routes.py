@@ -41,7 +41,6 @@ from bot.venue.models.bodies import (
     MarketByToken, MidpointResponse, NegRiskResponse, OrderResult, PriceHistory, PriceResponse, SpreadResponse,
     TickSizeResponse, TokenPrices, VersionResponse,
 )
-from bot.venue.models.orders import LiveOrderEnvelope
 from bot.venue.orders import OrderError, parse_and_verify_order
 from bot.venue.units import UNIT, format_units
 
@@ -519,8 +518,8 @@ class ClobRoutes:
         v = self.state.engine.order(request.path_params["id"])
         if v is None or (v.owner != ident.api_key and v.account not in self.state.wallets_of(ident.address).all()):
             raise not_found("order not found")
-        if self.live:
-            return json_response(LiveOrderEnvelope(order=render.live_open_order(v)))
+        if self.live:  # the bare order; the seed wraps it in {"order": ...}
+            return json_response(render.live_open_order(v))
         return json_response({"order": render.open_order(v)})
 
     def _trades(self, ident, q) -> list:

@@ -14,7 +14,7 @@ from bot.venue.models import (
     Heartbeat, LastTradePriceEvent, Level, LevelChange, LiveOpenOrder, MarketResolvedEvent, MarketSubscribe,
     OpenOrder, OrderBook, OrderEnvelope, OrderEvent, OrderResult, OrderSubmission, Page, PriceChangeEvent,
     PriceMap, SignedOrder, SubscriptionUpdate, TickSizeResponse, Trade, TradeEvent,
-    UserSubscribe, convert, decode, decode_market_frame, decode_user_frame, encode,
+    UserSubscribe, convert, decode, decode_market_frame, decode_order_lookup, decode_user_frame, encode,
     encode_frame, epoch_ms,
 )
 
@@ -132,6 +132,9 @@ def test_live_open_order_is_read_back_as_the_same_order():
             got.created_at_ms) == (seed.id, seed.original_size, seed.size_matched, seed.asset_id,
                                    seed.maker_address, seed.associate_trades, seed.created_at_ms)
     assert decode(b'{"order":' + raw + b"}", OrderEnvelope).order == got
+    assert decode_order_lookup(raw) == got == decode_order_lookup(b'{"order":' + raw + b"}")  # bare or wrapped
+    with pytest.raises(DecodeError):
+        decode_order_lookup(b'{"order":{"id":"0x1"}}')
 
 
 def test_open_order_missing_size_names_both_spellings():

@@ -26,7 +26,7 @@ from .markets import (
     RewardRate, Rewards, SamplingMarket, SamplingSimplifiedMarket, SimplifiedMarket, number_text,
 )
 from .numeric import NumericWire, WireDecimal, WireInt
-from .orders import LiveOpenOrder, LiveOrderEnvelope, OpenOrder, OrderEnvelope
+from .orders import LiveOpenOrder, OpenOrder, OrderEnvelope, decode_order_lookup
 from .rtds import RtdsMessage, RtdsPayload, RtdsPoint
 from .timestamps import epoch_ms
 from .trade import MakerOrder, Trade

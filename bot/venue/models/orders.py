@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from ..enums import is_canceled_status
-from .decoding import Wire
+from .decoding import Wire, decode
 from .timestamps import epoch_ms
 
 _F = msgspec.field
@@ -105,12 +105,15 @@ class LiveOpenOrder(Wire, omit_defaults=False, kw_only=True):
 
 
 class OrderEnvelope(Wire, kw_only=True):
-    """``GET /data/order/{id}``: ``{order: <open order>}``."""
+    """``GET /data/order/{id}`` as the seed writes it: ``{order: <open order>}`` (the live venue
+    sends the bare order: :func:`decode_order_lookup` reads both)."""
 
     order: OpenOrder
 
 
-class LiveOrderEnvelope(Wire, kw_only=True):
-    """``GET /data/order/{id}`` as the live venue writes it: ``{order: <live open order>}``."""
-
-    order: LiveOpenOrder
+def decode_order_lookup(data: bytes) -> OpenOrder:
+    """A ``GET /data/order/{id}`` body in either spelling: ``{order: ...}`` (the seed) or the bare
+    order (the live venue); a body of neither shape raises ``DecodeError``."""
+    parts = decode(data, dict[str, msgspec.Raw])
+    inner = parts.get("order")
+    return decode(bytes(inner) if inner is not None else data, OpenOrder)
