@@ -1,9 +1,10 @@
 """The local exchange's two spellings, and our own client reading both.
 
 By default the exchange answers as captures of the live venue show (snake_case open orders with
-``created_at`` in epoch seconds, ``LTE=`` at the end of every list, ``base_fee`` a string);
-``spelling = "seed"`` serves the spec's text (camelCase with ISO ``createdAt``, ``""`` at the end of
-market and order lists, ``base_fee`` a number). Requests are read in either header spelling.
+``created_at`` in epoch seconds, ``GET /data/order/{id}`` the bare order, ``LTE=`` at the end of
+every list, ``base_fee`` a string); ``spelling = "seed"`` serves the spec's text (camelCase with ISO
+``createdAt``, the order wrapped in ``{"order": ...}``, ``""`` at the end of market and order lists,
+``base_fee`` a number). Requests are read in either header spelling.
 """
 
 from __future__ import annotations
