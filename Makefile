@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed
 # The compiled hot path (setup.py, bot/compiled.py): rebuilt, incrementally, when a source changes.
 BUILT   := $(VENV)/.built
 # The optional dependencies the tests use (Ray and Optuna for sweeps; hadolint and check-jsonschema
-# lint deploy/): requirements-extras.lock.
+# lint deploy/; the venue's official client, py-clob-client-v2, trades against the local exchange
+# in tests/conformance): requirements-extras.lock.
 EXTRAS  := $(VENV)/.extras
 SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py strategies/*.pxd)
 
@@ -25,7 +26,7 @@ $(BUILT): $(STAMP) $(SOURCES)
 	touch $(BUILT)
 
 $(EXTRAS): $(STAMP) requirements-extras.lock
-	@echo "adding to $(VENV) the optional dependencies the tests use: requirements-extras.lock (Ray, Optuna)"
+	@echo "adding to $(VENV) the optional dependencies the tests use: requirements-extras.lock (Ray, Optuna, the official client)"
 	$(BIN)/python -m pip install --quiet -r requirements-extras.lock
 	touch $(EXTRAS)
 

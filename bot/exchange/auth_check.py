@@ -2,8 +2,10 @@
 
 Invariant: a trading route runs only after ``require_l2`` verified the HMAC over the raw body
 bytes received, the timestamp freshness (ms if >= 10^12 else s) and that ``SERVICE_ADDRESS`` is
-the address the API key was issued to. Reusing the same headers within the window is allowed
-(paginated listings), so there is no replay check. A ``SERVICE_TIMESTAMP`` or ``SERVICE_NONCE`` that
+the address the API key was issued to. Every auth header is read in the spec's spelling
+(``SERVICE_...``) or the live venue's (``POLY_...``), whatever the exchange's ``spelling``.
+Reusing the same headers within the window is allowed (paginated listings), so there is no replay
+check. A ``SERVICE_TIMESTAMP`` or ``SERVICE_NONCE`` that
 is not a plain decimal in range is malformed input (400 ``invalid_header: ...``, checked before any
 arithmetic on it); every other refusal is HTTP 401 ``{"error": "unauthorized: <detail>"}``;
 secrets never appear in a message.
@@ -20,7 +22,7 @@ from starlette.requests import Request
 from bot.exchange.keys import KeyStore
 from bot.exchange.query import MAX_UNIX_S, parse_int
 from bot.exchange.replies import Reply, bad_request, error, unauthorized
-from bot.venue.auth import NONCE, TIMESTAMP, AuthError, Credentials, verify_l1, verify_l2
+from bot.venue.auth import NONCE, TIMESTAMP, AuthError, Credentials, header_value, verify_l1, verify_l2
 
 MAX_NONCE_DIGITS = 78  # a ClobAuth nonce is a uint256 (< 2^256, 78 decimal digits)
 
@@ -28,13 +30,13 @@ MAX_NONCE_DIGITS = 78  # a ClobAuth nonce is a uint256 (< 2^256, 78 decimal digi
 def check_auth_numbers(headers) -> None:
     """Refuse (400) a ``SERVICE_TIMESTAMP`` that is not a decimal of at most epoch-ms size, or a
     ``SERVICE_NONCE`` that is not a decimal uint256; absent headers are left to the auth check."""
-    stamp = headers.get(TIMESTAMP)
+    stamp = header_value(headers, TIMESTAMP)
     if stamp is not None:
         try:
             parse_int(stamp, 0, MAX_UNIX_S * 1000)
         except ValueError:
             raise bad_request(f"invalid_header: {TIMESTAMP} must be unix seconds or milliseconds") from None
-    nonce = headers.get(NONCE)
+    nonce = header_value(headers, NONCE)
     if nonce is not None and nonce != "" and not (
         nonce.isascii() and nonce.isdigit() and len(nonce) <= MAX_NONCE_DIGITS and int(nonce) < 2**256
     ):

@@ -75,6 +75,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="serve all surfaces on one port under /catalog, /clob, /data-api (+ /ws)")
     number(g, "--port", x, "port", "the port in --single-port mode (default 0 = a free port)")
     g.add_argument("--log-requests", action="store_true", default=None, help="log every HTTP request")
+    g.add_argument("--spelling", choices=["live", "seed"],
+                   help="where captures of the live venue and the spec's text differ, answer as the live venue "
+                        "does (live, the default) or as the spec writes it (seed)")
     g = p.add_argument_group("markets and accounts")
     number(g, "--seed", x, "seed", "seed of the catalog, demo key and engine (default 1)")
     g.add_argument("--catalog-file", help="JSON catalog to load instead of generating one")
@@ -159,6 +162,7 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         "demo_signature_type": args.demo_signature_type,
         "neg_risk_events": args.neg_risk_events, "heartbeat_timeout_s": args.heartbeat_timeout,
         "limits_queue_s": args.limits_queue, "log_requests": args.log_requests, "expose": args.expose,
+        "spelling": args.spelling,
     }
     base.update({k: v for k, v in simple.items() if v is not None})
     if args.no_limits:

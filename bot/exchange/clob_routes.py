@@ -8,8 +8,11 @@ address's wallet of the order's signature type (``bot.exchange.wallets``), condi
 tokenId, signature recovery, amounts (3.5), expiration (decision 2), postOnly only with GTC/GTD,
 duplicate hash. Orders, trades and balances are read only through the wallets of the caller's
 address. Bodies are read under a cap and decoded with bounded depth (``bodies``); every list,
-window and batch a client names is bounded before any work is sized by it. Cursor lists end with
-``""`` (markets, orders) or ``LTE=`` (trades).
+window and batch a client names is bounded before any work is sized by it. Every cursor list ends
+with ``LTE=`` in the live venue's spelling; in the seed's, markets and orders end with ``""`` and
+trades with ``LTE=``. The routes the official client calls that the local exchange cannot serve
+(notifications, builder and read-only keys, order scoring, rewards, RFQ, market activity) answer
+501 with the venue's error body, after the same L2 check as the venue's route.
 """
 
 from __future__ import annotations
@@ -34,14 +37,16 @@ from bot.venue.amounts import AmountError, check_signed_amounts
 from bot.venue.eip712 import SignatureError
 from bot.venue.enums import OrderType
 from bot.venue.models.bodies import (
-    ApiCreds, BalanceAllowance, BanStatus, CancelResult, FeeRateResponse, HistoryPoint, MidpointResponse,
-    NegRiskResponse, OrderResult, PriceHistory, PriceResponse, TickSizeResponse, TokenPrices, VersionResponse,
+    ApiCreds, BalanceAllowance, BanStatus, CancelResult, FeeRateResponse, HistoryPoint, LastTradePrice,
+    MarketByToken, MidpointResponse, NegRiskResponse, OrderResult, PriceHistory, PriceResponse, SpreadResponse,
+    TickSizeResponse, TokenPrices, VersionResponse,
 )
 from bot.venue.orders import OrderError, parse_and_verify_order
 from bot.venue.units import UNIT, format_units
 
 PAGE = 100
 TRADES_PAGE = 100
+END_OF_LIST = "LTE="  # the cursor that ends a list (every list in the live venue's spelling)
 BATCH_TOKENS = 500  # the most tokens one POST /books or /prices names (as a WebSocket's asset cap)
 HISTORY_POINTS = 500  # the most points one prices-history answer carries (the latest ones)
 HISTORY_INTERVALS = {"1h": 3600, "6h": 6 * 3600, "1d": 86400, "1w": 7 * 86400, "1m": 30 * 86400, "max": 0}
@@ -94,6 +99,8 @@ class ClobRoutes:
         self.ex = ex  # app.Exchange: state, auth, limits, markets view
         self.state = ex.state
         self.seen_hashes: set[str] = set()
+        self.live = ex.config.spelling == "live"
+        self.list_end = END_OF_LIST if self.live else ""  # where markets and orders lists end
 
     # -- helpers -------------------------------------------------------------------------
     def token_param(self, request: Request) -> str:
@@ -169,6 +176,47 @@ class ClobRoutes:
         mid = self.state.engine.midpoint(token)
         return json_response(MidpointResponse(mid=format_units(mid if mid is not None else 0)))
 
+    def _spread(self, token: str) -> str:
+        bid, ask = self.state.engine.best_bid_ask(token)
+        return format_units(ask - bid if bid and ask else 0)
+
+    def _last_trade(self, token: str, with_token: bool = False) -> LastTradePrice:
+        price, side = self.state.engine.last_trade(token)
+        return LastTradePrice(token_id=token if with_token else None, price=format_units(price),
+                              side=side.value if side is not None else "")
+
+    async def midpoints(self, request: Request):
+        _, body = await json_body(request)
+        out = {}
+        for item in self._token_items(body, "{token_id}"):
+            mid = self.state.engine.midpoint(item["token_id"])
+            out[item["token_id"]] = format_units(mid if mid is not None else 0)
+        return json_response(out)
+
+    async def spread(self, request: Request):
+        return json_response(SpreadResponse(spread=self._spread(self.token_param(request))))
+
+    async def spreads(self, request: Request):
+        _, body = await json_body(request)
+        return json_response({item["token_id"]: self._spread(item["token_id"])
+                              for item in self._token_items(body, "{token_id}")})
+
+    async def last_trade_price(self, request: Request):
+        return json_response(self._last_trade(self.token_param(request)))
+
+    async def last_trades_prices(self, request: Request):
+        _, body = await json_body(request)
+        return json_response([self._last_trade(item["token_id"], with_token=True)
+                              for item in self._token_items(body, "{token_id}")])
+
+    async def market_by_token(self, request: Request):
+        token = request.path_params["token_id"]
+        m = self.state.catalog.by_token.get(token)
+        if m is None:
+            raise not_found("market not found")
+        return json_response(MarketByToken(condition_id=m.condition_id, primary_token_id=m.token_ids[0],
+                                           secondary_token_id=m.token_ids[1]))
+
     async def tick_size(self, request: Request):
         token = self.token_param(request)
         return json_response(TickSizeResponse(minimum_tick_size=float(format_units(self.state.engine.tick_size(token)))))
@@ -179,7 +227,8 @@ class ClobRoutes:
 
     async def fee_rate(self, request: Request):
         self.token_param(request)
-        return json_response(FeeRateResponse(base_fee=self.state.engine.config.fee_rate_bps))
+        bps = self.state.engine.config.fee_rate_bps
+        return json_response(FeeRateResponse(base_fee=str(bps) if self.live else bps))
 
     async def prices_history(self, request: Request):
         q = request.query_params
@@ -219,7 +268,7 @@ class ClobRoutes:
     async def markets(self, request: Request):
         variant = request.query_params.get("variant") or self.ex.config.clob_markets_variant
         items = [self.ex.markets_view.clob_market(m, variant) for m in self.state.catalog.markets]
-        return json_response(page(items, request.query_params.get("next_cursor"), PAGE, ""))
+        return json_response(page(items, request.query_params.get("next_cursor"), PAGE, self.list_end))
 
     async def market(self, request: Request):
         return json_response(self.ex.markets_view.clob_market(self._market(request.path_params["cond"]), "A"))
@@ -229,16 +278,16 @@ class ClobRoutes:
 
     async def simplified(self, request: Request):
         items = [self.ex.markets_view.simplified(m) for m in self.state.catalog.markets]
-        return json_response(page(items, request.query_params.get("next_cursor"), PAGE, ""))
+        return json_response(page(items, request.query_params.get("next_cursor"), PAGE, self.list_end))
 
     async def sampling(self, request: Request):
         items = [self.ex.markets_view.sampling(m) for m in self.state.catalog.markets if m.active and not m.closed]
-        return json_response(page(items, request.query_params.get("next_cursor"), PAGE, "", short=True))
+        return json_response(page(items, request.query_params.get("next_cursor"), PAGE, self.list_end, short=True))
 
     async def sampling_simplified(self, request: Request):
         items = [self.ex.markets_view.sampling_simplified(m) for m in self.state.catalog.markets
                  if m.active and not m.closed]
-        return json_response(page(items, request.query_params.get("next_cursor"), PAGE, "", short=True))
+        return json_response(page(items, request.query_params.get("next_cursor"), PAGE, self.list_end, short=True))
 
     # -- L1 keys ---------------------------------------------------------------------------
     async def create_key(self, request: Request):
@@ -461,14 +510,16 @@ class ClobRoutes:
         q = request.query_params
         views = self.state.engine.open_orders(ident.api_key, q.get("market") or None, q.get("asset_id") or None,
                                               q.get("id") or None)
-        items = [render.open_order(v) for v in views]
-        return json_response(page(items, q.get("next_cursor"), PAGE, ""))
+        items = [render.live_open_order(v) if self.live else render.open_order(v) for v in views]
+        return json_response(page(items, q.get("next_cursor"), PAGE, self.list_end))
 
     async def data_order(self, request: Request):
         ident = await self._l2(request)
         v = self.state.engine.order(request.path_params["id"])
         if v is None or (v.owner != ident.api_key and v.account not in self.state.wallets_of(ident.address).all()):
             raise not_found("order not found")
+        if self.live:  # the bare order; the seed wraps it in {"order": ...}
+            return json_response(render.live_open_order(v))
         return json_response({"order": render.open_order(v)})
 
     def _trades(self, ident, q) -> list:
@@ -495,16 +546,37 @@ class ClobRoutes:
     async def data_trades(self, request: Request):
         ident = await self._l2(request)
         items = self._trades(ident, request.query_params)
-        return json_response(page(items, request.query_params.get("next_cursor"), TRADES_PAGE, "LTE="))
+        return json_response(page(items, request.query_params.get("next_cursor"), TRADES_PAGE, END_OF_LIST))
 
     async def builder_trades(self, request: Request):
+        if "builder_code" in request.query_params:  # the official client's public form
+            raise error(501, "not_implemented: trades by builder code: not served by the local exchange "
+                             "(it keeps no builder attribution)")
         ident = await self._l2(request)
         items = self._trades(ident, request.query_params)
         offset = decode_cursor(request.query_params.get("next_cursor"))
         return json_response(items[offset : offset + TRADES_PAGE])
 
+    async def pre_migration_orders(self, request: Request):
+        """``GET /data/pre-migration-orders``: orders of the venue's previous order version; the
+        local exchange only ever took version-2 orders, so the list is empty."""
+        await self._l2(request)
+        return json_response(page([], request.query_params.get("next_cursor"), PAGE, END_OF_LIST))
+
+    def _unserved(self, what: str, l2: bool):
+        """A route of the venue the local exchange does not serve: 501 in the venue's error body,
+        after the venue's own L2 check when the route has one."""
+
+        async def answer(request: Request):
+            if l2:
+                await self._l2(request)
+            raise error(501, f"not_implemented: {what}: not served by the local exchange")
+
+        return answer
+
     def routes(self) -> list[Route]:
         r = self
+        unserved = r._unserved
         return [
             Route("/", r.ok), Route("/ok", r.ok), Route("/time", r.time), Route("/version", r.version),
             Route("/book", r.book), Route("/books", r.books, methods=["POST"]),
@@ -527,6 +599,22 @@ class ClobRoutes:
             Route("/data/orders", r.data_orders), Route("/data/order/{id}", r.data_order),
             Route("/data/trades", r.data_trades), Route("/trades", r.data_trades),
             Route("/builder/trades", r.builder_trades),
+            Route("/markets-by-token/{token_id}", r.market_by_token), Route("/spread", r.spread),
+            Route("/midpoints", r.midpoints, methods=["POST"]), Route("/spreads", r.spreads, methods=["POST"]),
+            Route("/last-trade-price", r.last_trade_price),
+            Route("/last-trades-prices", r.last_trades_prices, methods=["POST"]),
+            Route("/data/pre-migration-orders", r.pre_migration_orders),
+            Route("/notifications", unserved("notifications", True), methods=["GET", "DELETE"]),
+            Route("/auth/builder-api-key", unserved("builder api keys", True), methods=["GET", "POST", "DELETE"]),
+            Route("/auth/readonly-api-key", unserved("read-only api keys", True), methods=["POST", "DELETE"]),
+            Route("/auth/readonly-api-keys", unserved("read-only api keys", True)),
+            Route("/order-scoring", unserved("order scoring", True)),
+            Route("/orders-scoring", unserved("order scoring", True), methods=["POST"]),
+            Route("/rewards/user{rest:path}", unserved("user rewards", True)),
+            Route("/rewards/markets/{rest:path}", unserved("market rewards", False)),
+            Route("/markets/live-activity/{cond}", unserved("market live activity", False)),
+            Route("/fees/builder-fees/{code}", unserved("builder fee rates", False)),
+            Route("/rfq/{rest:path}", unserved("requests for quote", True), methods=["GET", "POST", "DELETE"]),
         ]
 
 

@@ -132,6 +132,11 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     auth_window_s: Annotated[float, msgspec.Meta(gt=0, le=1e9)] = 30.0  # L2/L1 timestamp freshness
     heartbeat_timeout_s: Wait = 10.0
     clob_markets_variant: Literal["A", "B"] = "B"  # the shape of GET /markets listings: "A" or "B"
+    # Where captures of the live venue contradict the spec's text: answer as the live venue does
+    # ("live": snake_case open orders, /data/order/{id} unwrapped, every list ending "LTE=", base_fee
+    # a string) or as the spec
+    # writes it ("seed"). Requests are read in both spellings either way.
+    spelling: Literal["live", "seed"] = "live"
     flow: FlowConfig = FlowConfig()
     settlement: SettlementConfig = SettlementConfig()
     faults: FaultConfig = FaultConfig()

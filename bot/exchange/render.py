@@ -3,7 +3,8 @@
 Invariant: money leaves as exact decimal strings (``format_units``); books list bids ascending
 and asks descending (best last) and carry the SHA-1 hash of venue.md 7.2; WS timestamps are
 epoch-ms strings, user ``order.created_at`` and trade ``match_time``/``last_update`` are epoch
-seconds; REST ``createdAt``/``match_time`` are ISO 8601 / epoch-second strings.
+seconds; REST ``match_time`` is an epoch-second string, and an open order's creation time is
+ISO 8601 ``createdAt`` in the seed's spelling or epoch-second ``created_at`` in the live venue's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import msgspec
 
 from bot.sim.events import BookSnapshot, OrderView, TradeView
 from bot.venue.models.book import Level, OrderBook
-from bot.venue.models.orders import OpenOrder
+from bot.venue.models.orders import LiveOpenOrder, OpenOrder
 from bot.venue.models.trade import MakerOrder, Trade
 from bot.venue.models.ws import BookEvent, OrderEvent, TradeEvent
 from bot.venue.units import format_units
@@ -81,6 +82,17 @@ def open_order(o: OrderView) -> OpenOrder:
         owner=o.owner, price=format_units(o.price), side=o.side.value, size_matched=format_units(o.size_matched),
         asset_id=o.asset_id, expiration=str(o.expiration), order_type=o.order_type.value,
         created_at=iso(o.created_at),
+    )
+
+
+def live_open_order(o: OrderView) -> LiveOpenOrder:
+    """The open order as the live venue writes it (snake_case, its key order, epoch seconds)."""
+    return LiveOpenOrder(
+        id=o.id, status=o.status.value, owner=o.owner, maker_address=o.account, market=o.market,
+        asset_id=o.asset_id, side=o.side.value, original_size=format_units(o.original_size),
+        size_matched=format_units(o.size_matched), price=format_units(o.price), outcome=o.outcome,
+        expiration=str(o.expiration), order_type=o.order_type.value, associate_trades=list(o.associate_trades),
+        created_at=int(o.created_at),
     )
 
 

@@ -4,7 +4,8 @@ Invariant: every error leaves the server as one of the venue's bodies: ``{"error
 <detail>"}`` (CLOB and account data), ``{"type", "error"}`` (catalog), with these statuses:
 400 bad input, 401 bad credentials, 403 IP not allow-listed, 404 unknown resource, 405 method not
 served on that path, 425 engine
-restarting, 429 throttled (with ``Retry-After``), 500 ``internal_error: <detail>``, 503 post-only
+restarting, 429 throttled (with ``Retry-After``), 500 ``internal_error: <detail>``, 501
+``not_implemented: <what>`` for a venue route the local exchange does not serve, 503 post-only
 or cancel-only mode.
 """
 

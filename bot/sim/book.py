@@ -34,7 +34,7 @@ class Book:
     """The bids and asks of one outcome token (own orders only)."""
 
     __slots__ = ("token", "market", "bids", "asks", "bid_prices", "ask_keys", "last_trade_price",
-                 "comp", "state", "outcome")
+                 "last_trade_side", "comp", "state", "outcome")
 
     def __init__(self, token: str, market: str, outcome: str = "") -> None:
         self.token = token
@@ -47,6 +47,7 @@ class Book:
         self.bid_prices: list[int] = []
         self.ask_keys: list[int] = []
         self.last_trade_price = 0
+        self.last_trade_side = None  # the taker's side of the last trade in this token (None before one)
 
     # best prices -------------------------------------------------------------------------
     def best_bid(self) -> int:

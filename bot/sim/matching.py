@@ -540,6 +540,8 @@ class MatchingEngine:
                     p[market] = p.get(market, 0) + pairs
             book.last_trade_price = tpx
             comp.last_trade_price = UNIT - tpx
+            book.last_trade_side = oside
+            comp.last_trade_side = SELL if oside is BUY else BUY
         return ntrades
 
     def _close(self, trade: Trade, order: Order, cash: int, shares: int, pairs: int,
@@ -746,6 +748,12 @@ class MatchingEngine:
 
     def last_trade_price(self, token: str) -> int:
         return self._books[token].last_trade_price
+
+    def last_trade(self, token: str) -> tuple[int, Side | None]:
+        """The price of the last trade in ``token`` and its taker's side there ((0, None) before one);
+        a trade in the complement counts, at ``1 - p`` and the other side."""
+        book = self._books[token]
+        return book.last_trade_price, book.last_trade_side
 
     def book(self, token: str) -> BookSnapshot:
         """The token's book, bids ascending and asks descending (best last). With

@@ -26,6 +26,9 @@ PASSPHRASE = "SERVICE_PASSPHRASE"
 TIMESTAMP = "SERVICE_TIMESTAMP"
 SIGNATURE = "SERVICE_SIGNATURE"
 NONCE = "SERVICE_NONCE"
+#: The live venue spells the same headers ``POLY_ADDRESS``, ``POLY_SIGNATURE``...; a server reads
+#: either spelling (``header_value``), this client sends the ``SERVICE_`` one.
+LIVE_PREFIX = "POLY_"
 JSON_CONTENT = {"Content-Type": "application/json"}
 
 
@@ -182,7 +185,7 @@ class L2Identity(msgspec.Struct, frozen=True):
     address: str
 
 
-def _header(headers: Mapping[str, str], name: str) -> str:
+def _one_header(headers: Mapping[str, str], name: str) -> str | None:
     value = headers.get(name)
     if value is None:
         value = headers.get(name.lower())
@@ -190,6 +193,20 @@ def _header(headers: Mapping[str, str], name: str) -> str:
         for key, val in headers.items():
             if key.lower() == name.lower():
                 return val
+    return value
+
+
+def header_value(headers: Mapping[str, str], name: str) -> str | None:
+    """The auth header ``name`` (``SERVICE_...``) in either spelling, any case; ``None`` if absent."""
+    value = _one_header(headers, name)
+    if value is None and name.startswith("SERVICE_"):
+        value = _one_header(headers, LIVE_PREFIX + name[len("SERVICE_"):])
+    return value
+
+
+def _header(headers: Mapping[str, str], name: str) -> str:
+    value = header_value(headers, name)
+    if value is None:
         raise AuthError(f"missing header {name}")
     return value
 
@@ -241,7 +258,7 @@ def verify_l1(
     stamp = _header(headers, TIMESTAMP)
     if abs(timestamp_seconds(stamp) - now_s) > max_age_s:
         raise AuthError("timestamp outside the allowed window")
-    nonce_text = headers.get(NONCE) or headers.get(NONCE.lower()) or "0"
+    nonce_text = header_value(headers, NONCE) or "0"
     if not (nonce_text.isdigit() and nonce_text.isascii() and len(nonce_text) <= 78 and int(nonce_text) < 2**256):
         raise AuthError("invalid nonce")  # a uint256 in the signed ClobAuth
     try:

@@ -17,7 +17,7 @@ import msgspec
 from bot.venue import params as p
 from bot.venue.auth import AuthConfig, Credentials, auth_timestamp, l1_headers, l2_headers
 from bot.venue.enums import Side
-from bot.venue.errors import BadRequest, ParameterError
+from bot.venue.errors import BadRequest, ParameterError, UnexpectedResponse
 from bot.venue.models import (
     ApiCreds,
     BalanceAllowance,
@@ -25,13 +25,13 @@ from bot.venue.models import (
     CancelResult,
     ClobMarket,
     ClobMarketInfo,
+    DecodeError,
     FeeRateResponse,
     Heartbeat,
     MidpointResponse,
     NegRiskResponse,
     OpenOrder,
     OrderBook,
-    OrderEnvelope,
     OrderResult,
     Page,
     PriceMap,
@@ -42,6 +42,7 @@ from bot.venue.models import (
     TickSizeResponse,
     Trade,
     VersionResponse,
+    decode_order_lookup,
 )
 from bot.venue.orders import MAX_BATCH, SignedOrder, order_body, orders_body
 from bot.venue.pagination import FIRST_CURSOR, cursor_items
@@ -478,9 +479,13 @@ class ClobClient:
         return cursor_items(lambda c: self.orders_page(id=id, market=market, asset_id=asset_id, cursor=c))
 
     async def get_order(self, order_id: str) -> OpenOrder:
-        """``GET /data/order/{id}``."""
+        """``GET /data/order/{id}``: the bare order (the live venue) or ``{order: ...}`` (the seed)."""
         path = f"/data/order/{_segment('order_id', order_id)}"
-        return (await self._call("GET", path, OrderEnvelope, auth=self._l2())).order  # type: ignore[attr-defined]
+        raw = await self._call("GET", path, msgspec.Raw, auth=self._l2())
+        try:
+            return decode_order_lookup(bytes(raw))  # type: ignore[arg-type]
+        except DecodeError as exc:
+            raise UnexpectedResponse(str(exc), status=200, route=f"GET {path}") from None
 
     @staticmethod
     def _trade_query(id, taker, maker, market, asset_id, before, after) -> list[tuple[str, object]]:

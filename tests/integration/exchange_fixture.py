@@ -7,8 +7,10 @@ Usage::
     def test_x(exchange):
         exchange.urls.clob, exchange.demo_account.creds.apiKey, exchange.new_account(1)
 
-``exchange`` is module-scoped and runs with the venue's limits, fast settlement and no flow.
-``start_exchange(**overrides)`` starts one with other settings (call ``.stop()``).
+``exchange`` is module-scoped and runs with the venue's limits, fast settlement and no flow; it
+answers in the live venue's spelling, ``seed_exchange`` (the same otherwise) in the spec's text.
+``start_exchange(**overrides)`` starts one with other settings (call ``.stop()``), e.g.
+``start_exchange(spelling="seed")``.
 """
 
 from __future__ import annotations
@@ -57,6 +59,15 @@ def start_exchange(**overrides) -> ThreadedExchange:
 @pytest.fixture(scope="module")
 def exchange():
     ex = start_exchange()
+    try:
+        yield ex
+    finally:
+        ex.stop()
+
+
+@pytest.fixture(scope="module")
+def seed_exchange():
+    ex = start_exchange(spelling="seed")
     try:
         yield ex
     finally:

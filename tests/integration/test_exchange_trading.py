@@ -108,7 +108,7 @@ def test_maker_filled_seen_on_user_channel_and_confirmed(exchange):
     mine = [t for t in trades["data"] if any(m["order_id"] == oid for m in t["maker_orders"])]
     assert mine and mine[0]["status"] == "CONFIRMED" and mine[0]["trader_side"] == "MAKER"
     orders = signed("GET", exchange.urls.clob, "/data/orders", maker).json()
-    assert orders["next_cursor"] == "" and all(o["id"] != oid for o in orders["data"])
+    assert orders["next_cursor"] == "LTE=" and all(o["id"] != oid for o in orders["data"])
 
 
 def test_market_channel_snapshot_and_deltas(exchange):

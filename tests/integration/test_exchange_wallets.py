@@ -166,7 +166,7 @@ def test_each_wallet_is_traded_seen_and_canceled_only_by_its_owner(exchange):
                                                            for t in TYPES}
             # the owner sees it, on REST and on its user channel; the other account does not
             mine = owner.call("GET", f"/data/order/{oid}")
-            assert mine.status_code == 200 and mine.json()["order"]["makerAddress"] == maker
+            assert mine.status_code == 200 and mine.json()["maker_address"] == maker
             assert oid in owner.open_ids() and oid not in other.open_ids()
             assert second_key.call("GET", f"/data/order/{oid}").status_code == 200
             assert other.call("GET", f"/data/order/{oid}").status_code == 404

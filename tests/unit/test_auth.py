@@ -154,6 +154,26 @@ def test_l1_round_trip(wallet):
         verify_l1(headers, 80002, NOW + 3600)
 
 
+def test_the_live_venue_header_spelling_is_read(creds, wallet):
+    """The venue's POLY_... names carry the same values (any case); the SERVICE_ name wins when both
+    are sent, and a missing header is named in the spec's spelling."""
+    def live(headers):
+        return {k.replace("SERVICE_", "POLY_"): v for k, v in headers.items()}
+
+    body = b'{"orderID":"0x11"}'
+    h2 = l2_headers(creds, wallet.address, "DELETE", "/order", body, "1767225600")
+    for headers in (live(h2), {k.lower(): v for k, v in live(h2).items()}):
+        assert verify_l2(headers, "DELETE", "/order", body, {API_KEY: creds}.get, NOW).api_key == API_KEY
+    both = {**live(h2), "SERVICE_SIGNATURE": "wrong"}
+    with pytest.raises(AuthError, match="invalid signature"):
+        verify_l2(both, "DELETE", "/order", body, {API_KEY: creds}.get, NOW)
+    with pytest.raises(AuthError, match="missing header SERVICE_PASSPHRASE"):
+        verify_l2({k: v for k, v in live(h2).items() if k != "POLY_PASSPHRASE"}, "DELETE", "/order", body,
+                  {API_KEY: creds}.get, NOW)
+    h1 = l1_headers(wallet, 80002, 1767225600, nonce=7)
+    assert verify_l1(live(h1), 80002, NOW) == (wallet.address, 7)  # the nonce too
+
+
 @pytest.mark.parametrize("nonce", ["1" * 100, str(2**256), "٣"])
 def test_l1_nonce_outside_uint256_is_an_auth_error(wallet, nonce):
     headers = l1_headers(wallet, 80002, 1767225600, nonce=7)

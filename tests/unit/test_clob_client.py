@@ -12,7 +12,7 @@ from bot.venue.auth import AuthConfig, Credentials
 from bot.venue.clob import ClobClient
 from bot.venue.errors import (
     BadRequest, CancelOnlyMode, EngineRestarting, ParameterError, PostOnlyMode, RateLimited, ServerError,
-    TransportTimeout, Unauthorized,
+    TransportTimeout, Unauthorized, UnexpectedResponse,
 )
 from bot.venue.transport import Transport
 from tests.unit.recorder import Recorder
@@ -138,6 +138,30 @@ async def test_get_order_matches_vector(signing_vectors, vectors) -> None:
     got = await make_client(rec, signing_vectors).get_order("0x" + "33" * 32)
     assert_matches_vector(rec.last, vectors["get_order"])
     assert got.id == "0x" + "33" * 32
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("wrapped", [False, True], ids=["live-bare", "seed-wrapped"])
+async def test_get_order_reads_either_spelling(signing_vectors, wrapped) -> None:
+    """The live venue answers the bare snake_case order, the seed ``{order: ...}`` in camelCase."""
+    live = {"id": "0x44", "status": "LIVE", "owner": "k", "maker_address": "0xabc", "market": COND,
+            "asset_id": TOKEN, "side": "BUY", "original_size": "10", "size_matched": "4", "price": "0.5",
+            "outcome": "Yes", "expiration": "0", "order_type": "GTC", "associate_trades": [], "created_at": 1767225600}
+    seed = {"id": "0x44", "status": "LIVE", "owner": "k", "makerAddress": "0xabc", "market": COND,
+            "assetId": TOKEN, "side": "BUY", "originalSize": "10", "sizeMatched": "4", "price": "0.5",
+            "outcome": "Yes", "expiration": "0", "order_type": "GTC", "associateTrades": [],
+            "createdAt": "2026-01-01T00:00:00Z"}
+    rec = Recorder(ok({"order": seed} if wrapped else live))
+    got = await make_client(rec, signing_vectors).get_order("0x44")
+    assert (got.id, got.asset_id, got.size_matched, got.maker_address, got.created_at_ms) == (
+        "0x44", TOKEN, "4", "0xabc", 1767225600000)
+
+
+@pytest.mark.anyio
+async def test_get_order_of_neither_shape_is_an_unexpected_response(signing_vectors) -> None:
+    rec = Recorder(ok({"order": {"id": "0x44"}}))
+    with pytest.raises(UnexpectedResponse, match="GET /data/order/0x44"):
+        await make_client(rec, signing_vectors).get_order("0x44")
 
 
 @pytest.mark.anyio

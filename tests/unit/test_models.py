@@ -11,10 +11,10 @@ import pytest
 from bot.venue.enums import TradeStatus
 from bot.venue.models import (
     ApiCreds, BookEvent, CancelResult, CatalogMarket, ClobMarketInfo, DecodeError, ErrorBody,
-    Heartbeat, LastTradePriceEvent, Level, LevelChange, MarketResolvedEvent, MarketSubscribe,
-    OpenOrder, OrderBook, OrderEvent, OrderResult, OrderSubmission, Page, PriceChangeEvent,
+    Heartbeat, LastTradePriceEvent, Level, LevelChange, LiveOpenOrder, MarketResolvedEvent, MarketSubscribe,
+    OpenOrder, OrderBook, OrderEnvelope, OrderEvent, OrderResult, OrderSubmission, Page, PriceChangeEvent,
     PriceMap, SignedOrder, SubscriptionUpdate, TickSizeResponse, Trade, TradeEvent,
-    UserSubscribe, convert, decode, decode_market_frame, decode_user_frame, encode,
+    UserSubscribe, convert, decode, decode_market_frame, decode_order_lookup, decode_user_frame, encode,
     encode_frame, epoch_ms,
 )
 
@@ -115,6 +115,26 @@ def test_open_order_created_at_forms(created):
 def test_open_order_expiration_forms(expiration, seconds):
     order = decode(dumps(open_order_obj(snake=False) | {"expiration": expiration}), OpenOrder)
     assert order.expiration_s == seconds
+
+
+def test_live_open_order_is_read_back_as_the_same_order():
+    """What the local exchange writes in the live venue's spelling decodes to the order the seed's
+    spelling gives (created_at: epoch seconds there, ISO 8601 here)."""
+    live = LiveOpenOrder(id="0x1", status="LIVE", owner="k", maker_address="0xabc", market="0xm", asset_id=TOKEN,
+                         side="BUY", original_size="100", size_matched="25", price="0.5", outcome="Yes",
+                         expiration="0", order_type="GTC", associate_trades=["t1"], created_at=1725842520)
+    raw = encode(live)
+    assert raw.startswith(b'{"id":"0x1","status":"LIVE","owner":"k","maker_address":"0xabc"')
+    got = decode(raw, OpenOrder)
+    seed = decode(dumps(open_order_obj(snake=False) | {"id": "0x1", "createdAt": "2024-09-09T00:42:00Z",
+                                                       "outcome": "Yes", "owner": "k"}), OpenOrder)
+    assert (got.id, got.original_size, got.size_matched, got.asset_id, got.maker_address, got.associate_trades,
+            got.created_at_ms) == (seed.id, seed.original_size, seed.size_matched, seed.asset_id,
+                                   seed.maker_address, seed.associate_trades, seed.created_at_ms)
+    assert decode(b'{"order":' + raw + b"}", OrderEnvelope).order == got
+    assert decode_order_lookup(raw) == got == decode_order_lookup(b'{"order":' + raw + b"}")  # bare or wrapped
+    with pytest.raises(DecodeError):
+        decode_order_lookup(b'{"order":{"id":"0x1"}}')
 
 
 def test_open_order_missing_size_names_both_spellings():

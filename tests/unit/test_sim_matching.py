@@ -233,6 +233,7 @@ def test_events_of_a_match():
     assert (first[1].token, first[1].side, first[1].price, first[1].size) == (
         "YES", SELL, 550_000, 10 * USDC)
     assert (first[2].token, first[2].side, first[2].price) == ("NO", BUY, 450_000)
+    assert eng.last_trade("YES") == (0, None)  # no trade yet
     eng.place(req("b", "YES", BUY, 550_000, 10 * USDC), 2.0)
     evs = eng.drain()
     update = [e for e in evs if isinstance(e, OrderEvent) and e.type == "UPDATE"]
@@ -244,6 +245,7 @@ def test_events_of_a_match():
     removed = [(e.token, e.size) for e in evs if isinstance(e, BookLevelChanged)]
     assert removed == [("YES", 0), ("NO", 0)]
     assert eng.last_trade_price("YES") == 550_000 and eng.last_trade_price("NO") == 450_000
+    assert (eng.last_trade("YES"), eng.last_trade("NO")) == ((550_000, BUY), (450_000, SELL))  # as printed
     changes = eng.take_level_changes()
     assert {(c.token, c.price, c.size) for c in changes} == {("YES", 550_000, 0),
                                                              ("NO", 450_000, 0)}

@@ -11,9 +11,9 @@ from .account import (
 )
 from .bodies import (
     ACCEPTED_ORDER_STATUSES, END_CURSORS, FIRST_CURSOR, ApiCreds, BalanceAllowance, BanStatus,
-    CancelResult, ErrorBody, FeeRateResponse, Heartbeat, HistoryPoint, MidpointResponse,
-    NegRiskResponse, OrderResult, OrderSubmission, Page, PriceHistory, PriceMap, PriceResponse,
-    SignedOrder, TickSizeResponse, TokenPrices, VersionResponse,
+    CancelResult, ErrorBody, FeeRateResponse, Heartbeat, HistoryPoint, LastTradePrice, MarketByToken,
+    MidpointResponse, NegRiskResponse, OrderResult, OrderSubmission, Page, PriceHistory, PriceMap,
+    PriceResponse, SignedOrder, SpreadResponse, TickSizeResponse, TokenPrices, VersionResponse,
 )
 from .book import BookHistory, Level, OrderBook
 from .catalog import (
@@ -26,7 +26,7 @@ from .markets import (
     RewardRate, Rewards, SamplingMarket, SamplingSimplifiedMarket, SimplifiedMarket, number_text,
 )
 from .numeric import NumericWire, WireDecimal, WireInt
-from .orders import OpenOrder, OrderEnvelope
+from .orders import LiveOpenOrder, OpenOrder, OrderEnvelope, decode_order_lookup
 from .rtds import RtdsMessage, RtdsPayload, RtdsPoint
 from .timestamps import epoch_ms
 from .trade import MakerOrder, Trade

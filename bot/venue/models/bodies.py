@@ -140,6 +140,29 @@ class MidpointResponse(Wire, kw_only=True):
     mid: str
 
 
+class SpreadResponse(Wire, kw_only=True):
+    """``GET /spread``: best ask minus best bid, as decimal text."""
+
+    spread: str
+
+
+class LastTradePrice(Wire, kw_only=True):
+    """``GET /last-trade-price`` (``{price, side}``) and each item of ``POST /last-trades-prices``
+    (with ``token_id``); ``side`` is the taker's side of that trade, ``""`` before any trade."""
+
+    token_id: str | None = None
+    price: str
+    side: str
+
+
+class MarketByToken(Wire, kw_only=True):
+    """``GET /markets-by-token/{token_id}``: the token's market and both of its tokens."""
+
+    condition_id: str
+    primary_token_id: str
+    secondary_token_id: str
+
+
 def _number_text(value: str | int | float) -> str:
     """A tick or fee sent as a number or a string, as exact decimal text (shortest float repr)."""
     return value if isinstance(value, str) else repr(value)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from ..enums import is_canceled_status
-from .decoding import Wire
+from .decoding import Wire, decode
 from .timestamps import epoch_ms
 
 _F = msgspec.field
@@ -82,7 +82,38 @@ class OpenOrder(Wire, kw_only=True):
         return is_canceled_status(self.status)
 
 
+class LiveOpenOrder(Wire, omit_defaults=False, kw_only=True):
+    """An open order as the live venue writes it (``GET /data/orders`` items, captured 2026-07-24):
+    snake_case names in the venue's key order, ``created_at`` in epoch seconds. The local exchange
+    encodes it; clients decode it as :class:`OpenOrder`, which reads both spellings."""
+
+    id: str
+    status: str
+    owner: str
+    maker_address: str
+    market: str
+    asset_id: str
+    side: str
+    original_size: str
+    size_matched: str
+    price: str
+    outcome: str
+    expiration: str
+    order_type: str
+    associate_trades: list[str]
+    created_at: int
+
+
 class OrderEnvelope(Wire, kw_only=True):
-    """``GET /data/order/{id}``: ``{order: <open order>}``."""
+    """``GET /data/order/{id}`` as the seed writes it: ``{order: <open order>}`` (the live venue
+    sends the bare order: :func:`decode_order_lookup` reads both)."""
 
     order: OpenOrder
+
+
+def decode_order_lookup(data: bytes) -> OpenOrder:
+    """A ``GET /data/order/{id}`` body in either spelling: ``{order: ...}`` (the seed) or the bare
+    order (the live venue); a body of neither shape raises ``DecodeError``."""
+    parts = decode(data, dict[str, msgspec.Raw])
+    inner = parts.get("order")
+    return decode(bytes(inner) if inner is not None else data, OpenOrder)
