@@ -76,7 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     number(g, "--port", x, "port", "the port in --single-port mode (default 0 = a free port)")
     g.add_argument("--log-requests", action="store_true", default=None, help="log every HTTP request")
     g = p.add_argument_group("markets and accounts")
-    number(g, "--seed", x, "seed", "seed of the catalog, demo key and engine (default 1)")
+    number(g, "--seed", x, "seed", "seed of the catalog and engine (and of the demo key with --demo-credentials deterministic; default 1)")
     g.add_argument("--catalog-file", help="JSON catalog to load instead of generating one")
     number(g, "--markets", x, "markets", "number of generated binary markets (default 8)")
     number(g, "--neg-risk-events", x, "neg_risk_events", "generated neg-risk events (default 1)")
@@ -87,6 +87,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=with_range("demo account shares of every token (default 1000)", _DEMO_AMOUNT))
     number(g, "--demo-signature-type", x, "demo_signature_type",
            "the demo's funds sit in its EOA (0), proxy (1), safe (2) or deposit wallet (3) (default 0)")
+    g.add_argument("--demo-credentials", choices=["random", "deterministic"],
+                   help="the demo account's key and API credentials: random, shown once (default), or "
+                        "deterministic, computed from --seed (anyone who knows the seed can trade as it)")
     number(g, "--heartbeat-timeout", x, "heartbeat_timeout_s",
            "seconds without an accepted heartbeat before orders are canceled (default 10)")
     number(g, "--mined-after", SettlementConfig, "mined_after_s", "seconds from MATCHED to MINED (default 0.3)")
@@ -156,7 +159,7 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         "data_port": args.data_port, "single_port": args.single_port, "port": args.port, "seed": args.seed,
         "catalog_file": args.catalog_file, "markets": args.markets, "limits_scale": args.limits_scale,
         "chain_id": args.chain_id, "demo_usdc": args.demo_usdc, "demo_shares": args.demo_shares,
-        "demo_signature_type": args.demo_signature_type,
+        "demo_signature_type": args.demo_signature_type, "demo_credentials": args.demo_credentials,
         "neg_risk_events": args.neg_risk_events, "heartbeat_timeout_s": args.heartbeat_timeout,
         "limits_queue_s": args.limits_queue, "log_requests": args.log_requests, "expose": args.expose,
     }
@@ -210,7 +213,7 @@ def banner(ex, seed: int) -> str:
         f"clob     {u.clob}",
         f"data     {u.data}",
         f"ws       {u.ws}/ws/market  {u.ws}/ws/user",
-        f"demo address     {d.address}  (local test key, seed {seed})",
+        f"demo address     {d.address}  ({_key_origin(ex.config, seed)})",
         f"demo wallets     proxy {w.proxy}  safe {w.safe}  deposit {w.deposit}",
         f"demo funds in    {w.of(kind)}  (signature type {kind}{'' if kind == 0 else '; set it as the funder'})",
         "# its key and API credentials, for the bot (paste into the shell that runs it):",
@@ -220,6 +223,12 @@ def banner(ex, seed: int) -> str:
     if venue:
         lines += ["# the bot's defaults do not fit this exchange: give its config file these [venue] lines", *venue]
     return "\n".join(lines)
+
+
+def _key_origin(config: ExchangeConfig, seed: int) -> str:
+    if config.demo_credentials == "deterministic":
+        return f"local test key from seed {seed}: anyone who knows the seed can trade as it"
+    return "local test key, random: shown once, here"
 
 
 def export_lines(account) -> list[str]:

@@ -124,6 +124,9 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     demo_usdc: str = "100000"  # the demo account's starting USDC
     demo_shares: str = "1000"  # shares of every outcome token the demo account starts with
     demo_signature_type: SignatureTypeField = 0  # the demo's funds sit in its wallet of this type
+    # "random": the demo accounts' keys and API credentials come from the CSPRNG (shown once);
+    # "deterministic": computed from the seed, so anyone who knows it can trade as them (tests, demos)
+    demo_credentials: Literal["random", "deterministic"] = "random"
     accounts: tuple[AccountSeed, ...] = ()
     limits_scale: Annotated[float, msgspec.Meta(gt=0, le=1000)] = 1.0  # multiply every limit capacity
     limits_enabled: bool = True
