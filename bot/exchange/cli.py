@@ -291,6 +291,11 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
         return EXIT_USAGE
     from bot.exchange.server import LocalExchange
 
+    if config.log_requests and getattr(args, "log_level", None) is None:
+        from bot.ops.logging import configure
+
+        configure("info")  # the request lines are info: shown unless a --log-level says otherwise
+
     async def main() -> None:
         async with LocalExchange(config) as ex:
             print(banner(ex, config.seed), flush=True)
