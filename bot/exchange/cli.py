@@ -74,7 +74,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--single-port", action="store_true", default=None,
                    help="serve all surfaces on one port under /catalog, /clob, /data-api (+ /ws)")
     number(g, "--port", x, "port", "the port in --single-port mode (default 0 = a free port)")
-    g.add_argument("--log-requests", action="store_true", default=None, help="log every HTTP request")
+    g.add_argument("--log-requests", action="store_true", default=None,
+                   help="log one line per HTTP request: method, path, status, account, latency (never a secret)")
     g = p.add_argument_group("markets and accounts")
     number(g, "--seed", x, "seed", "seed of the catalog and engine (and of the demo key with --demo-credentials deterministic; default 1)")
     g.add_argument("--catalog-file", help="JSON catalog to load instead of generating one")
@@ -105,6 +106,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
            "seconds an over-limit request is held before a 429 (default 0.25)")
     g.add_argument("--no-limits", action="store_true", help="disable the rate limits")
     g.add_argument("--allow-ip", action="append", help="IP/network allowed on /positions and /holders (repeat)")
+    g = p.add_argument_group("bounds for a shared venue (what one careless or hostile client can hold)")
+    number(g, "--ws-connections-per-client", x, "ws_connections_per_client",
+           "open WebSocket connections per client IP; one more is closed with 1008 (default 64)")
+    number(g, "--header-timeout", x, "header_timeout_s",
+           "seconds to send a whole request head before 408 (default 10)")
+    number(g, "--max-header-bytes", x, "max_header_bytes", "bytes of a request head before 431 (default 16384)")
+    number(g, "--max-headers", x, "max_headers", "header fields of a request before 431 (default 100)")
+    number(g, "--waiting-per-client", x, "waiting_per_client",
+           "connections per client IP waiting for a request head; the longest waiting is closed (default 256)")
+    number(g, "--waiting-total", x, "waiting_total",
+           "connections waiting for a request head in all, at most half the open-file limit (default 1024)")
+    number(g, "--keep-alive", x, "keep_alive_s", "seconds an idle keep-alive connection stays open (default 5)")
     f = FaultConfig
     g = p.add_argument_group("faults")
     number(g, "--latency-ms", f, "latency_ms_min", "added latency per request, uniform in [MIN, MAX] ms",
@@ -162,6 +175,10 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         "demo_signature_type": args.demo_signature_type, "demo_credentials": args.demo_credentials,
         "neg_risk_events": args.neg_risk_events, "heartbeat_timeout_s": args.heartbeat_timeout,
         "limits_queue_s": args.limits_queue, "log_requests": args.log_requests, "expose": args.expose,
+        "ws_connections_per_client": args.ws_connections_per_client, "header_timeout_s": args.header_timeout,
+        "max_header_bytes": args.max_header_bytes, "max_headers": args.max_headers,
+        "waiting_per_client": args.waiting_per_client, "waiting_total": args.waiting_total,
+        "keep_alive_s": args.keep_alive,
     }
     base.update({k: v for k, v in simple.items() if v is not None})
     if args.no_limits:

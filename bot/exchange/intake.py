@@ -7,8 +7,9 @@ total also below half the open-file limit): a newcomer closes the one waiting lo
 slow or silent connections never starves a client that sends its request at once. A head with more
 than ``max_headers`` fields or ``max_head_bytes`` bytes is refused before any route sees it. Every
 refusal is the venue's error body (JSON: ``{"error"}``, or ``{"type", "error"}`` on the catalog
-surface) with ``Connection: close``, and the connection then drains what the client still sends for
-up to ``LINGER_S`` so the client reads the answer instead of a reset.
+surface) with ``Connection: close``; a head refused while it may still be coming (too large,
+malformed) is drained for up to ``LINGER_S`` (``MAX_LINGERING`` connections at most) so the client
+reads the answer instead of a reset.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import msgspec
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 LINGER_S = 2.0  # how long a refused connection drains the client's bytes before it is closed
+MAX_LINGERING = 64  # refused connections draining at once (per server)
 _PHRASES = {400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large"}
 _CATALOG_KINDS = {400: "bad request", 408: "bad request", 431: "bad request"}
 _enc = msgspec.json.Encoder()
@@ -58,6 +60,7 @@ class Waiting:
         self.all: dict[IntakeProtocol, None] = {}
         self.by_client: dict[str, dict[IntakeProtocol, None]] = {}
         self.evicted = 0  # connections closed to make room, for audits
+        self.lingering = 0  # refused connections draining the client's bytes before they close
 
     def add(self, conn: "IntakeProtocol") -> None:
         """``conn`` waits now (the newest); the longest waiting ones over a cap are closed."""
@@ -131,6 +134,9 @@ class IntakeProtocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._got_head()
+        if self._lingering:
+            self._lingering = False
+            self.waiting.lingering -= 1
         super().connection_lost(exc)
 
     def eof_received(self) -> bool | None:
@@ -161,10 +167,12 @@ class IntakeProtocol(H11Protocol):
         if self.conn.their_state is h11.IDLE and not self.conn.trailing_data[0]:
             self.transport.close()
         else:
-            self.refuse(408, text)
+            self.refuse(408, text, linger=False)
 
-    def refuse(self, status: int, text: str) -> None:
-        """Answer ``status`` with the venue's error body, then drain the client for up to ``LINGER_S``."""
+    def refuse(self, status: int, text: str, linger: bool = True) -> None:
+        """Answer ``status`` with the venue's error body and close; with ``linger`` (a client that may
+        still be sending its head), drain it first for up to ``LINGER_S`` (at most ``MAX_LINGERING``
+        connections at once: beyond that, closed at once)."""
         self._got_head()
         if self.transport.is_closing():
             return
@@ -172,10 +180,14 @@ class IntakeProtocol(H11Protocol):
         head = (f"HTTP/1.1 {status} {_PHRASES[status]}\r\ncontent-type: application/json\r\n"
                 f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode()
         self.transport.write(head + body)
-        self._lingering = True
         self._unset_keepalive_if_required()
-        if self.transport.can_write_eof():
-            self.transport.write_eof()
+        waiting = self.waiting
+        if not linger or waiting.lingering >= MAX_LINGERING or not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self._lingering = True
+        waiting.lingering += 1
+        self.transport.write_eof()
         self.loop.call_later(LINGER_S, self.transport.close)
         self.transport.resume_reading()
 

@@ -26,6 +26,8 @@ from bot.exchange.request_log import RequestLog
 from bot.exchange.state import DemoAccount
 
 TICK_S = 0.05
+LISTEN_BACKLOG = 512  # connections the kernel holds before they are accepted
+ACCEPT_BURST = 128  # connections accepted in one go: each burst is then bounded (``intake``) before the next
 FLOW_MIN_WAIT_S = 0.005  # the flow loop sleeps at least this long between steps (actions due meanwhile go together)
 log = structlog.get_logger("bot.exchange")
 
@@ -57,7 +59,7 @@ def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    sock.listen(512)
+    sock.listen(LISTEN_BACKLOG)
     sock.setblocking(False)
     return sock
 
@@ -93,11 +95,13 @@ class LocalExchange:
         else:
             plan = [("catalog", c.catalog_port), ("clob", c.clob_port), ("data", c.data_port)]
         ports = {}
+        socks: list[socket.socket] = []
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         try:
             for name, port in plan:
                 sock = _bind(host, port)
+                socks.append(sock)
                 ports[name] = sock.getsockname()[1]
                 cfg = _server_config(c, apps[name], catalog=name == "catalog")
                 self.waiting[name] = cfg.http.keywords["waiting"]
@@ -113,6 +117,8 @@ class LocalExchange:
             with anyio.fail_after(10):
                 while not all(s.started for s in self._servers):
                     await anyio.sleep(0.01)
+            for sock in socks:  # uvicorn listened with the accept burst as the backlog: the kernel keeps more
+                sock.listen(LISTEN_BACKLOG)
         except BaseException:
             await self.__aexit__(None, None, None)
             raise
@@ -193,7 +199,7 @@ def _server_config(c: ExchangeConfig, app, catalog: bool) -> uvicorn.Config:
     return uvicorn.Config(
         RequestLog(app) if c.log_requests else app, log_level="warning", lifespan="off", access_log=False,
         http=protocol_factory(limits, catalog), h11_max_incomplete_event_size=limits.max_head_bytes,
-        timeout_keep_alive=c.keep_alive_s, proxy_headers=False,
+        timeout_keep_alive=c.keep_alive_s, proxy_headers=False, backlog=ACCEPT_BURST,
         ws="websockets-sansio" if _has_sansio() else "websockets",
         ws_max_size=ws.MAX_FRAME_BYTES, ws_max_queue=ws.MAX_QUEUED_FRAMES_IN)
 
