@@ -77,7 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--log-requests", action="store_true", default=None,
                    help="log one line per HTTP request: method, path, status, account, latency (never a secret)")
     g = p.add_argument_group("markets and accounts")
-    number(g, "--seed", x, "seed", "seed of the catalog and engine (and of the demo key with --demo-credentials deterministic; default 1)")
+    number(g, "--seed", x, "seed",
+           "seed of the catalog and engine (and of the demo key with --demo-credentials deterministic; default 1)")
     g.add_argument("--catalog-file", help="JSON catalog to load instead of generating one")
     number(g, "--markets", x, "markets", "number of generated binary markets (default 8)")
     number(g, "--neg-risk-events", x, "neg_risk_events", "generated neg-risk events (default 1)")

@@ -21,7 +21,8 @@ def test_each_request_is_one_line_without_secrets():
         with structlog.testing.capture_logs() as lines:
             assert httpx.get(ex.urls.clob + "/ok").status_code == 200
             headers = l2_headers(creds, acct.address, "GET", "/data/orders", None, auth_timestamp())
-            assert httpx.get(ex.urls.clob + "/data/orders", params={"market": "0xab"}, headers=headers).status_code == 200
+            listed = httpx.get(ex.urls.clob + "/data/orders", params={"market": "0xab"}, headers=headers)
+            assert listed.status_code == 200
             wrong = dict(headers, SERVICE_PASSPHRASE="not-the-passphrase")
             assert httpx.get(ex.urls.clob + "/data/orders", headers=wrong).status_code == 401
             assert httpx.get(ex.urls.catalog + "/nowhere").status_code == 404
