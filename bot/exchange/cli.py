@@ -74,12 +74,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--single-port", action="store_true", default=None,
                    help="serve all surfaces on one port under /catalog, /clob, /data-api (+ /ws)")
     number(g, "--port", x, "port", "the port in --single-port mode (default 0 = a free port)")
-    g.add_argument("--log-requests", action="store_true", default=None, help="log every HTTP request")
+    g.add_argument("--log-requests", action="store_true", default=None,
+                   help="log one line per HTTP request: method, path, status, account, latency (never a secret)")
     g.add_argument("--spelling", choices=["live", "seed"],
                    help="where captures of the live venue and the spec's text differ, answer as the live venue "
                         "does (live, the default) or as the spec writes it (seed)")
     g = p.add_argument_group("markets and accounts")
-    number(g, "--seed", x, "seed", "seed of the catalog, demo key and engine (default 1)")
+    number(g, "--seed", x, "seed",
+           "seed of the catalog and engine (and of the demo key with --demo-credentials deterministic; default 1)")
     g.add_argument("--catalog-file", help="JSON catalog to load instead of generating one")
     number(g, "--markets", x, "markets", "number of generated binary markets (default 8)")
     number(g, "--neg-risk-events", x, "neg_risk_events", "generated neg-risk events (default 1)")
@@ -90,6 +92,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=with_range("demo account shares of every token (default 1000)", _DEMO_AMOUNT))
     number(g, "--demo-signature-type", x, "demo_signature_type",
            "the demo's funds sit in its EOA (0), proxy (1), safe (2) or deposit wallet (3) (default 0)")
+    g.add_argument("--demo-credentials", choices=["random", "deterministic"],
+                   help="the demo account's key and API credentials: random, shown once (default), or "
+                        "deterministic, computed from --seed (anyone who knows the seed can trade as it)")
     number(g, "--heartbeat-timeout", x, "heartbeat_timeout_s",
            "seconds without an accepted heartbeat before orders are canceled (default 10)")
     number(g, "--mined-after", SettlementConfig, "mined_after_s", "seconds from MATCHED to MINED (default 0.3)")
@@ -105,6 +110,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
            "seconds an over-limit request is held before a 429 (default 0.25)")
     g.add_argument("--no-limits", action="store_true", help="disable the rate limits")
     g.add_argument("--allow-ip", action="append", help="IP/network allowed on /positions and /holders (repeat)")
+    g = p.add_argument_group("bounds for a shared venue (what one careless or hostile client can hold)")
+    number(g, "--ws-connections-per-client", x, "ws_connections_per_client",
+           "open WebSocket connections per client IP; one more is closed with 1008 (default 64)")
+    number(g, "--header-timeout", x, "header_timeout_s",
+           "seconds to send a whole request head before 408 (default 10)")
+    number(g, "--max-header-bytes", x, "max_header_bytes", "bytes of a request head before 431 (default 16384)")
+    number(g, "--max-headers", x, "max_headers", "header fields of a request before 431 (default 100)")
+    number(g, "--waiting-per-client", x, "waiting_per_client",
+           "connections per client IP waiting for a request head; the longest waiting is closed (default 256)")
+    number(g, "--waiting-total", x, "waiting_total",
+           "connections waiting for a request head in all, at most half the open-file limit (default 1024)")
+    number(g, "--keep-alive", x, "keep_alive_s", "seconds an idle keep-alive connection stays open (default 5)")
     f = FaultConfig
     g = p.add_argument_group("faults")
     number(g, "--latency-ms", f, "latency_ms_min", "added latency per request, uniform in [MIN, MAX] ms",
@@ -159,10 +176,14 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         "data_port": args.data_port, "single_port": args.single_port, "port": args.port, "seed": args.seed,
         "catalog_file": args.catalog_file, "markets": args.markets, "limits_scale": args.limits_scale,
         "chain_id": args.chain_id, "demo_usdc": args.demo_usdc, "demo_shares": args.demo_shares,
-        "demo_signature_type": args.demo_signature_type,
+        "demo_signature_type": args.demo_signature_type, "demo_credentials": args.demo_credentials,
         "neg_risk_events": args.neg_risk_events, "heartbeat_timeout_s": args.heartbeat_timeout,
         "limits_queue_s": args.limits_queue, "log_requests": args.log_requests, "expose": args.expose,
         "spelling": args.spelling,
+        "ws_connections_per_client": args.ws_connections_per_client, "header_timeout_s": args.header_timeout,
+        "max_header_bytes": args.max_header_bytes, "max_headers": args.max_headers,
+        "waiting_per_client": args.waiting_per_client, "waiting_total": args.waiting_total,
+        "keep_alive_s": args.keep_alive,
     }
     base.update({k: v for k, v in simple.items() if v is not None})
     if args.no_limits:
@@ -214,7 +235,7 @@ def banner(ex, seed: int) -> str:
         f"clob     {u.clob}",
         f"data     {u.data}",
         f"ws       {u.ws}/ws/market  {u.ws}/ws/user",
-        f"demo address     {d.address}  (local test key, seed {seed})",
+        f"demo address     {d.address}  ({_key_origin(ex.config, seed)})",
         f"demo wallets     proxy {w.proxy}  safe {w.safe}  deposit {w.deposit}",
         f"demo funds in    {w.of(kind)}  (signature type {kind}{'' if kind == 0 else '; set it as the funder'})",
         "# its key and API credentials, for the bot (paste into the shell that runs it):",
@@ -224,6 +245,12 @@ def banner(ex, seed: int) -> str:
     if venue:
         lines += ["# the bot's defaults do not fit this exchange: give its config file these [venue] lines", *venue]
     return "\n".join(lines)
+
+
+def _key_origin(config: ExchangeConfig, seed: int) -> str:
+    if config.demo_credentials == "deterministic":
+        return f"local test key from seed {seed}: anyone who knows the seed can trade as it"
+    return "local test key, random: shown once, here"
 
 
 def export_lines(account) -> list[str]:
@@ -285,6 +312,11 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
         print(f"bot exchange: {exc}", file=sys.stderr)
         return EXIT_USAGE
     from bot.exchange.server import LocalExchange
+
+    if config.log_requests and getattr(args, "log_level", None) is None:
+        from bot.ops.logging import configure
+
+        configure("info")  # the request lines are info: shown unless a --log-level says otherwise
 
     async def main() -> None:
         async with LocalExchange(config) as ex:

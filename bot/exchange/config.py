@@ -124,6 +124,9 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     demo_usdc: str = "100000"  # the demo account's starting USDC
     demo_shares: str = "1000"  # shares of every outcome token the demo account starts with
     demo_signature_type: SignatureTypeField = 0  # the demo's funds sit in its wallet of this type
+    # "random": the demo accounts' keys and API credentials come from the CSPRNG (shown once);
+    # "deterministic": computed from the seed, so anyone who knows it can trade as them (tests, demos)
+    demo_credentials: Literal["random", "deterministic"] = "random"
     accounts: tuple[AccountSeed, ...] = ()
     limits_scale: Annotated[float, msgspec.Meta(gt=0, le=1000)] = 1.0  # multiply every limit capacity
     limits_enabled: bool = True
@@ -140,7 +143,15 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     flow: FlowConfig = FlowConfig()
     settlement: SettlementConfig = SettlementConfig()
     faults: FaultConfig = FaultConfig()
-    log_requests: bool = False
+    log_requests: bool = False  # one log line per HTTP request: method, path, status, account, latency
+    # bounds that hold the exchange up when a user of a shared venue is careless or hostile
+    ws_connections_per_client: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 64  # open WebSockets per IP
+    header_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0  # to send a whole request head
+    max_header_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 20)] = 16 * 1024  # request line + headers
+    max_headers: Annotated[int, msgspec.Meta(ge=8, le=10_000)] = 100  # header fields in one request
+    waiting_per_client: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 256  # conns awaiting a head, per IP
+    waiting_total: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 1024  # in all (and below half the file limit)
+    keep_alive_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 5.0  # an idle keep-alive connection is closed
     expose: bool = False  # listen on a host beyond loopback: never by default, only when asked
 
     def __post_init__(self) -> None:

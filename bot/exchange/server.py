@@ -18,12 +18,16 @@ import structlog
 import uvicorn
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from bot.exchange import ws
 from bot.exchange.app import MOUNTS, Exchange
-from bot.exchange.bodies import MAX_BODY_BYTES
 from bot.exchange.config import ExchangeConfig
+from bot.exchange.intake import HeadCheck, HeadLimits, Waiting, protocol_factory
+from bot.exchange.request_log import RequestLog
 from bot.exchange.state import DemoAccount
 
 TICK_S = 0.05
+LISTEN_BACKLOG = 512  # connections the kernel holds before they are accepted
+ACCEPT_BURST = 128  # connections accepted in one go: each burst is then bounded (``intake``) before the next
 FLOW_MIN_WAIT_S = 0.005  # the flow loop sleeps at least this long between steps (actions due meanwhile go together)
 log = structlog.get_logger("bot.exchange")
 
@@ -55,7 +59,7 @@ def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    sock.listen(512)
+    sock.listen(LISTEN_BACKLOG)
     sock.setblocking(False)
     return sock
 
@@ -69,6 +73,7 @@ class LocalExchange:
         self.state = self.exchange.state
         self.urls: Urls | None = None
         self._servers: list[uvicorn.Server] = []
+        self.waiting: dict[str, Waiting] = {}  # per surface: the connections waiting for a request head
         self._tg = None
         self.flow_paused = False  # the synthetic traders hold still while set (books stop moving)
 
@@ -90,15 +95,16 @@ class LocalExchange:
         else:
             plan = [("catalog", c.catalog_port), ("clob", c.clob_port), ("data", c.data_port)]
         ports = {}
+        socks: list[socket.socket] = []
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         try:
             for name, port in plan:
                 sock = _bind(host, port)
+                socks.append(sock)
                 ports[name] = sock.getsockname()[1]
-                cfg = uvicorn.Config(apps[name], log_level="warning", lifespan="off", ws="websockets-sansio"
-                                     if _has_sansio() else "websockets", access_log=c.log_requests,
-                                     ws_max_size=MAX_BODY_BYTES)
+                cfg = _server_config(c, apps[name], catalog=name == "catalog")
+                self.waiting[name] = cfg.http.keywords["waiting"]
                 server = uvicorn.Server(cfg)
                 server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
                 self._servers.append(server)
@@ -111,6 +117,8 @@ class LocalExchange:
             with anyio.fail_after(10):
                 while not all(s.started for s in self._servers):
                     await anyio.sleep(0.01)
+            for sock in socks:  # uvicorn listened with the accept burst as the backlog: the kernel keeps more
+                sock.listen(LISTEN_BACKLOG)
         except BaseException:
             await self.__aexit__(None, None, None)
             raise
@@ -176,6 +184,24 @@ class LocalExchange:
             except Exception as exc:  # the flow must keep running; one bad step is logged
                 log.warning("flow_step_failed", error=f"{type(exc).__name__}: {exc}")
             await anyio.sleep(wait)
+
+
+def head_limits(c: ExchangeConfig) -> HeadLimits:
+    return HeadLimits(c.header_timeout_s, c.max_header_bytes, c.max_headers, c.waiting_per_client, c.waiting_total)
+
+
+def _server_config(c: ExchangeConfig, app, catalog: bool) -> uvicorn.Config:
+    """uvicorn's settings for one surface: h11 with the request head bounded (``bot.exchange.intake``),
+    WebSocket frames and queues bounded, the peer's own address as the client (no proxy headers:
+    a local client cannot pose as another IP)."""
+    limits = head_limits(c)
+    app = HeadCheck(app, limits, catalog)
+    return uvicorn.Config(
+        RequestLog(app) if c.log_requests else app, log_level="warning", lifespan="off", access_log=False,
+        http=protocol_factory(limits, catalog), h11_max_incomplete_event_size=limits.max_head_bytes,
+        timeout_keep_alive=c.keep_alive_s, proxy_headers=False, backlog=ACCEPT_BURST,
+        ws="websockets-sansio" if _has_sansio() else "websockets",
+        ws_max_size=ws.MAX_FRAME_BYTES, ws_max_queue=ws.MAX_QUEUED_FRAMES_IN)
 
 
 def _has_sansio() -> bool:

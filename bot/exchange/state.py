@@ -5,6 +5,8 @@ single-threaded and synchronous) and is followed by ``publish()``, which drains 
 outbox into the WebSocket hub, so each event reaches subscribers exactly once, in engine order.
 Accounts are keyed by checksummed address; every account that holds an API key has its wallets
 registered (``bot.exchange.wallets``), and funds sit in the wallet its orders name as ``maker``.
+API credentials and the demo accounts' keys come from the CSPRNG; they follow from the seed only
+when the config asks for it (``demo_credentials = "deterministic"``).
 The clock is wall time in unix seconds.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import secrets
 import time
 from collections.abc import Callable
 
@@ -19,7 +22,7 @@ import msgspec
 
 from bot.exchange.config import ExchangeConfig
 from bot.exchange.faults import Faults
-from bot.exchange.keys import Credentials, KeyStore
+from bot.exchange.keys import Credentials, KeyStore, deterministic_credentials
 from bot.exchange.seed import Catalog, add_fixed_market, generate_catalog, load_catalog
 from bot.exchange.wallets import AccountWallets, WalletRegistry
 from bot.sim.matching import EngineConfig, MatchingEngine
@@ -30,6 +33,7 @@ from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT, parse_units
 
 LIQUIDITY_ACCOUNT = "0x000000000000000000000000000000000000dEaD"
+SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
 
 
 class DemoAccount(msgspec.Struct, frozen=True):
@@ -54,7 +58,16 @@ class Heartbeat:
 
 
 def demo_private_key(seed: int, index: int = 0) -> str:
+    """The reproducible key of demo account ``index`` (only with ``demo_credentials = "deterministic"``)."""
     return "0x" + hashlib.sha256(f"pmbot-local-exchange-demo|{seed}|{index}".encode()).hexdigest()
+
+
+def random_private_key() -> str:
+    """A wallet key from the CSPRNG (a valid secp256k1 scalar: below the group order, not zero)."""
+    while True:
+        key = secrets.token_bytes(32)
+        if 0 < int.from_bytes(key, "big") < SECP256K1_ORDER:
+            return "0x" + key.hex()
 
 
 class ExchangeState:
@@ -79,7 +92,7 @@ class ExchangeState:
         ))
         for m in self.catalog.markets:
             self.engine.add_market(m.info)
-        self.keys = KeyStore(config.seed)
+        self.keys = KeyStore()
         self.wallets = WalletRegistry(config.seed)
         self.faults = Faults(f, clock)
         self.heartbeats: dict[str, Heartbeat] = {}
@@ -100,18 +113,36 @@ class ExchangeState:
                 self.engine.mint_tokens(address, t, shares)
 
     def credentials(self, address: str, nonce: int) -> Credentials:
-        """The API key of ``address`` and ``nonce`` (made on first use), with the wallets registered."""
+        """The API key of ``address`` and ``nonce`` (issued at random on first use, then the same),
+        with the wallets registered."""
         self.wallets.register(address)
-        return self.keys.derive(address, nonce)
+        return self.keys.issue(address, nonce)
+
+    @property
+    def reproducible(self) -> bool:
+        """The demo accounts' keys and credentials follow from the seed (asked for in the config)."""
+        return self.config.demo_credentials == "deterministic"
+
+    def _account_key(self, index: int) -> str:
+        return demo_private_key(self.config.seed, index) if self.reproducible else random_private_key()
+
+    def _demo_credentials(self, address: str) -> Credentials:
+        """Nonce 0 credentials of a demo account: random, or from the seed when asked for."""
+        if not self.reproducible:
+            return self.credentials(address, 0)
+        self.wallets.register(address)
+        creds = deterministic_credentials(self.config.seed, address, 0)
+        self.keys.register(creds, address, 0)
+        return creds
 
     def wallets_of(self, address: str) -> AccountWallets:
         """The wallets of a signer EOA (registered now if it has none yet)."""
         return self.wallets.register(address)
 
     def _make_demo(self) -> DemoAccount:
-        key = demo_private_key(self.config.seed)
+        key = self._account_key(0)
         wallet = Wallet(key)
-        creds = self.credentials(wallet.address, 0)
+        creds = self._demo_credentials(wallet.address)
         wallets = self.wallets_of(wallet.address)
         holder = wallets.of(self.config.demo_signature_type)
         self.fund(holder, parse_units(self.config.demo_usdc), parse_units(self.config.demo_shares))
@@ -134,11 +165,12 @@ class ExchangeState:
 
     def new_account(self, index: int, usdc: str = "10000", shares: str = "1000",
                     funded: tuple[int, ...] = (0,)) -> DemoAccount:
-        """Another deterministic account (index >= 1), e.g. a counterparty in tests; each wallet
-        whose signature type is in ``funded`` gets ``usdc`` and ``shares`` of every token."""
-        key = demo_private_key(self.config.seed, index)
+        """Another funded account (index >= 1, reproducible from the seed only as the demo's is),
+        e.g. a counterparty in tests; each wallet whose signature type is in ``funded`` gets
+        ``usdc`` and ``shares`` of every token."""
+        key = self._account_key(index)
         wallet = Wallet(key)
-        creds = self.credentials(wallet.address, 0)
+        creds = self._demo_credentials(wallet.address)
         wallets = self.wallets_of(wallet.address)
         for kind in dict.fromkeys(funded):
             self.fund(wallets.of(kind), parse_units(usdc), parse_units(shares))

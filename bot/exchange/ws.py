@@ -6,7 +6,11 @@ order; a user subscriber gets ``order`` and ``trade`` events only for the wallet
 controls (``bot.exchange.wallets``), filtered by market (case-insensitive), with every settlement
 status of a trade under the same id. Frames are decoded by ``bodies.decode_json`` (bounded depth);
 one that is not a JSON object is ignored. Text
-``PING`` is answered ``PONG``. More than 500 assets on one connection closes it with 1008.
+``PING`` is answered ``PONG``. What a connection holds is bounded: it subscribes only to tokens
+(and, on the user channel, markets) the catalog lists, other ids are ignored and never stored;
+more than 500 assets on one connection closes it with 1008, and so does a connection beyond
+``ws_connections_per_client`` open ones from its IP; a frame is at most ``MAX_FRAME_BYTES``. A
+closed connection leaves nothing behind (its subscriptions, its slot in the per-IP count).
 Frames are queued per connection; a subscriber too slow to drain 10 000 frames is dropped. Frames
 already queued are written back to back (up to ``WRITE_BURST``), and a frame for several
 subscribers that see the same tokens is encoded once.
@@ -32,6 +36,8 @@ from bot.venue.models.ws import (
 from bot.venue.units import format_units
 
 MAX_ASSETS = 500
+MAX_FRAME_BYTES = 256 * 1024  # a first frame with 500 token ids is ~45 KB; a user frame naming 1000 markets ~70 KB
+MAX_QUEUED_FRAMES_IN = 8  # frames received and not yet read by the handler, per connection
 REORDER_HOLD_S = 0.2  # fault: how long a user event waits for a successor to swap with
 WRITE_BURST = 512  # queued frames a connection writes back to back before it lets other tasks run
 _enc = msgspec.json.Encoder()
@@ -67,6 +73,7 @@ class Hub:
         self.market_conns: set[Conn] = set()
         self.user_conns: set[Conn] = set()
         self.stamps = None  # a ``bot.exchange.wire.WireStamps`` records market frames as written
+        self.per_client: dict[str, int] = {}  # client IP -> its open connections (none kept at zero)
         state.hub = self
 
     # -- fan-out ---------------------------------------------------------------------------
@@ -179,7 +186,23 @@ class Hub:
 
     # -- connections ---------------------------------------------------------------------
     async def serve(self, ws: WebSocket, channel: str) -> None:
+        client = ws.client.host if ws.client else "?"
+        cap = self.state.config.ws_connections_per_client
         await ws.accept()
+        if self.per_client.get(client, 0) >= cap:
+            await ws.close(1008, f"too many connections (max {cap} per client)")
+            return
+        self.per_client[client] = self.per_client.get(client, 0) + 1
+        try:
+            await self._serve(ws, channel)
+        finally:
+            left = self.per_client[client] - 1
+            if left:
+                self.per_client[client] = left
+            else:
+                del self.per_client[client]
+
+    async def _serve(self, ws: WebSocket, channel: str) -> None:
         send, receive = anyio.create_memory_object_stream(10_000)
         conn = Conn(send)
         delay = self.state.config.faults.user_event_delay_ms / 1000.0 if channel == "user" else 0.0
@@ -296,26 +319,31 @@ class Hub:
                 elif op == "unsubscribe":
                     conn.assets -= set(_strings(msg.get("assets_ids")))
             else:
-                markets = {m.lower() for m in _strings(msg.get("markets"))}
+                markets = self._known_markets(msg)
                 if op == "subscribe" and markets:
                     conn.markets = (conn.markets or set()) | markets
                 elif op == "unsubscribe" and conn.markets is not None:
                     conn.markets -= markets
 
+    def _known_markets(self, msg: dict) -> set[str]:
+        """The frame's ``markets`` the catalog lists (lowercase); any other id is dropped."""
+        listed = self.state.catalog.by_condition
+        return {m.condition_id.lower() for m in (listed.get(x.lower()) for x in _strings(msg.get("markets")))
+                if m is not None}
+
     async def _subscribe_assets(self, ws: WebSocket, conn: Conn, msg: dict) -> bool:
-        assets = _strings(msg.get("assets_ids"))
+        by_token = self.state.catalog.by_token
+        asked = [a for a in dict.fromkeys(_strings(msg.get("assets_ids"))) if a not in conn.assets]
         if "custom_feature_enabled" in msg:
             conn.custom = bool(msg.get("custom_feature_enabled"))
-        if len(conn.assets | set(assets)) > MAX_ASSETS:
+        if len(conn.assets) + len(asked) > MAX_ASSETS:  # the cap counts every id asked for, as the venue's does
             await ws.close(1008, f"too many assets (max {MAX_ASSETS})")
             return False
         eng = self.state.engine
         now = self.state.clock()
-        books = []
-        for a in assets:
-            if a in self.state.catalog.by_token and a not in conn.assets:
-                books.append(render.book(eng.book(a), now, event=True))
-        conn.assets |= set(assets)
+        fresh = [a for a in asked if a in by_token]  # ids the catalog does not list are dropped, never stored
+        books = [render.book(eng.book(a), now, event=True) for a in fresh]
+        conn.assets.update(fresh)
         if books:
             conn.push(_enc.encode(books))
         return True
@@ -332,7 +360,7 @@ class Hub:
         conn.address = rec.address
         conn.api_key = rec.creds.apiKey
         markets = _strings(msg.get("markets"))
-        conn.markets = {m.lower() for m in markets} if markets else None
+        conn.markets = self._known_markets(msg) if markets else None
         return True
 
 

@@ -29,7 +29,8 @@ DEFAULT_STRATEGY = "market-maker"
 class DemoOptions:
     """The demo's options, read from an argparse namespace (missing ones take defaults)."""
 
-    __slots__ = ("duration", "seed", "metrics_port", "no_view", "markets", "journal", "paper", "strategy")
+    __slots__ = ("duration", "seed", "metrics_port", "no_view", "markets", "journal", "paper", "strategy",
+                 "demo_credentials")
 
     def __init__(self, args: Any = None) -> None:
         def opt(name: str, default: Any) -> Any:
@@ -44,6 +45,7 @@ class DemoOptions:
         self.journal = str(opt("journal", ""))
         self.paper = bool(opt("paper", False))
         self.strategy = str(opt("strategy", DEFAULT_STRATEGY))
+        self.demo_credentials = str(opt("demo_credentials", "random"))
 
 
 def _port_free(port: int) -> bool:
@@ -83,7 +85,8 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
 
     console = Console(file=out)
     live_view = not opts.no_view and out.isatty()
-    config = ExchangeConfig(seed=opts.seed, markets=max(4, opts.markets), flow=FlowConfig(enabled=True))
+    config = ExchangeConfig(seed=opts.seed, markets=max(4, opts.markets), flow=FlowConfig(enabled=True),
+                            demo_credentials=opts.demo_credentials)
     async with LocalExchange(config) as ex:
         quiet_server_logs()
         acct = ex.demo_account
@@ -190,6 +193,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--duration", type=duration,
                    help=with_range(f"stop after this many seconds (default {DEFAULT_DURATION:.0f})", duration))
     p.add_argument("--seed", type=seed, help=with_range("exchange seed (default 1)", seed))
+    p.add_argument("--demo-credentials", choices=["random", "deterministic"],
+                   help="the exchange's demo key and API credentials: random (default) or computed from --seed")
     p.add_argument("--metrics-port", type=port, help=with_range(
         f"Prometheus port (0 = off; default {DEFAULT_METRICS_PORT}, a free one if taken)", port))
     p.add_argument("--no-view", action="store_true", default=None, help="plain status lines instead of the live view")

@@ -36,7 +36,8 @@ def account_orders(ex) -> list[str]:
 
 def test_an_exchange_restarted_empty_halts_the_bot_until_an_operator_steps_in():
     catalog, clob, data = free_ports(3)
-    config = exchange_config(catalog_port=catalog, clob_port=clob, data_port=data)
+    # the same demo account (key and credentials) on both runs: the bot keeps the ones it has
+    config = exchange_config(catalog_port=catalog, clob_port=clob, data_port=data, demo_credentials="deterministic")
     first = start_in_thread(config)
     second = None
     try:

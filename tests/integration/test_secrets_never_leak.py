@@ -88,7 +88,7 @@ def test_no_secret_in_any_output_of_the_demo_a_paper_run_and_a_backtest(tmp_path
     secrets = {k: v for k, v in made_up.items() if k != "BOT_API_KEY"}
 
     # the demo trades live against its own exchange, with the demo account's key and credentials
-    demo_account = ExchangeState(ExchangeConfig(seed=DEMO_SEED)).demo
+    demo_account = ExchangeState(ExchangeConfig(seed=DEMO_SEED, demo_credentials="deterministic")).demo
     secrets.update(demo_key=demo_account.private_key, demo_secret=demo_account.creds.secret,
                    demo_passphrase=demo_account.creds.passphrase)
     demo = tmp_path / "demo"
@@ -96,6 +96,7 @@ def test_no_secret_in_any_output_of_the_demo_a_paper_run_and_a_backtest(tmp_path
     port = free_port()
     rc = run_scraping_metrics(
         [sys.executable, "-m", "bot.live.demo", "--duration", "4", "--no-view", "--seed", str(DEMO_SEED),
+         "--demo-credentials", "deterministic",
          "--metrics-port", str(port), "--journal", str(demo / "journal.sqlite")], env, demo, port)
     assert rc == 0, (demo / "stderr.txt").read_text()[-2000:]
     assert "orders sent" in (demo / "stdout.txt").read_text()

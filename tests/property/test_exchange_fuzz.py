@@ -200,7 +200,7 @@ def test_every_route_is_enumerated():
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(data=st.data())
 def test_no_input_gets_a_server_error(call, method, prefix, route, data):
-    STATE.keys.derive(DEMO.address, 0)  # a fuzzed DELETE /auth/api-key may have revoked it
+    STATE.keys.register(DEMO.creds, DEMO.address, 0)  # a fuzzed DELETE /auth/api-key may have revoked it
     params = {name: data.draw(path_value, label=name) for name in re.findall(r"{(\w+)}", route)}
     local = re.sub(r"{(\w+)}", lambda m: quote(params[m.group(1)], safe=""), route)
     raw = data.draw(body, label="body")
