@@ -1,0 +1,103 @@
+"""A top-of-book dataset as a backtest's source: its files found under a folder, markets chosen by
+slug, pattern, category and rank, its polling cadence and pauses, and the notes a summary carries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from bot.backtest.dataset import Dataset, choose_markets, ranked, split_sources, table_files
+from bot.backtest.recording import RecordingError
+
+DATASET = "realworld/DineshKumar8399__polymarket-orderbook-dataset"
+
+
+def write_quotes(path: Path, rows: list[tuple]) -> Path:
+    """Rows (minute, slug, category, bid, ask) of a day as a quotes file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ts = [pa.scalar(1_780_000_000_000_000 + m * 60_000_000, pa.timestamp("us")) for m, *_ in rows]
+    pq.write_table(pa.table({
+        "ts": pa.array([t.as_py() for t in ts], pa.timestamp("us")),
+        "slug": [r[1] for r in rows], "category": [r[2] for r in rows],
+        "bid": pa.array([r[3] for r in rows], pa.float64()), "ask": pa.array([r[4] for r in rows], pa.float64()),
+        "segment": pa.array([1] * len(rows), pa.int32()),
+    }), path)
+    return path
+
+
+@pytest.fixture()
+def folder(tmp_path: Path) -> Path:
+    rows = []
+    for m in range(0, 20, 2):  # every 2 minutes, a pause of the whole source from 20 to 40
+        rows += [(m, "wide", "sports", 0.40, 0.50), (m, "tight", "politics", 0.40, 0.41)]
+        if m < 6:
+            rows.append((m, "short", "politics", 0.45, 0.46))  # polled three times only
+    for m in range(40, 50, 2):
+        rows += [(m, "wide", "sports", 0.40, 0.50), (m, "tight", "politics", 0.40, 0.41)]
+    write_quotes(tmp_path / "quotes" / "dt=2026-07-01" / "data_0.parquet", rows)
+    pq.write_table(pa.table({"slug": ["wide"], "y": [1]}), tmp_path / "labels.parquet")  # not quotes
+    return tmp_path
+
+
+def test_a_folder_stands_for_the_quotes_files_under_it(folder: Path, tmp_path: Path) -> None:
+    recordings, tables = split_sources([folder])
+    assert recordings == [] and tables == [folder / "quotes" / "dt=2026-07-01" / "data_0.parquet"]
+    assert table_files(folder) == tables
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for bad, words in ((empty, "holds no recording"), (tmp_path / "nope", "no such recording")):
+        with pytest.raises(RecordingError) as err:
+            split_sources([bad])
+        assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_markets_are_chosen_by_slug_pattern_category_and_rank(folder: Path) -> None:
+    files = table_files(folder)
+    assert choose_markets(files) == ["tight"]  # most polls, then the narrower spread
+    assert choose_markets(files, count=3) == ["tight", "wide", "short"]
+    assert choose_markets(files, count=3, rank="spread") == ["tight", "wide", "short"]  # short: too few polls
+    assert choose_markets(files, slugs=["wide", "short"]) == ["wide", "short"]  # every slug named
+    assert choose_markets(files, slugs=["*t"]) == ["tight", "short"]
+    assert choose_markets(files, slugs=["*t"], count=1, rank="spread") == ["tight"]
+    assert choose_markets(files, category="politics", count=5) == ["tight", "short"]
+    for choice, words in (({"slugs": ["nothing-*"]}, "no market matches slug 'nothing-*'"),
+                          ({"slugs": ["wide"], "category": "politics"}, "no market of category 'politics' matches"),
+                          ({"category": "weather"}, "no market of category 'weather' in")):
+        with pytest.raises(RecordingError) as err:
+            choose_markets(files, **choice)
+        assert words in str(err.value) and "\n" not in str(err.value), err.value
+    assert "categories: politics, sports" in str(err.value)
+
+
+def test_ranking_by_spread_keeps_rarely_polled_markets_last() -> None:
+    stats = {"a": (100, 100, 100 * 20_000), "b": (100, 100, 100 * 10_000), "c": (50, 50, 50 * 1_000),
+             "d": (95, 0, 0)}
+    assert ranked(stats, "spread") == ["b", "a", "d", "c"]
+    assert ranked(stats, "snapshots") == ["b", "a", "d", "c"]
+
+
+def test_cadence_pauses_and_notes_come_from_the_files(folder: Path) -> None:
+    ds = Dataset(table_files(folder), count=2, depth=500)
+    assert ds.slugs == ["tight", "wide"] and ds.cadence_s == 120.0
+    assert ds.stale_after_s(60.0) == 360.0 and ds.stale_after_s(1000.0) == 1000.0
+    start, end = 1_780_000_000 + 18 * 60, 1_780_000_000 + 40 * 60
+    assert ds.pauses(360.0) == [(start, end)] and ds.pauses(2000.0) == []
+    l1, depth, stale = ds.notes(360.0)
+    assert l1.startswith("books are L1 only") and "no depth" in l1
+    assert "500 shares" in depth and "crosses it" in depth
+    assert "every 120 s" in stale and "no poll for 360 s is stale" in stale and "1 time(s)" in stale
+
+
+def test_the_real_dataset_folder_holds_its_two_days(data_dir: Path) -> None:
+    root = data_dir / DATASET
+    _, tables = split_sources([root])
+    assert [p.parent.name for p in tables] == ["dt=2026-07-10", "dt=2026-08-01"]
+    day = tables[:1]
+    chosen = choose_markets(day, category="politics", count=2)
+    assert len(chosen) == 2
+    ds = Dataset(day, slugs=chosen)
+    assert 100 <= ds.cadence_s <= 130 and ds.rows >= 190  # a sweep about every two minutes
+    assert len(ds.pauses(ds.stale_after_s(60.0))) == 1  # the collector stopped once that evening
