@@ -264,9 +264,10 @@ class Dataset:
             f"books are L1 only: {len(self.slugs)} market(s) of a top-of-book dataset ({self.rows:,} polls, "
             f"{self.skipped:,} without a usable price skipped, {self.crossed:,} crossed), best bid and ask only: "
             "no depth, no queue, no trade prints",
-            f"depth: each polled best price is taken to hold {self.depth:,} shares, and nothing behind it; "
-            "with no prints a resting order never advances in its queue: it fills only when a later poll's "
-            "opposite best price crosses it, or at once when it takes a best price",
+            f"depth: each polled best price is taken to hold {self.depth:,} shares and nothing behind it; with "
+            "no trade prints, the queue ahead of a resting order moves only as the queue model reads a polled "
+            "level shrink or leave the touch, and the order fills when a later poll's opposite best price "
+            "crosses its price, up to those shares; a take fills at once against them",
             f"staleness judged against the source's cadence: a market is polled {cadence}; a book with no poll "
             f"for {stale_after_s:g} s is stale{paused}",
         )

@@ -87,7 +87,7 @@ def test_cadence_pauses_and_notes_come_from_the_files(folder: Path) -> None:
     assert ds.pauses(360.0) == [(start, end)] and ds.pauses(2000.0) == []
     l1, depth, stale = ds.notes(360.0)
     assert l1.startswith("books are L1 only") and "no depth" in l1
-    assert "500 shares" in depth and "crosses it" in depth
+    assert "500 shares" in depth and "crosses its price" in depth
     assert "every 120 s" in stale and "no poll for 360 s is stale" in stale and "1 time(s)" in stale
 
 
@@ -101,3 +101,11 @@ def test_the_real_dataset_folder_holds_its_two_days(data_dir: Path) -> None:
     ds = Dataset(day, slugs=chosen)
     assert 100 <= ds.cadence_s <= 130 and ds.rows >= 190  # a sweep about every two minutes
     assert len(ds.pauses(ds.stale_after_s(60.0))) == 1  # the collector stopped once that evening
+
+
+def test_a_journals_books_come_from_quotes_of_the_markets_it_traded(folder: Path) -> None:
+    from bot.backtest.read import recording_events
+
+    events = list(recording_events([folder], tokens=["wide:yes", "wide:yes", "0xabc"]))
+    assert {ev.asset_id for _, ev in events} == {"wide:yes", "wide:no"} and len(events) == 2 * 15
+    assert list(recording_events([folder], tokens=["0xabc"])) == []  # no dataset market traded
