@@ -11,11 +11,13 @@ Invariants:
   sorted by path; the dataset's other tables (markets, labels, data quality) are not such files;
 - markets are chosen by slug (exact, or a shell pattern ``*``, ``?``, ``[...]``), by category,
   or neither, then ranked (most polls with a price, or narrowest mean spread among the markets
-  polled at least half as often as the most polled one) and the first ``count`` taken; a slug or
-  category that matches nothing is an error naming it, never an empty run;
+  polled at least ``SPREAD_FLOOR`` as often as the most polled one) and the first ``count``
+  taken; a slug or category that matches nothing is an error naming it, never an empty run;
 - the cadence is the median time between two polls of one market (within a file and a segment),
   over the chosen markets: a book counts as stale only after ``stale_polls`` cadences without a
   poll, never sooner than the configured ``[feed] stale_after_s``;
+- a pause is a stretch longer than that in which the source polled no market at all (its
+  collector stopped): it says nothing of any one market, so it ages no book (``Feed.pause``);
 - every figure here is read from the files alone: the same files and choice give the same
   markets, cadence and notes.
 """

@@ -69,7 +69,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         if events is not None:
             metas, stream = events
         else:
-            metas, stream, dataset = _sources(paths, bt, wanted)
+            metas, stream, dataset = _sources(paths, bt)
         found = [m.info() for m in metas]
     feed, notes = config.feed, ()
     if dataset is not None:  # a polled source: stale only after missing polls of its own cadence
@@ -142,10 +142,10 @@ def _paused(stream: Iterator[tuple[int, Any]], pauses: list[tuple[float, float]]
         yield item
 
 
-def _sources(paths: list[str | Path], bt: BacktestConfig, wanted: set[str]) -> tuple[list[Any], Iterator[tuple[int, Any]], Any]:
+def _sources(paths: list[str | Path], bt: BacktestConfig) -> tuple[list[Any], Iterator[tuple[int, Any]], Any]:
     """The markets and the merged events of recordings and top-of-book files (``.parquet`` or
-    ``.csv``, named or under a folder named: ``bot.backtest.dataset``; their markets are the
-    configured ones, else those ``[backtest] dataset_*`` choose), and the ``Dataset`` read, if any."""
+    ``.csv``, named or under a folder named: ``bot.backtest.dataset``; their markets are those
+    ``[backtest] dataset_*`` choose), and the ``Dataset`` read, if any."""
     from bot.backtest import replay as rp
     from bot.backtest.dataset import Dataset, split_sources
 
@@ -157,8 +157,7 @@ def _sources(paths: list[str | Path], bt: BacktestConfig, wanted: set[str]) -> t
         metas += rp.markets(recordings)
         streams.append(rp.replay(recordings, cache=bt.cache))
     if tables:
-        slugs = sorted(wanted) if wanted else bt.dataset_slugs
-        dataset = Dataset(tables, slugs=slugs, category=bt.dataset_category, count=bt.dataset_markets,
+        dataset = Dataset(tables, slugs=bt.dataset_slugs, category=bt.dataset_category, count=bt.dataset_markets,
                           rank=bt.dataset_rank, depth=bt.dataset_depth, stale_polls=bt.dataset_stale_polls)
         metas += dataset.metas
         streams.append(dataset.events)

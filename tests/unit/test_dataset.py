@@ -109,3 +109,21 @@ def test_a_journals_books_come_from_quotes_of_the_markets_it_traded(folder: Path
     events = list(recording_events([folder], tokens=["wide:yes", "wide:yes", "0xabc"]))
     assert {ev.asset_id for _, ev in events} == {"wide:yes", "wide:no"} and len(events) == 2 * 15
     assert list(recording_events([folder], tokens=["0xabc"])) == []  # no dataset market traded
+
+
+def test_the_command_lines_choice_replaces_the_configs_and_a_sweep_checks_it_first(folder: Path) -> None:
+    from argparse import Namespace
+
+    from bot.backtest.cli import dataset_choice
+    from bot.backtest.sweep import check_data
+    from bot.ops.config import BotConfig
+
+    base = BotConfig()
+    assert dataset_choice(base, Namespace()) is base
+    chosen = dataset_choice(base, Namespace(market_slug=["w*"], category="sports", markets=2, rank="spread"))
+    bt = chosen.backtest
+    assert (bt.dataset_slugs, bt.dataset_category, bt.dataset_markets, bt.dataset_rank) == (("w*",), "sports", 2,
+                                                                                             "spread")
+    check_data([folder], chosen)
+    with pytest.raises(RecordingError, match="no market of category 'sports' matches slug 'x'"):
+        check_data([folder], dataset_choice(chosen, Namespace(market_slug=["x"])))
