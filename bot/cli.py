@@ -279,7 +279,7 @@ def _add_dataset_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--market-slug", nargs="+", action="extend", metavar="SLUG",
                    help="markets by slug, or shell pattern of slugs (\"nba-*\"); no match is an error")
     g.add_argument("--category", metavar="NAME", help="markets of this category only (politics, sports, ...)")
-    g.add_argument("--markets", type=(r := integer(1, 10_000)),
+    g.add_argument("--markets", type=(r := integer(1, 10_000)), metavar="N",
                    help=with_range("take the first N markets by --rank (default: every slug named, else 1)", r))
     g.add_argument("--rank", choices=("snapshots", "spread"),
                    help="most polls first (default), or narrowest mean spread first")

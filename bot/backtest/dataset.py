@@ -34,8 +34,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bot.backtest.importer import COLUMNS, TopOfBook, merge_books, price_units
+from bot.backtest.importer import COLUMNS, TopOfBook, merge_books, price_units, tokens_of
 from bot.backtest.recording import PLAIN_SUFFIX, SUFFIX, RecordingError
+from bot.venue.units import UNIT, format_units
 
 TABLE_SUFFIXES = (".parquet", ".csv")
 RANKS = ("snapshots", "spread")
@@ -216,6 +217,33 @@ def sweep_times(files: Sequence[Path]) -> list[int]:
     return sorted(seen)
 
 
+def outcomes(files: Sequence[Path], slugs: Sequence[str]) -> dict[str, int]:
+    """``slug -> 1`` (resolved YES) or ``0`` (NO) of the markets ``slugs`` that the authoritative
+    labels beside the files hold (``labels.parquet`` in the nearest folder above a file, rows of
+    ``source`` ``api`` only: the dataset's inferred labels are biased); none without such a file."""
+    found: dict[str, int] = {}
+    wanted = pa.array(sorted(set(slugs)), pa.string())
+    for labels in dict.fromkeys(_labels_file(p) for p in files):
+        if labels is None:
+            continue
+        try:
+            table = pq.read_table(labels, columns=["slug", "y", "source"])
+        except (pa.ArrowException, OSError, KeyError):
+            continue
+        keep = pc.and_(pc.is_in(table["slug"], value_set=wanted), pc.equal(table["source"], "api"))
+        for slug, y in zip(*(table.filter(pc.fill_null(keep, False))[c].to_pylist() for c in ("slug", "y"))):
+            if y in (0, 1):
+                found[slug] = y
+    return found
+
+
+def _labels_file(path: Path) -> Path | None:
+    for folder in path.resolve().parents:
+        if (folder / "labels.parquet").is_file():
+            return folder / "labels.parquet"
+    return None
+
+
 # --- the source --------------------------------------------------------------------------------
 
 
@@ -237,6 +265,7 @@ class Dataset:
         self.crossed = sum(b.crossed for b in books)
         self.cadence_s = cadence_of([b.intervals() for b in books])
         self.sweeps = sweep_times(self.files)
+        self.outcomes = outcomes(self.files, self.slugs)
 
     def pauses(self, stale_after_s: float) -> list[tuple[float, float]]:
         """``(last poll, next poll)`` in seconds, where the source polled no market at all for
@@ -274,3 +303,22 @@ class Dataset:
             f"for {stale_after_s:g} s is stale{paused}",
         )
 
+    def settlement(self, portfolio: Any, marked_pnl: int) -> str:
+        """What the positions held at the end come to when their markets resolve (``outcomes``):
+        a winning share pays 1 USDC, a losing one nothing; empty when nothing is held."""
+        tokens = [t for m in self.metas for t in m.tokens]
+        held = sorted({t.rsplit(":", 1)[0] for t in tokens if portfolio.size(t)})
+        if not held:
+            return ""
+        missing = [s for s in held if s not in self.outcomes]
+        if missing:
+            return (f"settlement: {len(missing)} of the {len(held)} market(s) held at the end have no "
+                    "authoritative label (labels.parquet, source api): PnL values them at the last books only")
+        marks: dict[str, int] = {}
+        for slug in held:
+            yes, no = tokens_of(slug)
+            marks[yes], marks[no] = UNIT * self.outcomes[slug], UNIT * (1 - self.outcomes[slug])
+        won = sum(self.outcomes[s] for s in held)
+        return (f"settlement: the {len(held)} market(s) held at the end resolved ({won} YES, {len(held) - won} NO; "
+                f"labels.parquet, source api): settled at 1 or 0 a share, PnL is {format_units(portfolio.total_pnl(marks))} "
+                f"USDC, against {format_units(marked_pnl)} at the last books")

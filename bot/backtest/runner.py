@@ -126,6 +126,9 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     summary = summarize(engine, sink, series,
                         mode="backtest", events=run.events, seconds=span, wall_seconds=wall, seed=seed,
                         assumptions=ASSUMPTIONS + notes)
+    settled = dataset.settlement(engine.portfolio, summary.pnl) if dataset is not None else ""
+    if settled:
+        summary = msgspec.structs.replace(summary, assumptions=summary.assumptions + (settled,))
     sink.write_summary(summary)
     sink.close()
     return summary

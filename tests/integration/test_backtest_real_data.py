@@ -67,6 +67,8 @@ def test_the_market_maker_trades_real_markets_chosen_by_slug_throughout_the_day(
     notes = [a for a in summary["assumptions"] if a.startswith(("books are L1 only", "depth:", "staleness"))]
     assert len(notes) == 3, summary["assumptions"]
     assert "no depth" in notes[0] and "1,000 shares" in notes[1] and "every 122 s" in notes[2]
+    settled = [a for a in summary["assumptions"] if a.startswith("settlement: ")]
+    assert len(settled) == 1 and "resolved" in settled[0] and "source api" in settled[0], summary["assumptions"]
     report = (out / "report.html").read_text()
     assert "books are L1 only" in report and "1,000 shares" in report
 

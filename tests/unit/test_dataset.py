@@ -38,7 +38,8 @@ def folder(tmp_path: Path) -> Path:
     for m in range(40, 50, 2):
         rows += [(m, "wide", "sports", 0.40, 0.50), (m, "tight", "politics", 0.40, 0.41)]
     write_quotes(tmp_path / "quotes" / "dt=2026-07-01" / "data_0.parquet", rows)
-    pq.write_table(pa.table({"slug": ["wide"], "y": [1]}), tmp_path / "labels.parquet")  # not quotes
+    pq.write_table(pa.table({"slug": ["wide", "tight", "short"], "y": [1, 0, 1],  # not quotes
+                             "source": ["api", "convergence", "api"]}), tmp_path / "labels.parquet")
     return tmp_path
 
 
@@ -127,3 +128,31 @@ def test_the_command_lines_choice_replaces_the_configs_and_a_sweep_checks_it_fir
     check_data([folder], chosen)
     with pytest.raises(RecordingError, match="no market of category 'sports' matches slug 'x'"):
         check_data([folder], dataset_choice(chosen, Namespace(market_slug=["x"])))
+
+
+class Held:
+    """A portfolio's two figures the settlement reads: sizes, and total PnL at given marks."""
+
+    def __init__(self, sizes: dict[str, int]) -> None:
+        self.sizes = sizes
+        self.marks: dict[str, int] = {}
+
+    def size(self, token: str) -> int:
+        return self.sizes.get(token, 0)
+
+    def total_pnl(self, marks: dict[str, int]) -> int:
+        self.marks = marks
+        return -1_500_000
+
+
+def test_positions_held_at_the_end_settle_on_the_authoritative_labels_only(folder: Path) -> None:
+    ds = Dataset(table_files(folder), count=3)
+    assert ds.outcomes == {"wide": 1, "short": 1}  # tight's label is inferred: not used
+    assert ds.settlement(Held({}), 0) == ""
+    held = Held({"wide:no": 10_000_000, "short:yes": 5_000_000})
+    note = ds.settlement(held, -2_000_000)
+    assert held.marks == {"short:yes": 1_000_000, "short:no": 0, "wide:yes": 1_000_000, "wide:no": 0}
+    assert note.startswith("settlement: the 2 market(s) held at the end resolved (2 YES, 0 NO")
+    assert "PnL is -1.5 USDC, against -2 at the last books" in note
+    unlabelled = ds.settlement(Held({"tight:yes": 1}), 0)
+    assert "1 of the 1 market(s) held at the end have no authoritative label" in unlabelled
