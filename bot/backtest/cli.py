@@ -39,6 +39,8 @@ def run(config: Any, args: Any) -> int:
         from rich.console import Console
 
         Console(file=sys.stdout).print(summary_table(summary))
+        from bot.backtest.dataset import data_notes
+
         for note in data_notes(summary):
             print(f"data: {note}")
         print(f"results: {out}")
@@ -79,14 +81,6 @@ def synthetic_source(path: str | None, seed: int | None = None) -> Any:
     if seed is not None:
         config = msgspec.structs.replace(config, seed=seed)
     return SyntheticMarket(config)
-
-
-def data_notes(summary: Any) -> list[str]:
-    """What the summary's assumptions say of the books themselves (a top-of-book dataset's: L1
-    only, the depth the fill model assumes, its staleness), said below the table."""
-    from bot.backtest.runner import ASSUMPTIONS
-
-    return [a for a in summary.assumptions if a not in ASSUMPTIONS]
 
 
 def summary_table(summary: Any) -> Any:

@@ -41,6 +41,8 @@ from bot.venue.units import UNIT, format_units
 TABLE_SUFFIXES = (".parquet", ".csv")
 RANKS = ("snapshots", "spread")
 PATTERN_CHARS = frozenset("*?[")
+# how the notes a dataset adds to a summary's assumptions begin (``Dataset.notes``, ``settlement``)
+NOTE_OPENINGS = ("books are L1 only:", "depth:", "staleness judged", "settlement:")
 SPREAD_FLOOR = 0.9  # ranking by spread: markets polled at least this share as often as the most polled one
 
 
@@ -289,8 +291,8 @@ class Dataset:
         if pauses:
             longest = max(b - a for a, b in pauses)
             paused = (f"; the source itself polled nothing {len(pauses)} time(s) for longer (the longest "
-                      f"{longest:g} s): that time does not age the books, and orders resting through it meet "
-                      "the first books after it")
+                      f"{duration(longest)}): that time does not age the books, no timer runs in it, and orders "
+                      "resting through it meet the first books after it")
         return (
             f"books are L1 only: {len(self.slugs)} market(s) of a top-of-book dataset ({self.rows:,} polls, "
             f"{self.skipped:,} without a usable price skipped, {self.crossed:,} crossed), best bid and ask only: "
@@ -322,3 +324,21 @@ class Dataset:
         return (f"settlement: the {len(held)} market(s) held at the end resolved ({won} YES, {len(held) - won} NO; "
                 f"labels.parquet, source api): settled at 1 or 0 a share, PnL is {format_units(portfolio.total_pnl(marks))} "
                 f"USDC, against {format_units(marked_pnl)} at the last books")
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as a person reads them: seconds below ten minutes, then minutes, hours, days."""
+    if seconds < 600:
+        return f"{seconds:g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} days"
+
+
+def data_notes(summary: Any) -> list[str]:
+    """What a summary's assumptions say of the books themselves rather than of the simulation:
+    a top-of-book dataset's notes (L1 only, the depth the fill model assumes, staleness,
+    settlement); none for recordings."""
+    return [a for a in summary.assumptions if a.startswith(NOTE_OPENINGS)]

@@ -113,7 +113,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
             bar(n, t - (run.first_t or t), meter.fraction() if meter is not None else None)
 
     if dataset is not None:
-        stream = _paused(stream, dataset.pauses(feed.stale_after_s), engine.feed)
+        stream = _paused(stream, dataset.pauses(feed.stale_after_s), engine.feed, run)
     try:
         run.run(stream, tick)
     finally:
@@ -134,14 +134,18 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     return summary
 
 
-def _paused(stream: Iterator[tuple[int, Any]], pauses: list[tuple[float, float]], feed: Any) -> Iterator[tuple[int, Any]]:
-    """``stream`` as it is, the feed told of each pause of the source (``Feed.pause``) before the
-    first event after it, so before any timer inside the pause judges a book."""
+def _paused(stream: Iterator[tuple[int, Any]], pauses: list[tuple[float, float]], feed: Any,
+            run: Backtest) -> Iterator[tuple[int, Any]]:
+    """``stream`` as it is; before the first event after each pause of the source, so before
+    anything inside the pause happens, the feed is told of it (``Feed.pause``: it ages no book)
+    and the timeline skips its timers (``Backtest.skip_timers``: no strategy timer, kill-switch
+    check or series sample in a silence of hours or weeks)."""
     waiting = list(reversed(pauses))
     for item in stream:
         while waiting and item[0] / 1e9 >= waiting[-1][1]:
             start, end = waiting.pop()
             feed.pause(start, end)
+            run.skip_timers(end)
         yield item
 
 

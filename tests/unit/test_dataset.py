@@ -156,3 +156,23 @@ def test_positions_held_at_the_end_settle_on_the_authoritative_labels_only(folde
     assert "PnL is -1.5 USDC, against -2 at the last books" in note
     unlabelled = ds.settlement(Held({"tight:yes": 1}), 0)
     assert "1 of the 1 market(s) held at the end have no authoritative label" in unlabelled
+
+
+def test_the_report_says_what_the_books_were_before_any_figure(folder: Path) -> None:
+    import msgspec
+
+    from bot.backtest.read import RunResults
+    from bot.backtest.report import build_report, summary_from_files
+    from bot.backtest.runner import ASSUMPTIONS
+
+    ds = Dataset(table_files(folder), count=2)
+    empty = RunResults(source="r", mode="backtest", orders=(), fills=())
+    summary = msgspec.structs.replace(summary_from_files(empty), assumptions=ASSUMPTIONS + ds.notes(360.0))
+    report = build_report(msgspec.structs.replace(empty, summary=summary))
+    ids = [s.id for s in report.sections]
+    assert ids[:2] == ["summary", "data"] and ids[-1] == "notes"
+    data, notes = report.sections[1], report.sections[-1]
+    assert [p.text for p in data.parts] == list(ds.notes(360.0))
+    assert len(notes.parts) == len(ASSUMPTIONS)  # the simulation's assumptions stay in the notes
+    plain = build_report(msgspec.structs.replace(empty, summary=msgspec.structs.replace(summary, assumptions=ASSUMPTIONS)))
+    assert "data" not in [s.id for s in plain.sections]
