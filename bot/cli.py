@@ -235,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--report", action="store_true", help="also write the HTML report into the results folder")
+    _add_dataset_arguments(p)
     p.set_defaults(handler=cmd_backtest)
 
     p = sub.add_parser("compare", help="backtest a live or paper session's recording and compare it with the session")
@@ -261,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=(r := integer(1, 10_000)), default=10, help=with_range("rows of the table", r))
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    _add_dataset_arguments(p)
     p.set_defaults(handler=cmd_sweep)
 
     p = sub.add_parser("report", help="write the HTML report of a run (results folder, or live/paper journal)")
@@ -280,6 +282,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_record_arguments(p)
     p.set_defaults(handler=cmd_record)
     return parser
+
+
+def _add_dataset_arguments(p: argparse.ArgumentParser) -> None:
+    """Which markets of top-of-book files (``--data`` Parquet or CSV, or folders of them) to
+    replay: ``[backtest] dataset_*`` in the config, replaced by these when given."""
+    g = p.add_argument_group("top-of-book data (Parquet or CSV: docs/real-data.md)")
+    g.add_argument("--market-slug", nargs="+", action="extend", metavar="SLUG",
+                   help="markets by slug, or shell pattern of slugs (\"nba-*\"); no match is an error")
+    g.add_argument("--category", metavar="NAME", help="markets of this category only (politics, sports, ...)")
+    g.add_argument("--markets", type=(r := integer(1, 10_000)), metavar="N",
+                   help=with_range("take the first N markets by --rank (default: every slug named, else 1)", r))
+    g.add_argument("--rank", choices=("snapshots", "spread"),
+                   help="most polls first (default), or narrowest mean spread first")
 
 
 def _add_record_arguments(p: argparse.ArgumentParser) -> None:

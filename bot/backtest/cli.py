@@ -25,6 +25,7 @@ def run(config: Any, args: Any) -> int:
 
     configure(level="error", json=True)  # a backtest logs halts, not each rejected quote
     out = Path(args.out) if args.out else Path("results") / time.strftime("backtest-%Y%m%d-%H%M%S")
+    config = dataset_choice(config, args)
     try:
         source = synthetic_source(getattr(args, "synthetic", None), args.seed)
         summary = run_backtest(config, list(args.data or ()), out=out, progress=not args.no_progress, seed=args.seed,
@@ -38,6 +39,10 @@ def run(config: Any, args: Any) -> int:
         from rich.console import Console
 
         Console(file=sys.stdout).print(summary_table(summary))
+        from bot.backtest.dataset import data_notes
+
+        for note in data_notes(summary):
+            print(f"data: {note}")
         print(f"results: {out}")
     if getattr(args, "report", False):
         from bot.backtest.read import read_results
@@ -46,6 +51,20 @@ def run(config: Any, args: Any) -> int:
         path = write_report(read_results(out), report_path(out))
         print(f"report: {path}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def dataset_choice(config: Any, args: Any) -> Any:
+    """``config`` with the markets of top-of-book files chosen on the command line
+    (``--market-slug``, ``--category``, ``--markets``, ``--rank``) in place of its ``[backtest]
+    dataset_*`` settings; ``config`` itself when none is given."""
+    given = {"dataset_slugs": tuple(getattr(args, "market_slug", None) or ()) or None,
+             "dataset_category": getattr(args, "category", None),
+             "dataset_markets": getattr(args, "markets", None),
+             "dataset_rank": getattr(args, "rank", None)}
+    changes = {k: v for k, v in given.items() if v is not None}
+    if not changes:
+        return config
+    return msgspec.structs.replace(config, backtest=msgspec.structs.replace(config.backtest, **changes))
 
 
 def synthetic_source(path: str | None, seed: int | None = None) -> Any:

@@ -121,8 +121,8 @@ class TopOfBook:
     def _compact(self, table: pa.Table, limit: int | None) -> pa.Table:
         """The columns replay needs, small: time (ns), the slug's number (in order of first sight),
         bid and ask in micro-units, segment; rows with no usable price dropped and counted."""
-        bid = _units(table["bid"])
-        ask = _units(table["ask"])
+        bid = price_units(table["bid"])
+        ask = price_units(table["ask"])
         usable = pc.and_(pc.is_valid(table["slug"]), pc.is_valid(table["ts"]))
         usable = pc.fill_null(pc.and_(usable, pc.or_(pc.is_valid(bid), pc.is_valid(ask))), False)
         ids = self._slug_ids
@@ -146,6 +146,16 @@ class TopOfBook:
         return out
 
     # -- what a backtest reads -----------------------------------------------------------------
+
+    def intervals(self) -> pa.Array:
+        """The times (ns) between two consecutive polls of one market, within a segment."""
+        t = self._table.sort_by([("slug", "ascending"), ("t", "ascending")])
+        if t.num_rows < 2:
+            return pa.array([], pa.int64())
+        head, tail = t.slice(0, t.num_rows - 1), t.slice(1)
+        same = pc.and_(pc.equal(head["slug"], tail["slug"]),
+                       pc.fill_null(pc.equal(head["segment"], tail["segment"]), True))
+        return pc.subtract(tail["t"], head["t"]).filter(same).combine_chunks()
 
     def markets(self) -> list[MarketMeta]:
         """One market per slug held, in the order of their first row in the file."""
@@ -177,7 +187,7 @@ def _book(token: str, market: str, ms: str, tick: str, bid: int | None, ask: int
                      asks=[] if ask is None else [Level(price=format_units(ask), size=depth)])
 
 
-def _units(prices: pa.ChunkedArray) -> pa.ChunkedArray:
+def price_units(prices: pa.ChunkedArray) -> pa.ChunkedArray:
     """Prices as int64 micro-units; null where absent, not in (0, 1) or not a whole micro-unit."""
     scaled = pc.multiply(pc.cast(prices, pa.float64()), float(UNIT))
     rounded = pc.round(scaled)
@@ -228,7 +238,14 @@ def _may_hold(group: Any, column: int, wanted: set[str]) -> bool:
 def quote_events(paths: Iterable[str | os.PathLike[str]], **choice: Any) -> tuple[list[MarketMeta], Iterator[tuple[int, Any]]]:
     """The markets and the merged events (by time) of several top-of-book files (days), each file
     read as :class:`TopOfBook` with the same choice (``slugs``, ``limit``, ``depth``)."""
-    books = [TopOfBook(p, **choice) for p in paths]
+    return merge_books([TopOfBook(p, **choice) for p in paths])
+
+
+def merge_books(books: Sequence[TopOfBook]) -> tuple[list[MarketMeta], Iterator[tuple[int, Any]]]:
+    """The markets (the finer tick where files differ) and the events merged by time of
+    ``books`` already read; none of either without books."""
+    if not books:
+        return [], iter(())
     markets: dict[str, MarketMeta] = {}
     for b in books:
         for m in b.markets():

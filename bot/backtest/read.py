@@ -18,6 +18,7 @@ grows instead).
 
 from __future__ import annotations
 
+import heapq
 import math
 import sqlite3
 from pathlib import Path
@@ -276,7 +277,8 @@ def read_journal(path: str | Path, *, recording: Sequence[str | Path] = (), ever
         if times:
             start, end = min(times), max(ends) + max(HORIZONS)  # the books after the last fill: its markouts
             every_s = series_step(start, end, every_s)
-            books = list(sample_books(recording_events(recording), every_s, start=start, end=end))
+            tokens = [o.token_id for o in orders] + [f.token_id for f in fills]
+            books = list(sample_books(recording_events(recording, tokens), every_s, start=start, end=end))
         else:
             books = []
     return journal_results(path, rows, books, every_s=every_s)
@@ -367,14 +369,25 @@ class BookSample(msgspec.Struct, frozen=True):
     quotes: dict[str, tuple[int | None, int | None]]
 
 
-def recording_events(paths: Sequence[str | Path]) -> Iterator[tuple[int, Any]]:
-    """The market events of the recordings ``paths`` as ``(receive ns, event)``."""
+def recording_events(paths: Sequence[str | Path], tokens: Iterable[str] = ()) -> Iterator[tuple[int, Any]]:
+    """The market events of the recordings ``paths`` as ``(receive ns, event)``; top-of-book
+    files among them (or under a folder) give the books of the dataset markets ``tokens`` name
+    (``SLUG:yes``, ``SLUG:no``), if any."""
     try:
         from bot.backtest import replay
+        from bot.backtest.dataset import Dataset, split_sources
     except ImportError:
         raise ResultsError("this install cannot read recordings (bot.backtest.replay is missing)") from None
     try:
-        yield from replay.replay([str(p) for p in paths], cache=False)
+        recordings, tables = split_sources(paths)
+        slugs = sorted({t.rsplit(":", 1)[0] for t in tokens if t.endswith((":yes", ":no"))})
+        streams: list[Iterator[tuple[int, Any]]] = []
+        if recordings:
+            streams.append(replay.replay([str(p) for p in recordings], cache=False))
+        if tables and slugs:
+            streams.append(Dataset(tables, slugs=slugs).events)
+        if streams:
+            yield from streams[0] if len(streams) == 1 else heapq.merge(*streams, key=lambda item: item[0])
     except (OSError, ValueError) as exc:
         raise ResultsError(f"recording: {exc}") from None
 

@@ -62,11 +62,19 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed
     wanted = set(traded_markets(config))
+    dataset = None
     if source is not None:
         found, stream = list(source.markets), source.events()
     else:
-        metas, stream = events if events is not None else _sources(paths, bt, wanted)
+        if events is not None:
+            metas, stream = events
+        else:
+            metas, stream, dataset = _sources(paths, bt)
         found = [m.info() for m in metas]
+    feed, notes = config.feed, ()
+    if dataset is not None:  # a polled source: stale only after missing polls of its own cadence
+        feed = msgspec.structs.replace(feed, stale_after_s=dataset.stale_after_s(feed.stale_after_s))
+        notes = dataset.notes(feed.stale_after_s)
     markets: list[MarketInfo] = [m for m in found if not wanted or m.condition_id in wanted]
     if not markets:
         raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
@@ -80,7 +88,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         strategy, markets, clock=clock, signing=Signing(None, seed),
         throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
         reconciler=msgspec.structs.replace(config.reconciler, owner=config.reconciler.owner or "backtest"),
-        engine=config.engine, feed=config.feed, journal=sink, log=log, own_orders_shown=bt.own_orders_recorded,
+        engine=config.engine, feed=feed, journal=sink, log=log, own_orders_shown=bt.own_orders_recorded,
     )
     sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
     venue = SimVenue(markets, sim)
@@ -104,6 +112,8 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         if bar is not None:
             bar(n, t - (run.first_t or t), meter.fraction() if meter is not None else None)
 
+    if dataset is not None:
+        stream = _paused(stream, dataset.pauses(feed.stale_after_s), engine.feed, run)
     try:
         run.run(stream, tick)
     finally:
@@ -115,39 +125,52 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         series.take(engine, clock.now())
     summary = summarize(engine, sink, series,
                         mode="backtest", events=run.events, seconds=span, wall_seconds=wall, seed=seed,
-                        assumptions=ASSUMPTIONS)
+                        assumptions=ASSUMPTIONS + notes)
+    settled = dataset.settlement(engine.portfolio, summary.pnl) if dataset is not None else ""
+    if settled:
+        summary = msgspec.structs.replace(summary, assumptions=summary.assumptions + (settled,))
     sink.write_summary(summary)
     sink.close()
     return summary
 
 
-DATASET_SUFFIXES = (".parquet", ".csv")
+def _paused(stream: Iterator[tuple[int, Any]], pauses: list[tuple[float, float]], feed: Any,
+            run: Backtest) -> Iterator[tuple[int, Any]]:
+    """``stream`` as it is; before the first event after each pause of the source, so before
+    anything inside the pause happens, the feed is told of it (``Feed.pause``: it ages no book)
+    and the timeline skips its timers (``Backtest.skip_timers``: no strategy timer, kill-switch
+    check or series sample in a silence of hours or weeks)."""
+    waiting = list(reversed(pauses))
+    for item in stream:
+        while waiting and item[0] / 1e9 >= waiting[-1][1]:
+            start, end = waiting.pop()
+            feed.pause(start, end)
+            run.skip_timers(end)
+        yield item
 
 
-def _sources(paths: list[str | Path], bt: BacktestConfig, wanted: set[str]) -> tuple[list[Any], Iterator[tuple[int, Any]]]:
+def _sources(paths: list[str | Path], bt: BacktestConfig) -> tuple[list[Any], Iterator[tuple[int, Any]], Any]:
     """The markets and the merged events of recordings and top-of-book files (``.parquet`` or
-    ``.csv``: ``bot.backtest.importer``; their markets are the configured ones, else the first
-    ``dataset_markets`` of each file)."""
+    ``.csv``, named or under a folder named: ``bot.backtest.dataset``; their markets are those
+    ``[backtest] dataset_*`` choose), and the ``Dataset`` read, if any."""
     from bot.backtest import replay as rp
+    from bot.backtest.dataset import Dataset, split_sources
 
-    files = [Path(p) for p in paths]
-    dataset = [p for p in files if p.suffix in DATASET_SUFFIXES]
-    recordings = [p for p in files if p.suffix not in DATASET_SUFFIXES]
+    recordings, tables = split_sources(paths)
     metas: list[Any] = []
     streams: list[Iterator[tuple[int, Any]]] = []
+    dataset = None
     if recordings:
         metas += rp.markets(recordings)
         streams.append(rp.replay(recordings, cache=bt.cache))
-    if dataset:
-        from bot.backtest.importer import quote_events
-
-        choice = {"slugs": sorted(wanted)} if wanted else {"limit": bt.dataset_markets}
-        found, events = quote_events(dataset, **choice)
-        metas += found
-        streams.append(events)
+    if tables:
+        dataset = Dataset(tables, slugs=bt.dataset_slugs, category=bt.dataset_category, count=bt.dataset_markets,
+                          rank=bt.dataset_rank, depth=bt.dataset_depth, stale_polls=bt.dataset_stale_polls)
+        metas += dataset.metas
+        streams.append(dataset.events)
     if len(streams) == 1:
-        return metas, streams[0]
-    return metas, heapq.merge(*streams, key=lambda item: item[0])
+        return metas, streams[0], dataset
+    return metas, heapq.merge(*streams, key=lambda item: item[0]), dataset
 
 
 def progress_line(n: int, elapsed: float, market_s: float, fraction: float | None) -> str:

@@ -593,9 +593,12 @@ def run(config: Any, args: Any) -> int:
     from bot.backtest.recording import RecordingError
     from bot.ops.config import ConfigError
 
+    from bot.backtest.cli import dataset_choice
+
+    config = dataset_choice(config, args)
     try:
         grid = load_grid(args.grid, config)
-        check_data(args.data)
+        check_data(args.data, config)
         note = seeds_note(config, grid)
         if note is not None:
             print(note, file=sys.stderr)
@@ -674,18 +677,25 @@ def seeds_note(config: Any, grid: Grid) -> str | None:
 EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 
 
-def check_data(paths: Sequence[str | os.PathLike[str]]) -> None:
-    """Every data path exists, and the recordings among them are recordings (their headers are
-    read), before any worker starts."""
+def check_data(paths: Sequence[str | os.PathLike[str]], config: Any = None) -> None:
+    """Every data path exists, the recordings among them are recordings (their headers are
+    read), and the markets ``config`` chooses from top-of-book files among them exist, before
+    any worker starts."""
+    from bot.backtest.dataset import split_sources
     from bot.backtest.replay import markets
-    from bot.backtest.runner import DATASET_SUFFIXES
 
     for p in map(Path, paths):
         if not p.exists():
             raise SweepError(f"{p}: no such file or folder")
-    recordings = [p for p in map(Path, paths) if p.suffix not in DATASET_SUFFIXES]
+    recordings, tables = split_sources(paths)
     if recordings:
         markets(recordings)
+    if tables and config is not None:
+        from bot.backtest.dataset import choose_markets
+
+        bt = config.backtest
+        choose_markets(tables, slugs=bt.dataset_slugs, category=bt.dataset_category, count=bt.dataset_markets,
+                       rank=bt.dataset_rank)
 
 
 SHOWN = ("pnl", "max_drawdown", "fills", "orders_sent")

@@ -25,6 +25,7 @@ of the compiled hot path (``bot.compiled``): the loop runs once per recorded eve
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import Any, Callable, Iterable
 
@@ -171,6 +172,13 @@ class Backtest:
         if started:
             self.last_t = t
             self._advance(_INF, True)
+
+    def skip_timers(self, until: float) -> None:
+        """No timer runs before ``until`` (a stretch in which the source says nothing, such as a
+        polled dataset's collector stopping): the next one is the first of the timer's grid at or
+        after it. Venue answers and throttled sends due meanwhile still happen on time."""
+        if self._next_timer < until:
+            self._next_timer += math.ceil((until - self._next_timer) / self.timer_s) * self.timer_s
 
     def _start(self, t: float) -> None:
         self.clock.set(t)

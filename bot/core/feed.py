@@ -179,6 +179,16 @@ class Feed:
         if tf is not None:
             tf.last_ws = now
 
+    def pause(self, start: float, end: float) -> None:
+        """The source itself was silent from ``start`` to ``end`` (a polled source whose collector
+        stopped, not a book that stopped updating): data last updated at or before ``start`` ages as
+        if that time had not passed, so the pause alone makes no book stale."""
+        if end <= start:
+            return
+        for tf in self.tokens.values():
+            if tf.last_ws is not None and tf.last_ws <= start:
+                tf.last_ws += end - start
+
     # -- decisions ------------------------------------------------------------------------
 
     def is_stale(self, token_id: str, now: float) -> bool:

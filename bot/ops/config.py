@@ -350,14 +350,25 @@ class BacktestConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     sample_every_s: float = 1.0  # PnL and inventory series cadence, simulated seconds
     cache: bool = True  # build and read a recording's derived binary cache
     feed_delay: bool = True  # the venue sees events at their exchange time (else at receive time)
-    dataset_markets: int = 1  # markets taken from a top-of-book file (.parquet, .csv) the config names none of
+    # markets taken from top-of-book files (.parquet, .csv: bot.backtest.dataset), after the filters
+    # below, in rank order; unset: every market dataset_slugs names, else 1
+    dataset_markets: int | None = None
+    dataset_slugs: tuple[str, ...] = ()  # slugs, or shell patterns of them ("nba-*"); empty: any
+    dataset_category: str = ""  # the dataset's category column ("politics", "sports", ...); empty: any
+    dataset_rank: Literal["snapshots", "spread"] = "snapshots"  # most polls first, or narrowest mean spread
+    dataset_depth: int = 1000  # shares assumed behind each polled best price (the dataset has no depth)
+    dataset_stale_polls: float = 3.0  # a dataset book is stale after this many polling intervals without a poll
     own_orders_recorded: bool = False  # the recordings were made while this account quoted: their books show its orders
 
     def __post_init__(self) -> None:
         if not 0 < self.sample_every_s <= 86_400:
             raise ValueError(f"backtest.sample_every_s must be within (0, 86400], got {self.sample_every_s}")
-        if not 1 <= self.dataset_markets <= 10_000:
+        if self.dataset_markets is not None and not 1 <= self.dataset_markets <= 10_000:
             raise ValueError(f"backtest.dataset_markets must be within 1..10000, got {self.dataset_markets}")
+        if not 1 <= self.dataset_depth <= 10**9:
+            raise ValueError(f"backtest.dataset_depth must be within 1..1000000000 shares, got {self.dataset_depth}")
+        if not 1.0 <= self.dataset_stale_polls <= 1000.0:
+            raise ValueError(f"backtest.dataset_stale_polls must be within 1..1000, got {self.dataset_stale_polls}")
 
 
 class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

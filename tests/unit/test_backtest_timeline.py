@@ -189,3 +189,25 @@ def test_a_backtest_takes_no_wall_clock_stamps() -> None:
     Backtest(engine, venue, clock, timer_s=0.5, feed_delay=True).run(_stream(random.Random(4), 200, [], set()))
     assert engine.stats.orders_sent > 0 and engine.stats.book_events > 0
     assert reads == [] and not engine.latencies
+
+
+def test_skipped_timers_resume_on_their_grid_after_the_silence() -> None:
+    clock = SimClock(0.0)
+    samples: list[float] = []
+    venue = SimVenue([MARKET], SimVenueConfig(seed=1, collateral=10**12, holdings=500_000_000))
+    run = Backtest(_maker_engine(clock), venue, clock, timer_s=0.5, feed_delay=False, on_sample=samples.append)
+    events = _stream(random.Random(5), 800, [], set())  # 5 ms apart: four seconds
+    late = [(ns + 3600 * 10**9, ev) for ns, ev in events[400:]]  # the second half after an hour of silence
+
+    def stream():
+        yield from events[:400]
+        run.skip_timers(late[0][0] / 1e9)
+        yield from late
+
+    run.run(stream())
+    before = [t for t in samples if t <= events[399][0] / 1e9]
+    after = [t for t in samples if t >= late[0][0] / 1e9]
+    assert before and after and len(before) + len(after) == len(samples)
+    assert all(round(t * 2) == t * 2 for t in samples)  # on the 0.5 s grid throughout
+    run.skip_timers(0.0)  # a time already past: nothing moves
+    assert run._next_timer > late[-1][0] / 1e9

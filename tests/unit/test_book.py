@@ -285,6 +285,21 @@ def test_token_is_fresh_only_after_snapshot_on_a_live_stream() -> None:
     assert feed.is_stale("zzz", 0.0)
 
 
+def test_a_pause_of_the_source_does_not_age_the_data_from_before_it() -> None:
+    feed = Feed(CFG, ["a", "b", "c"])
+    feed.on_stream_up(["a", "b", "c"], 0.0)
+    feed.on_snapshot("a", 2.0)  # before the pause
+    feed.on_snapshot("b", 5.0)  # at its start
+    feed.on_snapshot("c", 6.0)  # after its start: not moved
+    feed.pause(5.0, 105.0)
+    assert not feed.is_stale("a", 112.0) and feed.is_stale("a", 112.1)  # 2 + 100 + 10
+    assert not feed.is_stale("b", 115.0) and feed.is_stale("b", 115.1)
+    assert feed.is_stale("c", 16.1)
+    feed.pause(200.0, 200.0)  # no time: nothing moves
+    assert feed.tokens["a"].last_ws == 102.0
+    assert feed.is_stale("zzz", 0.0) and "zzz" not in feed.tokens
+
+
 def test_due_polls_batches_oldest_first_within_budget() -> None:
     feed = Feed(CFG, ["a", "b", "c", "d", "e"])
     for t, at in zip("abcde", (5.0, 1.0, 4.0, 2.0, 3.0)):
