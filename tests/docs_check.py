@@ -53,13 +53,17 @@ class DocShell:
     the background processes they started stopped when the document ends."""
 
     def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="docs-"))
+        self.base = Path(tempfile.mkdtemp(prefix="docs-"))
+        self.root = self.base / "checkout"  # ../shared beside it, as beside the checkout
+        self.root.mkdir()
+        shared = Path(os.environ.get("BOT_SHARED_DIR", REPO.parent / "shared"))
+        if shared.exists():
+            (self.base / "shared").symlink_to(shared.resolve())
         for name in LINKED:
             if (REPO / name).exists():
                 (self.root / name).symlink_to(REPO / name)
         for name in COPIED:
             shutil.copytree(REPO / name, self.root / name)
-        (self.root / "shared").symlink_to(REPO.parent / "shared") if (REPO.parent / "shared").exists() else None
         self.background: list[subprocess.Popen] = []
         self.env = dict(os.environ)
         self.env.update({"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "PYTHONUNBUFFERED": "1"})
@@ -104,7 +108,7 @@ class DocShell:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-        shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.base, ignore_errors=True)
 
 
 def shell_of(example: Example) -> DocShell:

@@ -46,7 +46,7 @@ def test_the_shell_runs_in_a_scratch_copy_and_names_a_failure(tmp_path):
             shell.run("exit 3")
     finally:
         shell.close()
-    assert not shell.root.exists()
+    assert not shell.root.exists() and not shell.base.exists()
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(REPO)))
