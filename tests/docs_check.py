@@ -19,7 +19,8 @@ Each document runs in a scratch folder of its own (``DocShell``), holding a copy
 and links to the rest of the checkout, so a command writes no results folder, config or journal
 into the checkout; ``.venv/bin/bot`` is the checkout's. A command that ends in `` &`` runs in the
 background until the document ends (then it gets SIGINT, as Ctrl-C); the next command waits until
-it has printed its first line (a server's banner says it is listening) or ended. A block that cannot run in a test (the test suite itself, an
+it has printed its first line (a server's banner says it is listening) or ended. The commands of
+a document share one environment, as in one shell: what one exports or sources, the next ones see. A block that cannot run in a test (the test suite itself, an
 hour-long soak) is preceded by ``<!-- skip: next "why" -->``, and the reason is required.
 """
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import doctest
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -46,6 +48,7 @@ COMMAND_TIMEOUT_S = 240.0  # the longest a documented command may take here
 READY_TIMEOUT_S = 60.0  # the longest a background command may take to print its first line
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 _CONTINUED = re.compile(r"\\\s*$")
+_BACKGROUND = re.compile(r"^(.*[^&])&\s*(#[^\n]*)?$", re.S)  # `cmd &` or `cmd &  # why`, not `a && b`
 
 
 class DocShell:
@@ -65,6 +68,7 @@ class DocShell:
         for name in COPIED:
             shutil.copytree(REPO / name, self.root / name)
         self.background: list[subprocess.Popen] = []
+        self._logs: list[Path] = []
         self.env = dict(os.environ)
         self.env.update({"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "PYTHONUNBUFFERED": "1"})
         self.env.pop("FORCE_COLOR", None)
@@ -72,13 +76,22 @@ class DocShell:
     def run(self, command: str, timeout: float = COMMAND_TIMEOUT_S) -> str:
         """Run ``command`` in bash here; its output (stdout and stderr as they came). A failure raises
         with it: a command shown failing is written ``cmd; echo "exit $?"``, so its code is shown too."""
-        if command.rstrip().endswith("&") and not command.rstrip().endswith("&&"):
-            self.start(command.rstrip()[:-1])
+        background = _BACKGROUND.match(command)
+        if background:
+            self.start(background.group(1))
             return ""
-        proc = subprocess.run(["bash", "-c", command], cwd=self.root, env=self.env, stdout=subprocess.PIPE,
+        # as in one shell session: what a command exports or sources is there for the next ones
+        env_out = self.base / "env.after"
+        script = f"{command}\n__rc=$?; env -0 > {shlex.quote(str(env_out))}; exit $__rc"
+        proc = subprocess.run(["bash", "-c", script], cwd=self.root, env=self.env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         if proc.returncode != 0:
-            raise AssertionError(f"`{command}` exited {proc.returncode}:\n{proc.stdout}")
+            logs = "".join(f"\n--- background `{p.args[-1]}`:\n{p_log.read_text()[-2000:]}"
+                           for p, p_log in zip(self.background, self._logs))
+            raise AssertionError(f"`{command}` exited {proc.returncode}:\n{proc.stdout}{logs}")
+        if env_out.exists():
+            pairs = (item.split("=", 1) for item in env_out.read_text().split("\0") if "=" in item)
+            self.env = {k: v for k, v in pairs if k not in ("_", "SHLVL", "PWD", "OLDPWD", "__rc")}
         return proc.stdout
 
     def start(self, command: str) -> None:
@@ -90,6 +103,7 @@ class DocShell:
             proc = subprocess.Popen(["bash", "-c", command], cwd=self.root, env=self.env, stdout=log,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         self.background.append(proc)
+        self._logs.append(path)
         deadline = time.monotonic() + READY_TIMEOUT_S
         while "\n" not in path.read_text():
             if proc.poll() is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import shlex
 import socket
 import sys
@@ -76,6 +77,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     number(g, "--port", x, "port", "the port in --single-port mode (default 0 = a free port)")
     g.add_argument("--log-requests", action="store_true", default=None,
                    help="log one line per HTTP request: method, path, status, account, latency (never a secret)")
+    g.add_argument("--env-file", metavar="FILE",
+                   help="also write the demo account's `export BOT_...=` lines to FILE (owner-only, removed on "
+                        "exit) once listening: `. FILE` in the shell that runs the bot")
     g.add_argument("--spelling", choices=["live", "seed"],
                    help="where captures of the live venue and the spec's text differ, answer as the live venue "
                         "does (live, the default) or as the spec writes it (seed)")
@@ -253,6 +257,14 @@ def _key_origin(config: ExchangeConfig, seed: int) -> str:
     return "local test key, random: shown once, here"
 
 
+def write_env_file(path: str, lines: list[str]) -> None:
+    """``lines`` to ``path``, readable by its owner only from the moment it exists (it holds a key)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write("\n".join(lines) + "\n")
+
+
 def export_lines(account) -> list[str]:
     """``export BOT_...=`` lines that hand ``account``'s key and API credentials to ``bot``."""
     from bot.ops.secrets import ENV_API_KEY, ENV_API_PASSPHRASE, ENV_API_SECRET, ENV_PRIVATE_KEY
@@ -318,8 +330,14 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
 
         configure("info")  # the request lines are info: shown unless a --log-level says otherwise
 
+    env_file = getattr(args, "env_file", None)
+    written: list[Path] = []  # the env file, once this run wrote it (removed at exit)
+
     async def main() -> None:
         async with LocalExchange(config) as ex:
+            if env_file:
+                write_env_file(env_file, export_lines(ex.demo_account))
+                written.append(Path(env_file))
             print(banner(ex, config.seed), flush=True)
             if stop is None:
                 await anyio.sleep_forever()
@@ -336,6 +354,9 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     except (OverflowError, ValueError) as exc:  # bad amounts: no traceback
         print(f"bot exchange: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        for path in written:
+            path.unlink(missing_ok=True)
     return 0
 
 

@@ -211,3 +211,31 @@ def test_shared_venue_flags_map_onto_the_config():
     defaults = cli.build_config(cli.build_parser().parse_args([]))
     assert defaults.demo_credentials == "random" and defaults.log_requests is False
     assert cli.main(["--header-timeout", "0"]) == 2 and cli.main(["--demo-credentials", "seeded"]) == 2
+
+
+def test_the_env_file_holds_the_banners_export_lines_owner_only_and_goes_with_the_exchange(tmp_path):
+    import signal
+    import stat
+
+    env = tmp_path / "exchange.env"
+    proc = subprocess.Popen([sys.executable, "-m", "bot.exchange.cli", "--flow", "off", "--free-ports",
+                             "--env-file", str(env)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        lines: list[str] = []
+        deadline = time.monotonic() + 30
+        while not any(line.startswith("export BOT_API_PASSPHRASE=") for line in lines):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else lines
+            line = proc.stdout.readline()
+            if line:
+                lines.append(line.rstrip("\n"))
+        assert env.read_text().splitlines() == [line for line in lines if line.startswith("export BOT_")]
+        assert stat.S_IMODE(env.stat().st_mode) == 0o600
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+        assert not env.exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        proc.stderr.close()

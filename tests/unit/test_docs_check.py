@@ -63,7 +63,7 @@ def test_every_block_that_shows_a_command_runs_and_every_skip_says_why(path):
 def test_a_background_command_is_waited_for_until_its_first_line_and_stopped_at_the_end():
     shell = DocShell()
     try:
-        shell.run("(sleep 0.3; echo ready; exec sleep 60) &")
+        shell.run("(sleep 0.3; echo ready; exec sleep 60) &   # a comment & more")
         assert (shell.root / "background-0.log").read_text() == "ready\n"
         proc = shell.background[0]
         assert proc.poll() is None
@@ -72,3 +72,13 @@ def test_a_background_command_is_waited_for_until_its_first_line_and_stopped_at_
     finally:
         shell.close()
     assert proc.poll() is not None
+
+
+def test_what_a_command_exports_or_sources_the_next_ones_see():
+    shell = DocShell()
+    try:
+        shell.run("printf 'export DOC_A=1\\n' > a.env")
+        shell.run(". ./a.env && export DOC_B=two")
+        assert shell.run('echo "$DOC_A $DOC_B"') == "1 two\n"
+    finally:
+        shell.close()
