@@ -1,0 +1,112 @@
+"""The fee rule booked end to end on test markets with ``e = 1`` and ``e = 2``: the matching
+engine charges it, the reconciler books it, and both equal the rule's figures."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from bot.core.events import Fill
+from bot.core.markets import MarketInfo, with_default_fee
+from bot.execution.orders import OwnOrder
+from bot.exchange import render
+from bot.execution.reconciler import Reconciler
+from bot.sim.matching import EngineConfig, MatchingEngine
+from bot.sim.orders import OrderRequest
+from bot.venue.enums import OrderType, Side
+from bot.venue.fees import NO_FEE, FeeError, FeeSchedule, record_schedule, schedule_from_wire
+from bot.venue.units import UNIT
+
+BUY, SELL = Side.BUY, Side.SELL
+SH = UNIT  # one share
+
+
+def market(exponent: int, rebate: int = 0) -> MarketInfo:
+    # r = 0.02 (200 bps), rebate share in millionths
+    return MarketInfo(f"0xfee{exponent}", (f"YES{exponent}", f"NO{exponent}"), tick=10_000, min_size=SH,
+                      fee=FeeSchedule(rate=20_000, exponent=exponent, rebate=rebate))
+
+
+def trade(eng: MatchingEngine, m: MarketInfo, side: Side, price: int, size: int):
+    """A maker ``a`` rests the other side; ``b`` takes ``size`` shares at ``price``."""
+    yes = m.tokens[0]
+    eng.place(OrderRequest("m1" + side.value, "a", yes, side.opposite, price, size, OrderType.GTC), 1.0)
+    res = eng.place(OrderRequest("t1" + side.value, "b", yes, side, price, size, OrderType.GTC), 1.0)
+    return res, eng.trades[res.trade_ids[0]]
+
+
+def booked(m: MarketInfo, t, side: Side, maker: bool = False) -> Fill:
+    """What our reconciler books for our order of ``side`` in ``t`` (the taker's, or the maker's),
+    from the trade as the local exchange renders it on ``GET /data/trades``."""
+    rec = Reconciler()
+    rec.fees = {tok: m.fee for tok in m.tokens}
+    oid = t.makers[0].order_id if maker else t.taker_order_id
+    rec.on_places_sent([OwnOrder(oid, t.token, side, t.price, t.size, signed={"hash": oid})], 0.0)
+    wire = msgspec.to_builtins(render.trade(t.view(), "MAKER" if maker else "TAKER"))
+    (fill,) = [o for o in rec.on_trade_event(wire, 1.0) if isinstance(o, Fill)]
+    return fill
+
+
+@pytest.mark.parametrize(("exponent", "fee_shares", "fee_usdc"), [
+    # 100 shares at 0.30, r = 0.02: e = 1: 100 * 0.02 * 0.21 = 0.42 USDC (1.4 shares on a BUY)
+    (1, 1_400_000, 420_000),
+    # e = 2: 100 * 0.02 * 0.21^2 = 0.0882 USDC (0.294 share on a BUY)
+    (2, 294_000, 88_200),
+])
+def test_fee_booked_equals_the_rule(exponent, fee_shares, fee_usdc):
+    m = market(exponent)
+    eng = MatchingEngine(EngineConfig(emit_events=False))
+    eng.add_market(m)
+    for acct in ("a", "b"):
+        eng.fund(acct, 1_000 * SH)
+        eng.split(acct, m.condition_id, 500 * SH)
+    res, t = trade(eng, m, BUY, 300_000, 100 * SH)
+    assert t.fee == fee_shares and t.fee_rate_bps == 200
+    assert res.taking_amount == 100 * SH - fee_shares
+    assert eng.balance("fees").tokens[m.tokens[0]] == fee_shares
+    fill = booked(m, t, BUY)
+    assert (fill.size, fill.fee) == (100 * SH - fee_shares, fee_usdc)  # the shares kept, at 0.30
+    res, t = trade(eng, m, SELL, 300_000, 100 * SH)
+    assert t.fee == fee_usdc and res.taking_amount == 30 * SH - fee_usdc
+    fill = booked(m, t, SELL)
+    assert (fill.size, fill.fee) == (100 * SH, fee_usdc)
+
+
+def test_maker_rebate_is_paid_by_the_fee_account_and_booked_negative():
+    m = market(2, rebate=250_000)  # makers get a quarter of their fill's fee worth
+    eng = MatchingEngine(EngineConfig(emit_events=False))
+    eng.add_market(m)
+    for acct in ("a", "b"):
+        eng.fund(acct, 1_000 * SH)
+        eng.split(acct, m.condition_id, 500 * SH)
+    before = eng.balance("a").collateral
+    _, t = trade(eng, m, BUY, 300_000, 100 * SH)  # a sells 100 at 0.30 as the maker
+    rebate = 22_050  # 0.25 * 0.0882 USDC
+    assert t.makers[0].rebate == rebate
+    assert eng.balance("a").collateral == before + 30 * SH + rebate
+    assert eng.balance("fees").collateral == -rebate  # paid out of the fees collected
+    fill = booked(m, t, SELL, maker=True)
+    assert (fill.size, fill.fee, fill.is_maker) == (100 * SH, -rebate, True)
+
+
+def test_a_record_without_a_rate_gets_the_markets_rule():
+    sched = FeeSchedule(rate=20_000, exponent=2, rebate=1)
+    assert record_schedule(sched, 0) is sched
+    assert record_schedule(sched, 150) == FeeSchedule(rate=15_000, exponent=2, rebate=1)
+    assert record_schedule(None, 0) is NO_FEE
+    assert record_schedule(None, 100) == FeeSchedule(rate=10_000)
+
+
+def test_markets_without_a_rule_take_the_configured_one():
+    m = MarketInfo("0xc", ("Y", "N"))
+    default = FeeSchedule(rate=10_000, exponent=2)
+    (priced,) = with_default_fee([m], default)
+    assert priced.fee == default
+    assert with_default_fee([market(1)], default)[0].fee == market(1).fee
+    assert with_default_fee([m], NO_FEE) == [m]
+
+
+@pytest.mark.parametrize("bad", [("x", 1), (0.02, 1.5), (0.02, True), ("1.0000001", 1), (2, 1), (0.1, 0)])
+def test_unusable_wire_values_are_refused(bad):
+    with pytest.raises(FeeError):
+        schedule_from_wire(*bad)
