@@ -110,3 +110,33 @@ def test_markets_without_a_rule_take_the_configured_one():
 def test_unusable_wire_values_are_refused(bad):
     with pytest.raises(FeeError):
         schedule_from_wire(*bad)
+
+
+def test_a_makers_rebate_tightens_the_model_makers_quotes():
+    """A fill earns the rebate on top of the spread: each side's distance shrinks by it."""
+    from strategies.model_maker import ModelParams, quote_at_distances
+    from strategies.pairs import Holdings
+    from tests.unit.strategy_kit import pair
+
+    plain = MarketInfo("0xmkt", ("YES", "NO"), tick=1_000, min_size=5 * SH)
+    paying = msgspec.structs.replace(plain, fee=FeeSchedule(rate=100_000, exponent=1, rebate=1_000_000))
+    # rebate per share at the 0.50 mid: 0.1 * 0.25 = 0.025; model distances 0.03 each side
+    params = ModelParams(order_size=10 * SH, max_inventory=100 * SH)
+    distances = lambda q: (0.03, 0.03)  # noqa: E731
+    base = quote_at_distances(pair(400_000, 600_000, tick=1_000, market=plain), Holdings(), params, distances)
+    tight = quote_at_distances(pair(400_000, 600_000, tick=1_000, market=paying), Holdings(), params, distances)
+    assert (base.bids[0].price, base.asks[0].price) == (470_000, 530_000)
+    assert (tight.bids[0].price, tight.asks[0].price) == (495_000, 505_000)
+
+
+def test_the_rewards_option_counts_the_rebates_its_quotes_earn():
+    import math
+
+    from strategies.pairs import Level, YesQuotes
+    from strategies.rewards import rebate_rate
+
+    q = YesQuotes((Level(490_000, 10 * SH),), (Level(510_000, 10 * SH),))
+    sched = FeeSchedule(rate=100_000, exponent=1, rebate=500_000)
+    assert rebate_rate(q, 500_000, 2.0, 100.0, NO_FEE) == 0.0
+    per_side = 2.0 * math.exp(-100.0 * 0.01) * 10 * 0.5 * 0.1 * 0.49 * 0.51  # fills/s * rebate of 10 shares
+    assert rebate_rate(q, 500_000, 2.0, 100.0, sched) == pytest.approx(2 * per_side, rel=1e-12)
