@@ -146,8 +146,9 @@ def schedule_from_wire(rate: Any, exponent: Any, rebate: Any = None, taker_only:
 
 def record_schedule(market: FeeSchedule | None, fee_rate_bps: int) -> FeeSchedule:
     """The schedule a trade record is booked with: the market's, at the record's own rate when
-    it carries one (a record without a rate, or with 0, reads as 0 and gets the market's)."""
+    it carries another one (a record without a rate, or with 0, reads as 0 and gets the market's;
+    one that carries the market's rate in whole bps gets the market's exact rate)."""
     base = market if market is not None else NO_FEE
-    if fee_rate_bps <= 0:
+    if fee_rate_bps <= 0 or fee_rate_bps == base.bps:
         return base
     return base.with_bps(fee_rate_bps)

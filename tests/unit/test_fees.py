@@ -95,6 +95,8 @@ def test_a_record_without_a_rate_gets_the_markets_rule():
     assert record_schedule(sched, 150) == FeeSchedule(rate=15_000, exponent=2, rebate=1)
     assert record_schedule(None, 0) is NO_FEE
     assert record_schedule(None, 100) == FeeSchedule(rate=10_000)
+    finer = FeeSchedule(rate=1_250)  # 12.5 bps: records carry 12, which still means the market's own
+    assert record_schedule(finer, 12) is finer and record_schedule(finer, 13).rate == 1_300
 
 
 def test_markets_without_a_rule_take_the_configured_one():
