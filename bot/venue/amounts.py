@@ -1,7 +1,9 @@
 """Order amounts: what a price and a size become in the signed ``makerAmount``/``takerAmount``.
 
 Invariant: every result equals the exact-decimal rules of venue.md section 3 for the four
-supported ticks (0.1, 0.01, 0.001, 0.0001), computed here with integers only. Inputs are
+supported ticks (0.1, 0.01, 0.001, 0.0001), computed here with integers only, except that a
+market order's taker leg never carries more than 4 decimals (production refuses more on 0.001 and
+0.0001 ticks, where section 3.3 would give 5 and 6). Inputs are
 micro-units (1 share = 1 USDC = 1_000_000; a price of 0.52 is 520_000). Nothing is ever rounded
 up: shares and amounts are floored, so an order never spends or sells more than asked.
 """
