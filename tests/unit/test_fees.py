@@ -142,3 +142,29 @@ def test_the_rewards_option_counts_the_rebates_its_quotes_earn():
     assert rebate_rate(q, 500_000, 2.0, 100.0, NO_FEE) == 0.0
     per_side = 2.0 * math.exp(-100.0 * 0.01) * 10 * 0.5 * 0.1 * 0.49 * 0.51  # fills/s * rebate of 10 shares
     assert rebate_rate(q, 500_000, 2.0, 100.0, sched) == pytest.approx(2 * per_side, rel=1e-12)
+
+
+def test_fees_paid_and_rebates_earned_are_counted_apart():
+    from bot.backtest.report import summary_rows
+    from bot.backtest.results import ResultsSink, Summary
+    from bot.portfolio import Portfolio
+
+    paid = Fill("t1", "o1", "Y", BUY, 300_000, 10 * SH, fee=8_820, is_maker=False)
+    earned = Fill("t2", "o2", "Y", SELL, 300_000, 10 * SH, fee=-2_205, is_maker=True)
+    sink = ResultsSink(None)
+    pf = Portfolio()
+    for f in (paid, earned):
+        sink.fill(f)
+        pf.apply_fill(f)
+    assert (sink.fees_paid, sink.rebates) == (8_820, 2_205)
+    assert (pf.fees, pf.rebates) == (8_820 - 2_205, 2_205)  # net fees; paid = fees + rebates
+    sink.reversal(earned)
+    assert (sink.fees_paid, sink.rebates) == (8_820, 0)
+    figures = dict(fills=2, maker_fills=1, volume=20 * SH, notional=6 * SH, fill_rate=1.0, maker_share=0.5,
+                   realized=0, unrealized=0, fees=6_615, pnl=-6_615, max_drawdown=0, inventory={},
+                   final_position={}, fees_paid=8_820, rebates=2_205)
+    s = Summary(mode="backtest", events=0, seconds=1.0, wall_seconds=0.0, events_per_s=0.0, orders_sent=2,
+                orders_rejected=0, cancels_sent=0, **figures)
+    rows = dict(summary_rows(s))
+    assert (rows["fees (USDC)"], rows["fees paid (USDC)"], rows["rebates earned (USDC)"]) == (
+        "0.006615", "0.00882", "0.002205")
