@@ -920,6 +920,23 @@ def test_a_maker_leg_without_an_order_id_is_never_waited_for():
     assert rec.held_trades == []
 
 
+def test_fills_are_booked_with_their_markets_rule_unless_the_record_carries_a_rate():
+    from bot.venue.fees import FeeSchedule
+
+    rec = Reconciler()
+    rec.fees = {TOK: FeeSchedule(rate=20_000, exponent=2, rebate=500_000)}  # r = 0.02, e = 2, rebate a half
+    sent(rec, own("0xbuy"), own("0xbid"))
+    # no rate on the record: the market's rule, 10 * 0.02 * 0.24^2 = 0.01152 USDC = 0.0288 share at 0.40
+    (buy,) = of(rec.on_trade_event(trade("t1", taker="0xbuy", side="BUY", size="10", price="0.4"), 1.0), Fill)
+    assert (buy.size, buy.fee) == (10 * U - 28_800, 11_520)
+    # a maker leg carrying its own rate (100 bps) where the trade carries none: that rate, the
+    # market's exponent and rebate share: 0.5 * 10 * 0.01 * 0.24^2 = 0.00288 USDC earned
+    t = trade("t2", makers=[maker("0xbid", "10")])
+    t["maker_orders"][0]["fee_rate_bps"] = "100"
+    (bid,) = of(rec.on_trade_event(t, 1.0), Fill)
+    assert (bid.size, bid.fee, bid.is_maker) == (10 * U, -2_880, True)
+
+
 def test_the_taker_fee_is_booked_only_when_asked():
     rec = Reconciler(ReconcilerConfig(taker_fee=False))
     sent(rec, own("0xbuy"))
