@@ -30,7 +30,7 @@ import msgspec
 
 from bot.core.intents import Intent, Take
 from bot.core.markets import MarketInfo
-from bot.core.vocabulary import LOT, UNIT, OrderType, Side, taker_fee
+from bot.core.vocabulary import BPS, LOT, NO_FEE, UNIT, FeeSchedule, OrderType, Side, taker_fee
 from bot.strategy import Strategy, StrategyContext
 
 _BUY, _SELL = Side.BUY, Side.SELL
@@ -45,7 +45,8 @@ class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
     binary: bool = True  # YES + NO of each market
     neg_risk: bool = True  # the YES tokens of each neg-risk event
     margin: int = 5_000  # edge wanted per share beyond the fees (0.005)
-    fee_rate_bps: int = 0  # the markets' taker fee rate
+    fee_rate_bps: int = 0  # the fee rule of markets that carry none (MarketInfo.fee): rate, exponent
+    fee_exponent: int = 1
     max_size: int = 50_000_000  # shares per set and opportunity
     min_size: int = 1_000_000  # smaller opportunities are left alone
     settle_s: float = 1.0  # the legs' results are looked at no earlier than this after sending
@@ -57,6 +58,8 @@ class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
             raise ValueError("margin and max_leg_loss must not be negative")
         if not 0 <= self.fee_rate_bps <= 10_000:
             raise ValueError("fee_rate_bps must be within 0..10000")
+        if not 1 <= self.fee_exponent <= 8:
+            raise ValueError("fee_exponent must be within 1..8")
         if not 0 < self.min_size <= self.max_size:
             raise ValueError("need 0 < min_size <= max_size")
         for name in ("settle_s", "leg_timeout_s"):
@@ -75,6 +78,7 @@ class Top(msgspec.Struct, frozen=True):
     ask_size: int
     held: int = 0
     tick: int = 10_000
+    fee: FeeSchedule = NO_FEE  # its market's fee rule (bot.venue.fees)
 
 
 class Leg(msgspec.Struct, frozen=True):
@@ -128,7 +132,7 @@ def _buy(tops: list[Top], params: Params) -> Opportunity | None:
     size = cap // step * step
     if size < params.min_size:
         return None
-    fee = max(taker_fee(_BUY, a, size, params.fee_rate_bps) for a in asks)  # shares kept back
+    fee = max(taker_fee(_BUY, a, size, t.fee) for t, a in zip(tops, asks))  # shares kept back
     edge = (size - fee) - sum(size * a // UNIT for a in asks) - params.margin * size // UNIT
     if edge <= 0:
         return None
@@ -145,7 +149,7 @@ def _sell(tops: list[Top], params: Params) -> Opportunity | None:
     size = cap // LOT * LOT
     if size < params.min_size:
         return None
-    receipts = sum(size * b // UNIT - taker_fee(_SELL, b, size, params.fee_rate_bps) for b in bids)
+    receipts = sum(size * b // UNIT - taker_fee(_SELL, b, size, t.fee) for t, b in zip(tops, bids))
     edge = receipts - size - params.margin * size // UNIT
     if edge <= 0:
         return None
@@ -263,6 +267,7 @@ class ComplementArbitrage(Strategy):
         self._pending: dict[str, Pending] = {}
         self._stats: dict[str, dict[str, float]] = {}
         self._published: dict[str, dict[str, float]] = {}
+        self._default_fee = FeeSchedule(rate=self.params.fee_rate_bps * BPS, exponent=self.params.fee_exponent)
 
     def _tops(self, ctx: StrategyContext, tokens: tuple[str, ...]) -> list[Top]:
         out = []
@@ -271,21 +276,24 @@ class ComplementArbitrage(Strategy):
             held = max(0, ctx.portfolio.size(t))
             m = ctx.markets.get(t)
             tick = (b.tick if b is not None and b.tick else 0) or (m.tick if m is not None else 10_000)
+            fee = m.fee if m is not None and m.fee.rate else self._default_fee
             if b is None or b.stale:
-                out.append(Top(t, None, 0, None, 0, held, tick))
+                out.append(Top(t, None, 0, None, 0, held, tick, fee))
             else:
-                out.append(Top(t, b.best_bid, b.best_bid_size, b.best_ask, b.best_ask_size, held, tick))
+                out.append(Top(t, b.best_bid, b.best_bid_size, b.best_ask, b.best_ask_size, held, tick, fee))
         return out
 
     def check(self, ctx: StrategyContext, g: Group) -> list[Intent]:
         """Resolve the set's pending legs, or take a new opportunity on it."""
         if g.key in self._pending:
             return self._resolve(ctx, g)
-        opp = opportunity(self._tops(ctx, g.tokens), self.params)
+        tops = self._tops(ctx, g.tokens)
+        opp = opportunity(tops, self.params)
         if opp is None:
             return []
         now = ctx.now()
-        fee = max((taker_fee(_BUY, leg.price, leg.size, self.params.fee_rate_bps) for leg in opp.legs), default=0)
+        fees = {t.token_id: t.fee for t in tops}
+        fee = max((taker_fee(_BUY, leg.price, leg.size, fees[leg.token_id]) for leg in opp.legs), default=0)
         self._pending[g.key] = Pending({t: ctx.portfolio.size(t) for t in g.tokens}, opp.legs, now, now,
                                        tolerance=fee + LOT)
         s = self._stats.setdefault(g.key, {"sets": 0.0, "edge_usdc": 0.0, "repairs": 0.0, "broken": 0.0})

@@ -9,7 +9,10 @@ configured values are the priors used until an estimate is warm. The inputs in u
 each is estimated are published as the strategy's estimates (Prometheus ``bot_strategy_estimate``
 and the run's summary).
 
-Quotes are kept (queue place) while neither price moves by ``requote_ticks`` and sizes hold.
+Quotes are kept (queue place) while neither price moves by ``requote_ticks`` and sizes hold. Where
+a market pays makers a rebate (``MarketInfo.fee``, ``bot.venue.fees``), a fill earns it on top of
+the spread, so each side's distance from the fair price shrinks by the rebate per share (never
+below zero).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any, Callable
 import msgspec
 
 from bot.core.markets import MarketInfo
-from bot.core.vocabulary import UNIT, parse_units
+from bot.core.vocabulary import UNIT, maker_rebate, parse_units
 from bot.strategy import StrategyContext
 from strategies.estimators import EstimatorParams, Intensity, Volatility, reached
 from strategies.market_maker import fair_price
@@ -112,6 +115,10 @@ def quote_at_distances(pair: Pair, holdings: Holdings, params: ModelParams,
         return YesQuotes()
     s = fair_price(touch, params.fair)
     d_bid, d_ask = distances(holdings.exposure / params.order_size)
+    rebate = maker_rebate(s, UNIT, pair.market.fee) / UNIT if 0 < s < UNIT else 0.0  # per share, price units
+    if rebate:
+        d_bid = max(d_bid - rebate, 0.0) if d_bid is not None and math.isfinite(d_bid) else d_bid
+        d_ask = max(d_ask - rebate, 0.0) if d_ask is not None and math.isfinite(d_ask) else d_ask
     b, a = distance_units(d_bid), distance_units(d_ask)
     bid, ask = on_grid(touch, s - b if b is not None else None, s + a if a is not None else None)
     return two_sided(bid, ask, side_sizes(holdings, params.order_size, params.max_inventory, pair.min_size))

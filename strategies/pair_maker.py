@@ -126,7 +126,7 @@ class PairMaker(Strategy):
         asks = book.levels(False, REWARD_DEPTH) if book is not None else []
         others = (others_levels(bids, mine.bids), others_levels(asks, mine.asks))
         room = (p.max_inventory - holdings.exposure, p.max_inventory + holdings.exposure)
-        return adjust(quotes, touch, terms, p.rewards, room, others, self.intensity(market))
+        return adjust(quotes, touch, terms, p.rewards, room, others, self.intensity(market), market.fee)
 
     def _accrue(self, ctx: StrategyContext, now: float) -> None:
         """Add the expected reward of the quotes that rested since the last timer."""

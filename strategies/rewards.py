@@ -15,7 +15,8 @@ reaching its distance ``delta``, the market-making models' intensity) times its 
 (base quotes moved to the widest price that still scores, or a few ticks further in, sizes raised
 to the minimum where the inventory allows) with the base quotes on ``reward - adverse selection``
 per second and keeps the best; the rate of the quotes it returns is what ``reward_rate`` says, which the strategies
-add up over time as the reward they estimate they earned.
+add up over time as the reward they estimate they earned. Where the market pays makers a rebate
+(``MarketInfo.fee``), the rebate the quotes' expected fills earn (``rebate_rate``) counts with the reward.
 
 Floats only for these rates (statistics); prices stay integer grid prices.
 """
@@ -28,7 +29,7 @@ from typing import Iterable
 import msgspec
 
 from bot.core.markets import MarketInfo, RewardTerms
-from bot.core.vocabulary import LOT, UNIT
+from bot.core.vocabulary import LOT, NO_FEE, UNIT, FeeSchedule, maker_rebate
 from strategies.market_maker import BookView, ceil_to_grid, floor_to_grid
 from strategies.pairs import Level, YesQuotes
 
@@ -109,6 +110,18 @@ def adverse_rate(quotes: YesQuotes, mid: int, a: float, k: float, markout: float
     return total
 
 
+def rebate_rate(quotes: YesQuotes, mid: int, a: float, k: float, fee: FeeSchedule) -> float:
+    """USDC per second the quotes' expected fills earn in maker rebates: fill rate times the
+    rebate on the quote's size at its price (``bot.venue.fees.maker_rebate``)."""
+    if not fee.rebate:
+        return 0.0
+    total = 0.0
+    for lv, bid in [(lv, True) for lv in quotes.bids] + [(lv, False) for lv in quotes.asks]:
+        delta = max(0, (mid - lv.price) if bid else (lv.price - mid)) / UNIT
+        total += a * math.exp(-k * delta) * maker_rebate(lv.price, lv.size, fee) / UNIT
+    return total
+
+
 def widest_scoring(mid: int, terms: RewardTerms, tick: int, bid: bool) -> int:
     """The grid price farthest from ``mid`` that still scores (strictly within ``max_spread``)."""
     if bid:
@@ -148,10 +161,10 @@ def candidate(base: YesQuotes, touch: BookView, terms: RewardTerms, room: tuple[
 
 def adjust(base: YesQuotes, touch: BookView, terms: RewardTerms | None, params: RewardsParams,
            room: tuple[int, int], others: tuple[list[tuple[int, int]], list[tuple[int, int]]],
-           intensity: tuple[float, float]) -> tuple[YesQuotes, float]:
+           intensity: tuple[float, float], fee: FeeSchedule = NO_FEE) -> tuple[YesQuotes, float]:
     """The quotes to send and their expected reward rate (USDC per second): of the base quotes and
     the candidates that score (``candidate`` at each step inwards across the rewarded spread), the
-    one with the highest ``reward - adverse selection``.
+    one with the highest ``reward + maker rebates - adverse selection``.
     ``others``: the book's resting liquidity that is not ours (bids, asks); ``room``: the sizes
     the inventory limit leaves on each side; ``intensity``: ``(A, k)``."""
     if terms is None or touch.stale or touch.best_bid is None or touch.best_ask is None or not base:
@@ -161,7 +174,7 @@ def adjust(base: YesQuotes, touch: BookView, terms: RewardTerms | None, params: 
 
     def net(q: YesQuotes) -> tuple[float, float]:
         r = reward_rate(q, others[0], others[1], mid, terms, params.one_sided_divisor)
-        return r - adverse_rate(q, mid, a, k, params.markout), r
+        return r + rebate_rate(q, mid, a, k, fee) - adverse_rate(q, mid, a, k, params.markout), r
 
     best, (best_net, best_rate) = base, net(base)
     for inward in range(max(1, terms.max_spread // touch.tick)):  # from the edge of the spread inwards

@@ -108,6 +108,8 @@ def summary_from_files(results: RunResults) -> Summary:
         pnl=(last.total if last.total is not None else last.realized - last.fees) if last else 0,
         max_drawdown=stats.max_drawdown(totals), inventory=inventory,
         final_position={t: ts.position for t, ts in last.tokens.items()} if last else {},
+        fees_paid=sum(f.fee for f in fills if f.fee > 0),
+        rebates=-sum(f.fee for f in fills if f.fee < 0),
     )
 
 
@@ -124,6 +126,7 @@ def summary_rows(summary: Summary) -> list[tuple[str, str]]:
     rows = [
         ("PnL (USDC)", m(summary.pnl)), ("realized (USDC)", m(summary.realized)),
         ("unrealized (USDC)", m(summary.unrealized)), ("fees (USDC)", m(summary.fees)),
+        ("fees paid (USDC)", m(summary.fees_paid)), ("rebates earned (USDC)", m(summary.rebates)),
         ("max drawdown (USDC)", m(summary.max_drawdown)), ("orders sent", f"{summary.orders_sent:,}"),
         ("orders rejected", f"{summary.orders_rejected:,}"), ("cancels sent", f"{summary.cancels_sent:,}"),
         ("fills", f"{summary.fills:,}"), ("maker share of volume", f"{summary.maker_share:.1%}"),

@@ -50,7 +50,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     maker_share: float  # maker volume / volume
     realized: int
     unrealized: int
-    fees: int
+    fees: int  # net: fees paid less rebates earned
     pnl: int
     max_drawdown: int  # largest fall of total PnL from a previous high
     inventory: dict[str, tuple[int, int]]  # token -> (lowest, highest) position
@@ -60,6 +60,8 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     estimates: dict[str, dict[str, float]] = {}  # token -> what the strategy estimated at the end
     # several strategies on one account: name -> fills, volume, realized_pnl, rejections
     strategies: dict[str, dict[str, int]] = {}
+    fees_paid: int = 0  # USDC units of taker fees (a BUY's fee shares at their fill price)
+    rebates: int = 0  # USDC units of maker rebates earned
 
 
 class ResultsSink:
@@ -80,6 +82,8 @@ class ResultsSink:
         self.volume = 0
         self.fill_count = 0
         self.maker_fills = 0
+        self.fees_paid = 0  # fills' positive fees, USDC units
+        self.rebates = 0  # fills' negative fees (maker rebates), USDC units
 
     # --- JournalSink ----------------------------------------------------------------------
     def order(self, o: OwnOrder) -> None:
@@ -96,6 +100,7 @@ class ResultsSink:
     def fill(self, f: Fill) -> None:
         self.fill_count += 1
         self.volume += f.size
+        self._fee(f, 1)
         if f.is_maker:
             self.maker_fills += 1
             self.maker_volume += f.size
@@ -103,9 +108,16 @@ class ResultsSink:
         if self._files:
             self._write("fills", _fill_row(f))
 
+    def _fee(self, f: Fill, sign: int) -> None:
+        if f.fee > 0:
+            self.fees_paid += sign * f.fee
+        else:
+            self.rebates -= sign * f.fee
+
     def reversal(self, f: Fill) -> None:
         self.fill_count -= 1
         self.volume -= f.size
+        self._fee(f, -1)
         if f.is_maker:
             self.maker_fills -= 1
             self.maker_volume -= f.size
@@ -235,7 +247,7 @@ def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, even
         max_drawdown=series.max_drawdown, inventory={t: series.inventory.get(t, (0, 0)) for t in tokens},
         final_position={t: pf.size(t) for t in tokens}, seed=seed, assumptions=tuple(assumptions),
         estimates=strategy_estimates(engine.strategy),
-        strategies=getattr(engine.strategy, "figures", dict)(),
+        strategies=getattr(engine.strategy, "figures", dict)(), fees_paid=sink.fees_paid, rebates=sink.rebates,
     )
 
 

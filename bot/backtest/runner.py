@@ -28,7 +28,8 @@ import msgspec
 
 from bot.backtest.timeline import Backtest
 from bot.core.clock import SimClock
-from bot.core.markets import MarketInfo
+from bot.core.markets import MarketInfo, with_default_fee
+from bot.venue.fees import BPS, FeeSchedule
 from bot.engine.assembly import Signing, build_engine, configured_strategy, simulated_throttles
 from bot.ops.config import BacktestConfig, traded_markets
 from bot.sim.venue import SimVenue
@@ -81,6 +82,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     if wanted - {m.condition_id for m in markets}:
         missing = ", ".join(sorted(wanted - {m.condition_id for m in markets}))
         raise BacktestError(f"configured markets not in the recordings: {missing}")
+    markets = with_default_fee(markets, FeeSchedule(rate=config.sim.fee_rate_bps * BPS, exponent=config.sim.fee_exponent))
     strategy = configured_strategy(config)
     clock = SimClock(0.0)
     sink = ResultsSink(out)  # with no folder, it only counts

@@ -1,5 +1,5 @@
-"""What the core knows of a market: its two outcome tokens, grid, neg-risk membership, end date
-and liquidity rewards.
+"""What the core knows of a market: its two outcome tokens, grid, neg-risk membership, end date,
+liquidity rewards and fee schedule.
 
 Invariant: ``tick`` and ``min_size`` are micro-units; ``tokens[0]``/``tokens[1]`` are the YES/NO
 (first/second outcome) tokens and are each other's complement.
@@ -8,6 +8,8 @@ Invariant: ``tick`` and ``min_size`` are micro-units; ``tokens[0]``/``tokens[1]`
 from __future__ import annotations
 
 import msgspec
+
+from bot.venue.fees import NO_FEE, FeeSchedule
 
 
 class RewardTerms(msgspec.Struct, frozen=True):
@@ -34,6 +36,7 @@ class MarketInfo(msgspec.Struct, frozen=True):
     outcomes: tuple[str, str] = ("Yes", "No")
     end_ts: int = 0  # the market's end date, unix seconds (0: not known)
     rewards: RewardTerms | None = None
+    fee: FeeSchedule = NO_FEE  # the venue's fee rule for this market (``/clob-markets`` ``fd``)
 
     def complement(self, token_id: str) -> str:
         a, b = self.tokens
@@ -74,3 +77,11 @@ class MarketIndex:
 
     def __len__(self) -> int:
         return len(self._by_condition)
+
+
+def with_default_fee(markets: "list[MarketInfo] | tuple[MarketInfo, ...]", default: FeeSchedule) -> list[MarketInfo]:
+    """``markets`` with ``default`` as the fee rule of those whose info carries none (a rate of 0):
+    a simulated venue and the books it feeds then charge and book the same rule."""
+    if not default.rate:
+        return list(markets)
+    return [m if m.fee.rate else msgspec.structs.replace(m, fee=default) for m in markets]

@@ -1,5 +1,5 @@
 """The domain's words that strategies speak: sides, order types, trade statuses, micro-units,
-the size lot and the taker fee.
+the size lot and the fee rule.
 
 Strategies import these from here, never from ``bot.venue``: the core owns the vocabulary the
 layers above it share, and the venue's spelling of it stays behind the core. One definition each
@@ -9,7 +9,8 @@ layers above it share, and the venue's spelling of it stays behind the core. One
 from __future__ import annotations
 
 from bot.venue.enums import OrderType, Side, TradeStatus
-from bot.venue.fees import taker_fee
+from bot.venue.fees import BPS, NO_FEE, FeeSchedule, fee_worth, maker_rebate, taker_fee
 from bot.venue.units import LOT, UNIT, format_units, parse_units
 
-__all__ = ["LOT", "UNIT", "OrderType", "Side", "TradeStatus", "format_units", "parse_units", "taker_fee"]
+__all__ = ["BPS", "LOT", "NO_FEE", "UNIT", "FeeSchedule", "OrderType", "Side", "TradeStatus", "fee_worth", "format_units",
+           "maker_rebate", "parse_units", "taker_fee"]

@@ -112,6 +112,7 @@ def build_engine(
     if not rec_config.owner:
         rec_config = msgspec.structs.replace(rec_config, owner=owner)
     rec = Reconciler(rec_config, journal=journal)
+    rec.fees = {t: m.fee for m in markets for t in m.tokens}  # each fill is booked with its market's rule
     route = Router(rec.orders, sign, config=router or RouterConfig(), tick_of=tick_of, **throttles)
     if isinstance(strategy, StrategySet):
         strategy.bind(markets)

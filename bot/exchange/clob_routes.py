@@ -33,7 +33,7 @@ from bot.exchange.query import MAX_UNIX_S, query_int
 from bot.exchange.replies import Reply, bad_request, error, json_response, not_found
 from bot.sim import results as R
 from bot.sim.orders import OrderRequest
-from bot.venue.amounts import AmountError, check_signed_amounts
+from bot.venue.amounts import AmountError, MarketAccuracyError, check_signed_amounts
 from bot.venue.eip712 import SignatureError
 from bot.venue.enums import OrderType
 from bot.venue.models.bodies import (
@@ -348,7 +348,7 @@ class ClobRoutes:
         ident = await self._l2(request, raw)
         if not isinstance(body, dict):
             raise bad_request("body must be an order object")
-        return json_response(self._place_all(ident, [body])[0])
+        return json_response(self._place_all(ident, [body], single=True)[0])
 
     async def post_orders(self, request: Request):
         raw, body = await json_body(request)
@@ -372,19 +372,23 @@ class ClobRoutes:
         finally:
             stamps.answering = False
 
-    def _place_all(self, ident, items: list) -> list[OrderResult]:
+    def _place_all(self, ident, items: list, single: bool = False) -> list[OrderResult]:
         self._phase_gate(items)
         self.ex.limits.trading("orders", ident.api_key, len(items))
         if self.state.faults.version_mismatch():
             raise bad_request("order_version_mismatch: the order version is not supported")
-        out = [self._place(ident, item) for item in items]
+        out = [self._place(ident, item, single) for item in items]
         self._publish()
         return out
 
-    def _place(self, ident, item: Any) -> OrderResult:
+    def _place(self, ident, item: Any, single: bool = False) -> OrderResult:
+        """One order's result; a refusal the venue answers with HTTP 400 (``whole``) is that
+        answer for POST /order and the item's ``errorMsg`` in a batch."""
         try:
             req, order_hash = self._validate(ident, item)
         except _Rejected as exc:
+            if single and exc.whole:
+                raise bad_request(str(exc)) from None
             return OrderResult(success=False, error_msg=str(exc), order_id=exc.order_id, status="unmatched",
                                order_hash=exc.order_id, making_amount="", taking_amount="")
         res = self.state.engine.place(req, self.state.clock())
@@ -440,6 +444,8 @@ class ClobRoutes:
         tick = self.state.engine.tick_size(token)
         try:
             check_signed_amounts(so.side, so.maker_amount, so.taker_amount, otype, tick)
+        except MarketAccuracyError as exc:  # the venue's words, as a 400
+            raise _Rejected(str(exc), verified.hash, whole=True) from None
         except AmountError as exc:
             text = str(exc)
             if "tick" in text or "valid price" in text:
@@ -622,6 +628,7 @@ _WALLET_NAMES = ("address", "proxy wallet", "safe", "deposit wallet")  # by sign
 
 
 class _Rejected(Exception):
-    def __init__(self, message: str, order_id: str = "") -> None:
+    def __init__(self, message: str, order_id: str = "", whole: bool = False) -> None:
         super().__init__(message)
         self.order_id = order_id
+        self.whole = whole

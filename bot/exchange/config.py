@@ -105,6 +105,9 @@ class MarketSeed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     neg_risk: bool = False
     question: str = ""
     mid: str = "0.5"
+    fee_rate_bps: Annotated[int, msgspec.Meta(ge=0, le=10_000)] = 0  # the market's fee rule (bot.venue.fees)
+    fee_exponent: Annotated[int, msgspec.Meta(ge=1, le=8)] = 1
+    fee_rebate_bps: Annotated[int, msgspec.Meta(ge=0, le=10_000)] = 0  # makers' share of the fee worth
 
 
 class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -9,6 +9,7 @@ models omit unset fields), so variant A never carries ``itode``/``taker_order_de
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 
 from bot.exchange.seed import COLLATERAL, Catalog, Market
 from bot.venue.models.markets import (
@@ -100,6 +101,14 @@ class MarketsView:
             neg_risk=m.neg_risk, market_id=int(m.id), assets_ids=list(m.token_ids), outcomes=list(m.outcomes),
         )
 
+    @staticmethod
+    def fee_details(m: Market) -> FeeDetails:
+        """The market's fee rule as ``fd``: ``r`` (a decimal number), ``e``, and the rebate share
+        ``rb`` only where the market pays one."""
+        fee = m.fee
+        return FeeDetails(rate=_num(str(Decimal(fee.rate).scaleb(-6))), exponent=fee.exponent, taker_only=True,
+                          rebate=_num(str(Decimal(fee.rebate).scaleb(-6))) if fee.rebate else None)
+
     def info(self, m: Market) -> ClobMarketInfo:
         return ClobMarketInfo(
             game_start_time=m.start_date, rewards=self.rewards(), condition_id=m.condition_id, creator=CREATOR,
@@ -107,6 +116,6 @@ class MarketsView:
             blockaid_check_enabled=False,
             tokens=[InfoToken(token_id=t, mirror_token_id="", outcome=o) for t, o in zip(m.token_ids, m.outcomes)],
             min_tick_size=_num(m.tick_size), min_order_size=_num(m.min_order_size),
-            fee=FeeDetails(rate=0, exponent=1, taker_only=True), maker_base_fee=0, taker_base_fee=0,
+            fee=self.fee_details(m), maker_base_fee=0, taker_base_fee=0,
             order_age_seconds=0,
         )

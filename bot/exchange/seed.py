@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from bot.core.markets import MarketInfo
+from bot.venue.fees import BPS, FeeSchedule
 from bot.venue.units import format_units, parse_units
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -77,6 +78,16 @@ class Market(msgspec.Struct, frozen=True):
     mid: str = "0.5"  # where the synthetic flow centres the book
     winner: int = -1  # index of the winning outcome once resolved, -1 while open
     tags: tuple[str, ...] = ()  # tag ids
+    # the fee rule (bot.venue.fees), served as ``fd`` on /clob-markets: rate and maker rebate share
+    # in whole basis points (trades carry the rate as ``fee_rate_bps``), exponent ``e``
+    fee_rate_bps: int = 0
+    fee_exponent: int = 1
+    fee_rebate_bps: int = 0
+
+    @property
+    def fee(self) -> FeeSchedule:
+        return FeeSchedule(rate=self.fee_rate_bps * BPS, exponent=self.fee_exponent,
+                           rebate=self.fee_rebate_bps * BPS)
 
     @property
     def info(self) -> MarketInfo:
@@ -88,6 +99,7 @@ class Market(msgspec.Struct, frozen=True):
             neg_risk=self.neg_risk,
             event_id=self.event_id,
             outcomes=self.outcomes,
+            fee=self.fee,
         )
 
 
@@ -303,6 +315,7 @@ def add_fixed_market(catalog: Catalog, seed: "object") -> Market:
         neg_risk=seed.neg_risk, neg_risk_market_id=_hex32("negrisk-fixed", cond) if seed.neg_risk else "",
         event_id=eid, description=question, start_date=created, end_date=iso(EPOCH + timedelta(days=365)),
         created_at=created, mid=seed.mid, tags=(catalog.tags[0].id,) if catalog.tags else (),
+        fee_rate_bps=seed.fee_rate_bps, fee_exponent=seed.fee_exponent, fee_rebate_bps=seed.fee_rebate_bps,
     )
     catalog.markets.append(m)
     catalog.events.append(Event(

@@ -52,9 +52,8 @@ from bot.execution.records import (
     trade_record,
 )
 from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
-from bot.venue.fees import taker_fee
+from bot.venue.fees import booked_fee, record_schedule
 from bot.venue.pagination import cursor_offset
-from bot.venue.units import UNIT
 
 S = OrderState
 _PENDING_SUBMIT, _PENDING_CANCEL, _UNKNOWN = S.PENDING_SUBMIT, S.PENDING_CANCEL, S.UNKNOWN  # bound once
@@ -83,7 +82,7 @@ class ReconcilerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     owner: str = ""  # our API key: marks our maker legs in trades even before we know the order
     orphan_policy: str = "cancel"  # a live venue order we do not know: "adopt", "cancel" or "ignore"
     max_held_trades: int = 10_000  # bound on trades held for orders not known yet
-    taker_fee: bool = True  # book the venue's taker fee (bot.venue.fees) on our taker fills
+    taker_fee: bool = True  # book the venue's fee rule (bot.venue.fees) on our fills: taker fees, maker rebates
     # a settled trade leaves memory this long after it was last seen, once behind the trades
     # cursor (``Reconciler.forget_settled``); longer than any user event's delay
     trade_retention_s: float = 600.0
@@ -155,8 +154,8 @@ class TradeState:
 
 
 class Leg(msgspec.Struct, frozen=True):
-    """One order's part in a trade; ``fee_rate_bps`` is read for the taker leg only (makers pay
-    none), ``owner`` (the API key that placed it) for maker legs only."""
+    """One order's part in a trade; ``fee_rate_bps`` is the rate the trade carries for it (0: none,
+    the market's rule applies), ``owner`` (the API key that placed it) for maker legs only."""
 
     order_id: str
     token_id: str
@@ -177,7 +176,8 @@ def trade_legs(rec: TradeRecord) -> list[Leg]:
         side = m.side or (rec.side.opposite if rec.side is not None else None)
         if side is None or not m.order_id:
             continue
-        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, owner=m.owner))
+        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True,
+                        m.fee_rate_bps or rec.fee_rate_bps, m.owner))
     return legs
 
 
@@ -193,6 +193,7 @@ class Reconciler:
         self.config = config or ReconcilerConfig()
         self.orders = store if store is not None else OrderStore()
         self._journal = journal
+        self.fees: dict = {}  # token id -> its market's FeeSchedule (bot.venue.fees); absent: none
         self._trades: dict[str, TradeState] = {}
         self._held: OrderedDict[str, None] = OrderedDict()  # trade ids waiting for an order, oldest first
         self._held_by_order: dict[str, set[str]] = {}
@@ -697,10 +698,10 @@ class Reconciler:
                     waiting.append(leg.order_id)
                 continue
             size, fee = leg.size, 0
-            if not leg.is_maker and self.config.taker_fee:
-                fee = taker_fee(leg.side, leg.price, leg.size, leg.fee_rate_bps)
-                if leg.side is Side.BUY:  # the venue keeps shares: we receive fewer, worth that fee
-                    size, fee = size - fee, leg.price * fee // UNIT
+            if self.config.taker_fee:  # a taker BUY receives fewer shares; a maker's rebate is a negative fee
+                tok = leg.token_id or token
+                size, fee = booked_fee(leg.side, leg.price, leg.size,
+                                       record_schedule(self.fees.get(tok), leg.fee_rate_bps), leg.is_maker)
             fill = Fill(
                 trade_id=trade_id, order_id=leg.order_id, token_id=leg.token_id or token, side=leg.side,
                 price=leg.price, size=size, fee=fee, is_maker=leg.is_maker, status=st.status,

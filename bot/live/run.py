@@ -120,6 +120,7 @@ async def _paper(config: Any, args: Any) -> int:
     from rich.console import Console
 
     from bot.core.clock import LiveClock
+    from bot.core.markets import with_default_fee
     from bot.engine.assembly import Signing, build_engine, configured_strategy, simulated_throttles
     from bot.execution.journal import Journal, JournalConfig
     from bot.live.shell import LiveShell, Venue, load_markets
@@ -127,6 +128,7 @@ async def _paper(config: Any, args: Any) -> int:
     from bot.ops.metrics import Metrics
     from bot.sim.venue import SimVenueConfig, SimVenue
     from bot.ops.config import traded_markets
+    from bot.venue.fees import BPS, FeeSchedule
 
     v = config.venue
     venue = Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=None, address="",
@@ -137,6 +139,8 @@ async def _paper(config: Any, args: Any) -> int:
         if not markets:
             print("bot run --paper: none of the configured markets is listed by the venue", file=sys.stderr)
             return 2
+        markets = with_default_fee(markets, FeeSchedule(rate=config.sim.fee_rate_bps * BPS,
+                                                        exponent=config.sim.fee_exponent))
         strategy = configured_strategy(config)
         metrics = Metrics(mode="paper")
         if config.metrics.enabled:

@@ -58,6 +58,7 @@ from bot.venue.account import AccountClient
 from bot.venue.auth import AuthConfig, Credentials
 from bot.venue.clob import ClobClient
 from bot.venue.errors import NotFound, VenueError, error_kind
+from bot.venue.fees import NO_FEE, FeeError, FeeSchedule, schedule_from_wire
 from bot.venue.limits import LimitsConfig, RouteLimiter, paced_writes
 from bot.venue.pagination import cursor_pages
 from bot.venue.shared_throttle import SharedLimitsConfig, SharedThrottles
@@ -207,7 +208,26 @@ async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), li
         ))
         if not condition_ids and limit is not None and len(out) >= limit:
             break
+    for i, info in enumerate(out):  # each market's fee rule: ``fd`` of GET /clob-markets/{condition_id}
+        try:
+            fd = (await clob.clob_market(info.condition_id)).fee
+        except NotFound:
+            log.warning("fee_schedule_missing", market=info.condition_id)
+            fd = None
+        out[i] = msgspec.structs.replace(info, fee=fee_schedule(fd))
     return out
+
+
+def fee_schedule(fd: Any) -> FeeSchedule:
+    """A market's ``fd`` (``r``, ``e``, ``to``, rebate ``rb``) as the fee rule its fills are booked
+    with; a market without one, or with values the rule cannot use, books no fee (logged)."""
+    if fd is None:
+        return NO_FEE
+    try:
+        return schedule_from_wire(fd.rate, fd.exponent, fd.rebate, fd.taker_only)
+    except FeeError as exc:
+        log.warning("fee_schedule_unusable", error=str(exc))
+        return NO_FEE
 
 
 def _units(value: Any, default: int) -> int:

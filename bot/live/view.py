@@ -55,6 +55,7 @@ def pnl_figures(engine: Engine) -> dict[str, int]:
         "realized": pf.realized_pnl,
         "unrealized": pf.unrealized_pnl(marks),
         "fees": pf.fees,
+        "rebates": pf.rebates,
         "total": pf.total_pnl(marks),
     }
 
@@ -150,6 +151,8 @@ def summary_rows(engine: Engine) -> list[tuple[str, str]]:
         ("realized PnL (USDC)", usd(p["realized"])),
         ("unrealized PnL (USDC)", usd(p["unrealized"])),
         ("fees (USDC)", usd(p["fees"])),
+        ("fees paid (USDC)", usd(p["fees"] + p["rebates"])),
+        ("rebates earned (USDC)", usd(p["rebates"])),
         ("429 responses", str(s.rate_limited)),
         ("risk rejections", str(s.risk_rejections)),
         ("tick-to-order median", _us(med)),

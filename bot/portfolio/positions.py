@@ -25,7 +25,8 @@ class Position(msgspec.Struct, frozen=True):
     """One token's holding. ``size`` is signed share units (the venue never lets it go below 0;
     a negative size means our books disagree with the venue). ``cost_e12`` is the entry cost of
     the open size (``avg_price * size``) with the sign of ``size``; ``realized_e12`` the PnL of
-    closed size, both in micro-units times ``UNIT``; ``fees`` in micro-units (negative: rebates).
+    closed size, both in micro-units times ``UNIT``; ``fees`` in micro-units, net of the maker
+    rebates that ``rebates`` sums (so fees paid are ``fees + rebates``).
     """
 
     token_id: str
@@ -35,6 +36,7 @@ class Position(msgspec.Struct, frozen=True):
     fees: int = 0
     cash_e12: int = 0  # USDC flow from trading this token (sells +, buys -), fees excluded
     fills: int = 0
+    rebates: int = 0
 
     @property
     def avg_price(self) -> int:
@@ -90,6 +92,7 @@ class Position(msgspec.Struct, frozen=True):
             fees=self.fees + fee,
             cash_e12=self.cash_e12 - price * delta,
             fills=self.fills + 1,
+            rebates=self.rebates - fee if fee < 0 else self.rebates,
         )
 
 
@@ -249,6 +252,11 @@ class Portfolio:
     @property
     def fees(self) -> int:
         return sum(p.fees for p in self._positions.values())
+
+    @property
+    def rebates(self) -> int:
+        """Maker rebates earned (micro-units); ``fees + rebates`` is what was paid in fees."""
+        return sum(p.rebates for p in self._positions.values())
 
     @property
     def cash(self) -> int:

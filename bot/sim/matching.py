@@ -50,7 +50,7 @@ from bot.sim.results import CancelResult, OrderResult, rejected
 from bot.sim.settlement import Settlement, SettlementConfig
 from bot.sim.ticks import TickConfig, next_tick
 from bot.sim.trades import MakerFill, Trade, apply_trade, trade_id_prefix
-from bot.venue.fees import taker_fee
+from bot.venue.fees import BPS, FeeSchedule, maker_rebate, taker_fee
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
 from bot.venue.units import UNIT
 
@@ -68,8 +68,10 @@ _NO_STOP = 1 << 62  # above any order sequence number: no stop
 
 class EngineConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seed: int = 0
-    fee_rate_bps: int = 0  # taker fee, venue style (bot.venue.fees.taker_fee)
-    fee_account: str = "fees"  # receives taker fees
+    # the fee rule (bot.venue.fees) of markets whose info carries none: rate in bps, exponent
+    fee_rate_bps: int = 0
+    fee_exponent: int = 1
+    fee_account: str = "fees"  # receives taker fees, pays maker rebates
     emit_events: bool = True
     mirror_books: bool = True  # views and level events include the complement's orders at 1-p
     enforce_min_size: bool = True  # limit orders below the market's min_size are rejected
@@ -88,10 +90,12 @@ class Balance(msgspec.Struct, frozen=True):
 class MarketState:
     """A market's mutable part: its current tick and its two books."""
 
-    __slots__ = ("info", "tick", "yes", "no", "accepting", "min_size")
+    __slots__ = ("info", "tick", "yes", "no", "accepting", "min_size", "fee")
 
-    def __init__(self, info: MarketInfo, enforce_min_size: bool = True) -> None:
+    def __init__(self, info: MarketInfo, enforce_min_size: bool = True,
+                 default_fee: FeeSchedule | None = None) -> None:
         self.info = info
+        self.fee = info.fee if info.fee.rate or default_fee is None else default_fee
         self.tick = info.tick
         self.min_size = info.min_size if enforce_min_size else 0
         self.yes = Book(info.tokens[0], info.condition_id, info.outcomes[0])
@@ -143,13 +147,13 @@ class MatchingEngine:
         self._trade_count = 0  # trade ids: UUID-shaped, seeded prefix + 12-hex-digit counter
         self._settle = cfg.settlement.enabled
         self._fee_account = cfg.fee_account
-        self._fee_bps = cfg.fee_rate_bps
+        self._default_fee = FeeSchedule(rate=cfg.fee_rate_bps * BPS, exponent=cfg.fee_exponent)
 
     # setup -------------------------------------------------------------------------------
     def add_market(self, info: MarketInfo) -> MarketState:
         if info.condition_id in self.markets:
             return self.markets[info.condition_id]
-        ms = MarketState(info, self.config.enforce_min_size)
+        ms = MarketState(info, self.config.enforce_min_size, self._default_fee)
         self.markets[info.condition_id] = ms
         yes, no = ms.yes, ms.no
         for book, comp, outcome in ((yes, no, info.outcomes[0]), (no, yes, info.outcomes[1])):
@@ -371,7 +375,8 @@ class MatchingEngine:
         buy = order.side is BUY
         accounts = self._accounts
         events = self._events
-        slow = events or self._settle or self._fee_bps  # book each trade with ``_close``
+        fee_bps = book.state.fee.bps
+        slow = events or self._settle or book.state.fee.rate  # book each trade with ``_close``
         token = order.token
         market = book.market
         oid = order.id
@@ -380,7 +385,6 @@ class MatchingEngine:
         oowner = order.owner
         outcome = order.outcome
         prefix = self._id_prefix
-        fee_bps = self._fee_bps
         ntrades = 0
         trade = None
         tpx = -1  # the open trade's price (``tid`` and ``makers`` are set with it)
@@ -546,14 +550,21 @@ class MatchingEngine:
 
     def _close(self, trade: Trade, order: Order, cash: int, shares: int, pairs: int,
                now: float) -> None:
-        """Book a completed trade: the taker's balances, fee, indexes, settlement, events."""
+        """Book a completed trade: the taker's balances, fee, makers' rebates, indexes,
+        settlement, events."""
         accounts = self.ledger.accounts
         taker = accounts[order.account]
         tt = taker.tokens
         tok = trade.token
-        fee = 0
-        if trade.fee_rate_bps:
-            trade.fee = fee = taker_fee(trade.side, trade.price, trade.size, trade.fee_rate_bps)
+        fee = rebates = 0
+        sched = self._state[tok].fee
+        if sched.rate:
+            trade.fee = fee = taker_fee(trade.side, trade.price, trade.size, sched)
+            if sched.rebate:
+                for m in trade.makers:
+                    m.rebate = r = maker_rebate(m.price, m.size, sched)
+                    accounts[m.account].collateral += r
+                    rebates += r
         if order.side is BUY:
             tt[tok] = tt.get(tok, 0) + shares - fee
             taker.collateral += cash
@@ -567,8 +578,9 @@ class MatchingEngine:
         if pairs:
             p = self.ledger.pairs
             p[trade.market] = p.get(trade.market, 0) + pairs
-        if fee:
+        if fee or rebates:
             house = self.ledger.get(self._fee_account)
+            house.collateral -= rebates
             if order.side is BUY:
                 house.tokens[tok] = house.tokens.get(tok, 0) + fee
             else:

@@ -2,7 +2,8 @@
 
 Invariant: ``size == sum(m.size for m in makers)``; a maker fill on the taker's token is at
 ``price``; one on the complement token is at ``UNIT - price`` (a mint for a BUY taker, a merge
-for a SELL taker). ``apply_trade(+1)`` then ``apply_trade(-1)`` leaves every balance as before.
+for a SELL taker). The taker's fee goes to the fee account and each maker's rebate comes out of it
+(``bot.venue.fees``). ``apply_trade(+1)`` then ``apply_trade(-1)`` leaves every balance as before.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class MakerFill(msgspec.Struct, gc=False):
     price: int
     size: int
     outcome: str
+    rebate: int = 0  # USDC units the maker earns on this fill (bot.venue.fees.maker_rebate)
 
 
 class Trade(msgspec.Struct, gc=False):
@@ -114,6 +116,9 @@ def apply_trade(ledger: Ledger, trade: Trade, fee_account: str, sign: int = 1) -
             mt[mtok] = mt.get(mtok, 0) - x
             pairs -= x
         shares += x
+        if m.rebate:
+            maker.collateral += m.rebate * sign
+            ledger.get(fee_account).collateral -= m.rebate * sign
     taker = accounts[trade.taker_account]
     tt = taker.tokens
     fee = trade.fee * sign

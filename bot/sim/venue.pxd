@@ -9,7 +9,7 @@ from bot.sim.resting cimport OwnBook
 
 @cython.final
 cdef class _Token:
-    cdef public object token, info, outcome
+    cdef public object token, info, outcome, fee
     cdef public Depth depth
     cdef public OwnBook own
 
@@ -17,7 +17,7 @@ cdef class _Token:
 @cython.final
 cdef class SimVenue:
     cdef public object config, _latency, _queue, books, ledger, account, _acct_id, _owner, _fee_account
-    cdef public object rng, _prefix, settlement, _closed, _bps
+    cdef public object rng, _prefix, settlement, _closed
     cdef public dict _tokens, _records, _hot, _orders
     cdef public list _work, _out
     cdef public long long _ntrades, _seq, _oseq

@@ -19,7 +19,8 @@ Rules (the local exchange's, ``bot.sim.matching``, with the same error messages)
 - an order that crosses takes the visible levels best first at their prices, in whole lots (one
   trade per price), and removes what it took from the venue's view until the feed next updates
   that level (``bot.sim.depth``); FOK is filled whole or killed, FAK keeps what it got; the taker
-  pays ``bot.venue.fees.taker_fee``;
+  pays the market's fee (``bot.venue.fees.taker_fee``) and our resting orders earn the market's
+  maker rebate where it pays one (``bot.venue.fees.maker_rebate``);
 - the rest of a limit order joins the back of its level and waits for the queue ahead of it to
   trade away (``bot.sim.resting``, with the pluggable ``bot.sim.queue`` model): a touch is not a
   fill;
@@ -64,7 +65,7 @@ from bot.sim.settlement import Settlement, SettlementConfig
 from bot.sim.trades import MakerFill, Trade, apply_trade, trade_id_prefix
 from bot.venue.amounts import TICK_RULES
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
-from bot.venue.fees import taker_fee
+from bot.venue.fees import BPS, FeeSchedule, maker_rebate, taker_fee
 from bot.venue.models.ws import BookEvent, LastTradePriceEvent, PriceChangeEvent
 from bot.venue.units import UNIT
 
@@ -98,7 +99,9 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     owner: str = ""  # our API key, shown on our maker legs
     latency: LatencyConfig = LatencyConfig()
     queue: QueueConfig = QueueConfig()
-    fee_rate_bps: int = 0  # taker fee rate of our takes (bot.venue.fees.taker_fee)
+    # the fee rule (bot.venue.fees) of markets whose info carries none: rate in bps, exponent
+    fee_rate_bps: int = 0
+    fee_exponent: int = 1
     fee_account: str = "fees"
     settlement: SettlementConfig = SettlementConfig()
     fill_on_cross: bool = True
@@ -115,6 +118,8 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError(f"mode must be backtest or paper, not {self.mode!r}")
         if not 0 <= self.fee_rate_bps <= 10_000:
             raise ValueError(f"fee_rate_bps must be within 0..10000, got {self.fee_rate_bps}")
+        if not 1 <= self.fee_exponent <= 8:
+            raise ValueError(f"fee_exponent must be within 1..8, got {self.fee_exponent}")
         if not self.account or len({self.account, self.fee_account, EXTERNAL}) != 3:
             raise ValueError(f"account and fee_account must be distinct, non-empty and not {EXTERNAL!r}")
         if not self.pair_window >= 0:
@@ -128,14 +133,16 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class _Token:
     """What the venue keeps for one token: the feed view, our resting orders, its market."""
 
-    __slots__ = ("token", "depth", "own", "info", "outcome")
+    __slots__ = ("token", "depth", "own", "info", "outcome", "fee")
 
-    def __init__(self, token: str, depth: Depth, info: MarketInfo, outcome: str) -> None:
+    def __init__(self, token: str, depth: Depth, info: MarketInfo, outcome: str,
+                 fee: FeeSchedule | None = None) -> None:
         self.token = token
         self.depth = depth
         self.own = OwnBook()
         self.info = info
         self.outcome = outcome
+        self.fee = info.fee if info.fee.rate or fee is None else fee  # the market's, else the default
 
 
 def market_amount(order: OwnOrder) -> int:
@@ -171,13 +178,14 @@ class SimVenue:
         self._apply = books is None
         self.books = Books() if books is None else books  # the feed's books, as orders meet them
         self._tokens: dict[str, _Token] = {}
+        default_fee = FeeSchedule(rate=cfg.fee_rate_bps * BPS, exponent=cfg.fee_exponent)
         for m in markets:
             if m.tick not in TICK_RULES:
                 raise ValueError(f"market {m.condition_id}: unsupported tick {m.tick} units")
             pair = []
             for token, outcome in zip(m.tokens, m.outcomes):
                 book = self.books.add(token, tick=m.tick, market=m.condition_id)
-                tok = self._tokens[token] = _Token(token, Depth(book), m, outcome)
+                tok = self._tokens[token] = _Token(token, Depth(book), m, outcome, default_fee)
                 pair.append(tok.depth)
             if cfg.mirror_depletion:
                 pair[0].comp, pair[1].comp = pair[1], pair[0]
@@ -186,7 +194,6 @@ class SimVenue:
         self.ledger.get(EXTERNAL)
         self._acct_id = cfg.account
         self._owner = cfg.owner
-        self._bps = cfg.fee_rate_bps
         self._fee_account = cfg.fee_account
         self._paper = cfg.mode == "paper"
         self._cross = cfg.fill_on_cross
@@ -699,7 +706,7 @@ class SimVenue:
         for bucket, (px, x) in enumerate(plan):
             depth.deplete(not buy, px, x)
             trade = self._trade(tok, order.side, px, order.id, self._acct_id, self._owner, t,
-                                bucket, x, self._bps)
+                                bucket, x, tok.fee)
             trade.makers = [MakerFill("", EXTERNAL, "", token, maker_side, px, x, order.outcome)]
             apply_trade(self.ledger, trade, self._fee_account)
             order.matched += x
@@ -715,7 +722,7 @@ class SimVenue:
                 taking += c - trade.fee
             trades.append(self._settling(trade, TradeRecord(
                 trade.id, trade.status, order.id, token, order.market, order.side, x, px,
-                self._bps, self._owner, "TAKER", (), t)))
+                tok.fee.bps, self._owner, "TAKER", (), t)))
         if plan:
             self._mark_hot(tok)
         return making, taking
@@ -788,9 +795,10 @@ class SimVenue:
         token = tok.token
         at = now + self._latency.response(now)
         for order, f in fills:
-            trade = self._trade(tok, taker, order.price, "", EXTERNAL, "", now, 0, f, 0)
+            trade = self._trade(tok, taker, order.price, "", EXTERNAL, "", now, 0, f, None)
             trade.makers = [MakerFill(order.id, self._acct_id, self._owner, token, order.side,
-                                      order.price, f, order.outcome)]
+                                      order.price, f, order.outcome,
+                                      maker_rebate(order.price, f, tok.fee))]
             if order.side is BUY:
                 acct.reserved -= cost(order.price, f)
             else:
@@ -805,21 +813,21 @@ class SimVenue:
                 del self._orders[order.id]
                 tok.own.remove(order)
                 self._remember_closed(order.id)
-            leg = MakerLeg(order.id, f, order.price, order.side, token, self._owner, 0)
+            leg = MakerLeg(order.id, f, order.price, order.side, token, self._owner, tok.fee.bps)
             rec = TradeRecord(trade.id, trade.status, "", token, order.market, taker, f,
-                              order.price, 0, self._owner, "MAKER", (leg,), now)
+                              order.price, tok.fee.bps, self._owner, "MAKER", (leg,), now)
             self._answer(at, TradeSeen(self._settling(trade, rec)))
         self._recheck(token)
 
     def _trade(self, tok: _Token, side: Side, price: int, taker_order: str, taker_account: str,
-               taker_owner: str, t: float, bucket: int, size: int, bps: int) -> Trade:
-        """A new trade of ours; ``bps`` is the taker's fee rate (ours when we take, else 0:
-        what others pay is not our business)."""
+               taker_owner: str, t: float, bucket: int, size: int, fee_rule: Any) -> Trade:
+        """A new trade of ours; ``fee_rule`` is the taker's fee schedule when we take, ``None``
+        when we make (what others pay is not our business; the trade shows the market's rate)."""
         self._ntrades += 1
         status = TradeStatus.MATCHED if self._paper else TradeStatus.CONFIRMED
-        fee = taker_fee(side, price, size, bps)
+        fee = taker_fee(side, price, size, fee_rule) if fee_rule is not None else 0
         return Trade(f"{self._prefix}{self._ntrades:012x}", tok.info.condition_id, tok.token,
-                     side, price, taker_order, taker_account, taker_owner, bps, t, bucket,
+                     side, price, taker_order, taker_account, taker_owner, tok.fee.bps, t, bucket,
                      tok.outcome, size, fee, status, t)
 
     def _settling(self, trade: Trade, rec: TradeRecord) -> TradeRecord:

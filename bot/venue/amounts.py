@@ -1,7 +1,9 @@
 """Order amounts: what a price and a size become in the signed ``makerAmount``/``takerAmount``.
 
 Invariant: every result equals the exact-decimal rules of venue.md section 3 for the four
-supported ticks (0.1, 0.01, 0.001, 0.0001), computed here with integers only. Inputs are
+supported ticks (0.1, 0.01, 0.001, 0.0001), computed here with integers only, except that a
+market order's taker leg never carries more than 4 decimals (production refuses more on 0.001 and
+0.0001 ticks, where section 3.3 would give 5 and 6). Inputs are
 micro-units (1 share = 1 USDC = 1_000_000; a price of 0.52 is 520_000). Nothing is ever rounded
 up: shares and amounts are floored, so an order never spends or sells more than asked.
 """
@@ -18,6 +20,9 @@ from bot.venue.units import MAX_WHOLE_DIGITS, UNIT
 
 SHARE_STEP = 10_000
 """Sizes are floored to 2 decimals: a shares leg is always a multiple of 10_000 units."""
+MARKET_TAKER_STEP = 100
+"""A market order's taker leg carries at most 4 decimals, whatever the tick: the venue refuses
+more (its maker leg at most 2, ``SHARE_STEP``)."""
 
 
 class AmountError(ValueError):
@@ -26,6 +31,15 @@ class AmountError(ValueError):
 
 class NoMatch(AmountError):
     """A FOK market order that the visible book cannot fill."""
+
+
+class MarketAccuracyError(AmountError):
+    """A market order's legs with more decimals than the venue accepts; the message is the
+    venue's own refusal (HTTP 400 ``{"error": ...}``)."""
+
+    def __init__(self, side: Side) -> None:
+        super().__init__(f"invalid amounts, the market {side.value.lower()} orders maker amount supports a max "
+                         "accuracy of 2 decimals, taker amount a max of 4 decimals")
 
 
 class TickRule(NamedTuple):
@@ -124,7 +138,11 @@ def market_amounts(side: Side, amount: int, price: int, tick: int) -> Amounts:
 
     ``price`` is the worst acceptable price; it is floored to the tick, ``amount`` to 2
     decimals. BUY receives ``floor(amount / price)`` shares, SELL ``floor(amount * price)``
-    USDC, both floored to the tick's amount decimals.
+    USDC, both floored to the tick's amount decimals but never to more than 4 (what the venue
+    accepts of a market order's taker leg). Invariant: the implied price is never worse than
+    ``price`` by a tick, so the order crosses exactly the levels its limit does (BUY: ``price <=
+    maker / taker < price + tick``; SELL: ``price - tick < taker / maker <= price``); an amount too
+    small to keep it there is refused.
     """
     rule = tick_rule(tick)
     price -= price % tick
@@ -133,10 +151,16 @@ def market_amounts(side: Side, amount: int, price: int, tick: int) -> Amounts:
     amt = amount - amount % SHARE_STEP
     if amt <= 0:
         raise AmountError(f"amount {amount} units is below 0.01")
-    step = rule.amount_step
+    step = max(rule.amount_step, MARKET_TAKER_STEP)
     if side is Side.BUY:
-        return Amounts(amt, amt * UNIT // (price * step) * step)
-    return Amounts(amt, amt * price // (UNIT * step) * step)
+        legs = Amounts(amt, amt * UNIT // (price * step) * step)
+        if amt * UNIT >= (price + tick) * legs.taker:
+            raise AmountError(f"amount {amt} units is too small to buy at {price} within a tick")
+        return legs
+    legs = Amounts(amt, amt * price // (UNIT * step) * step)
+    if legs.taker * UNIT <= (price - tick) * amt:
+        raise AmountError(f"amount {amt} units is too small to sell at {price} within a tick")
+    return legs
 
 
 def market_price(
@@ -233,8 +257,8 @@ def check_signed_amounts(
     else:
         shares, usdc = maker_amount, taker_amount
     if order_type.is_market:
-        if maker_amount % SHARE_STEP:
-            raise AmountError(f"makerAmount {maker_amount} is not a multiple of {SHARE_STEP}")
+        if maker_amount % SHARE_STEP or taker_amount % MARKET_TAKER_STEP:
+            raise MarketAccuracyError(side)
         if side is Side.BUY:
             return SignedTerms(usdc * UNIT // shares, shares, usdc)
         return SignedTerms(-(-usdc * UNIT // shares), shares, usdc)

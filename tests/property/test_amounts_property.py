@@ -16,6 +16,7 @@ from bot.venue.amounts import (
 from bot.venue.enums import OrderType, Side
 
 TICKS = {100_000: "0.1", 10_000: "0.01", 1_000: "0.001", 100: "0.0001"}
+MARKET_MAKER_DECIMALS, MARKET_TAKER_DECIMALS = 2, 4  # the venue's refusal: "a max accuracy of 2 ... 4 decimals"
 ROUNDING = {"0.1": (1, 2, 3), "0.01": (2, 2, 4), "0.001": (3, 2, 5), "0.0001": (4, 2, 6)}
 
 
@@ -62,6 +63,7 @@ def ref_market(side: str, price: str, amount: str, tick: str) -> tuple[int, int]
     with localcontext() as ctx:
         ctx.prec = 80
         price_dp, size_dp, amount_dp = ROUNDING[tick]
+        amount_dp = min(amount_dp, MARKET_TAKER_DECIMALS)  # production refuses more on a market order
         p = floor_dp(Decimal(price), price_dp)
         amt = floor_dp(Decimal(amount), size_dp)
         if side == "BUY":
@@ -107,8 +109,8 @@ def test_market_equals_reference(data, tick, side, amount):
     try:
         got = market_amounts(side, amount, price, tick)
     except AmountError:
-        # only refused when flooring leaves nothing to spend
-        assert amount < 10_000
+        # only refused when flooring leaves nothing to spend, or too little to price within a tick
+        assert amount < 1_000_000
         return
     assert got == ref_market(side.value, text(price), text(amount), TICKS[tick])
     terms = check_signed_amounts(side, got.maker, got.taker, OrderType.FOK, tick)
@@ -129,3 +131,27 @@ def test_fix_is_floor(tick, side, size, data):
         ctx.prec = 80
         v = Decimal(size).scaleb(-6) // Decimal("0.01") * Decimal("0.01") / (Decimal(price).scaleb(-6))
         assert fix(v, a) == floor_dp(v, a)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(data=st.data(), tick=ticks, side=sides, amount=sizes)
+def test_market_orders_stay_within_the_venue_decimals_and_the_limit(data, tick, side, amount):
+    """For every tick, price and amount: the rounded market order has at most 2 decimals on its
+    maker leg and 4 on its taker leg, and its implied price is never worse than the limit (it
+    crosses exactly the levels the limit does). Only sub-unit amounts may be too small to price."""
+    limit = data.draw(grid_price(tick))
+    try:
+        got = market_amounts(side, amount, limit, tick)
+    except AmountError:
+        assert amount < 1_000_000  # below 1 USDC (BUY) or 1 share (SELL)
+        return
+    assert decimals_of(Decimal(got.maker).scaleb(-6)) <= MARKET_MAKER_DECIMALS
+    assert decimals_of(Decimal(got.taker).scaleb(-6)) <= MARKET_TAKER_DECIMALS
+    assert got.maker > 0 and got.taker > 0
+    if side is Side.BUY:  # pays at most limit per share, to within a tick: maker / taker in [limit, limit + tick)
+        assert limit * got.taker <= got.maker * 1_000_000 < (limit + tick) * got.taker
+    else:  # receives at least limit per share, to within a tick: taker / maker in (limit - tick, limit]
+        assert (limit - tick) * got.maker < got.taker * 1_000_000 <= limit * got.maker
+    # the local exchange accepts it, and its worst acceptable price is the limit's level
+    terms = check_signed_amounts(side, got.maker, got.taker, OrderType.FOK, tick)
+    assert terms.price - terms.price % tick == limit if side is Side.BUY else -(-terms.price // tick) * tick == limit

@@ -150,9 +150,9 @@ def test_conservation_reservations_and_reported_trades(s, steps):
         paid = cost(r.price, r.size)
         fee = 0
         if ours_taker and r.fee_rate_bps:
-            from bot.venue.fees import taker_fee
+            from bot.venue.fees import BPS, FeeSchedule, taker_fee
 
-            fee = taker_fee(side, r.price, r.size, r.fee_rate_bps)
+            fee = taker_fee(side, r.price, r.size, FeeSchedule(rate=r.fee_rate_bps * BPS))
         if side is Side.BUY:
             cash -= paid
             held[r.token_id] += r.size - fee

@@ -9,7 +9,9 @@ from fractions import Fraction
 import pytest
 
 from bot.venue.amounts import (
+    MARKET_TAKER_STEP,
     AmountError,
+    MarketAccuracyError,
     NoMatch,
     check_signed_amounts,
     decimal_units,
@@ -66,11 +68,15 @@ def test_upstream_order_amounts(upstream):
         if "expected" not in vec or vec["options"]["tick_size"] not in ("0.1", "0.01", "0.001", "0.0001"):
             continue
         args, tick = vec["order_args"], vec["options"]["tick_size"]
+        maker, taker = vec["expected"]["makerAmount"], vec["expected"]["takerAmount"]
         if vec["call"] == "create_order":
             got = limit_from_text(args["side"], args["price"], args["size"], tick)
         else:
             got = market_from_text(args["side"], args["amount"], args["price"], tick)
-        assert got == (vec["expected"]["makerAmount"], vec["expected"]["takerAmount"]), vec["line"]
+            # the official client keeps the tick's amount decimals (5 on 0.001, 6 on 0.0001), which
+            # production refuses on a market order: ours floors the taker leg to 4 decimals
+            taker = taker // MARKET_TAKER_STEP * MARKET_TAKER_STEP
+        assert got == (maker, taker), vec["line"]
         checked += 1
     assert checked >= 50
 
@@ -201,8 +207,12 @@ def test_exchange_checks():
     assert buy.price == 550_000  # 100 / 181.8181 = 0.55000002..: asks <= 0.55 are acceptable
     sell = check_signed_amounts(Side.SELL, 37_500_000, 16_875_000, OrderType.FAK, 10_000)
     assert sell.price == 450_000
-    with pytest.raises(AmountError, match="makerAmount"):
-        check_signed_amounts(Side.BUY, 100_000_001, 181_818_100, OrderType.FOK, 10_000)
+    refusal = ("invalid amounts, the market buy orders maker amount supports a max accuracy of 2 decimals, "
+               "taker amount a max of 4 decimals")
+    for maker, taker in ((100_000_001, 181_818_100), (100_000_000, 181_818_180), (100_000_000, 181_818_101)):
+        with pytest.raises(MarketAccuracyError) as err:
+            check_signed_amounts(Side.BUY, maker, taker, OrderType.FOK, 1_000)
+        assert str(err.value) == refusal
 
 
 
@@ -248,9 +258,12 @@ def test_limit_legs_stay_exact_integers_of_any_size():
 def test_signed_amounts_give_price_shares_and_usdc():
     fok, gtc = OrderType.FOK, OrderType.GTC
     assert check_signed_amounts(Side.BUY, 5 * U, 10 * U, fok, 10_000) == (500_000, 10 * U, 5 * U)
-    # a SELL's worst price is rounded up: 3.33 USDC for 10 shares accepts bids >= 0.333
-    terms = check_signed_amounts(Side.SELL, 10 * U, 3_330_001, fok, 10_000)
-    assert terms == (333_001, 10 * U, 3_330_001) and type(terms.price) is int
+    # a SELL's worst price is rounded up: 3.3301 USDC for 10 shares accepts bids >= 0.33301
+    terms = check_signed_amounts(Side.SELL, 10 * U, 3_330_100, fok, 10_000)
+    assert terms == (333_010, 10 * U, 3_330_100) and type(terms.price) is int
+    with pytest.raises(MarketAccuracyError, match="^invalid amounts, the market sell orders maker amount supports a "
+                                                  "max accuracy of 2 decimals, taker amount a max of 4 decimals$"):
+        check_signed_amounts(Side.SELL, 10 * U, 3_330_001, fok, 10_000)  # a fifth and sixth decimal
     assert check_signed_amounts(Side.SELL, 10 * U, 4 * U, gtc, 10_000) == (400_000, 10 * U, 4 * U)
     assert check_signed_amounts(Side.BUY, 4 * U, 10 * U, gtc, 10_000) == (400_000, 10 * U, 4 * U)
     for maker, taker in ((0, U), (U, 0), (-U, U)):
@@ -335,3 +348,20 @@ def test_a_fractional_exponent_is_computed_to_fifty_digits():
         ctx.prec = 50
         weight = Fraction((Decimal(21) / Decimal(100)) ** Decimal("1.5"))  # (0.3 * 0.7) ** 1.5
     assert fee_per_usdc(300_000, "0.02", "1.5") == Fraction(2, 100) * weight / Fraction(3, 10)
+
+
+def test_market_orders_on_fine_ticks_carry_the_decimals_the_venue_accepts():
+    # BUY 9.98 USDC at 0.985 (tick 0.001): 10.13197... shares floor to 10.1319 (4 decimals), not 10.13197
+    assert market_amounts(Side.BUY, 9_980_000, 985_000, 1_000) == (9_980_000, 10_131_900)
+    # BUY 12.34 at 0.7 (tick 0.001): 17.6285 shares; SELL 12.34 shares at 0.1237 (tick 0.0001): 1.5264 USDC
+    assert market_amounts(Side.BUY, 12_340_000, 700_000, 1_000) == (12_340_000, 17_628_500)
+    assert market_amounts(Side.SELL, 12_340_000, 123_700, 100) == (12_340_000, 1_526_400)
+    # on 0.1 and 0.01 ticks the tick's own amount decimals (3 and 4) stand
+    assert market_amounts(Side.BUY, 10_000_000, 300_000, 100_000) == (10_000_000, 33_333_000)
+    # an amount too small to price within a tick of the limit is refused, never signed worse
+    with pytest.raises(AmountError, match="too small to buy"):
+        market_amounts(Side.BUY, 10_000, 300_000, 100)  # 0.0333 share would pay 0.3003 > 0.3001
+    with pytest.raises(AmountError, match="too small to sell"):
+        market_amounts(Side.SELL, 10_000, 123_700, 100)  # 0.001237 USDC floors to 0.0012: 0.12 < 0.1236
+    with pytest.raises(AmountError, match="too small to buy"):
+        market_amounts(Side.BUY, 10_000, 999_900, 100)  # 0.0100 share at 0.9999 pays 1.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from bot.core.markets import MarketIndex, MarketInfo
 from bot.portfolio import Portfolio
 from bot.strategy import StrategyContext
 from bot.venue.enums import OrderType, Side
-from bot.venue.fees import taker_fee
+from bot.venue.fees import BPS, FeeSchedule, taker_fee
 from bot.venue.models.ws import BookEvent, Level
 from bot.venue.units import LOT, UNIT, format_units
 from strategies.complement_arb import (
@@ -54,8 +55,13 @@ def test_sells_the_set_it_holds_when_the_bids_add_up_over_one():
 
 def test_fees_count_against_the_edge():
     tops = [top("Y", 400_000, 450_000), top("N", 500_000, 530_000)]
-    assert opportunity(tops, Params(margin=0, fee_rate_bps=100, max_size=50 * SH, min_size=SH)) is not None
-    assert opportunity(tops, Params(margin=0, fee_rate_bps=1000, max_size=50 * SH, min_size=SH)) is None
+    params = Params(margin=0, max_size=50 * SH, min_size=SH)
+
+    def at(bps: int) -> list[Top]:  # each leg's market charges r = bps (e = 1): the rule of bot.venue.fees
+        return [msgspec.structs.replace(t, fee=FeeSchedule(rate=bps * BPS)) for t in tops]
+
+    assert opportunity(at(100), params) is not None
+    assert opportunity(at(1000), params) is None  # 0.1 * 0.55 share kept back per share > the 0.02 edge
 
 
 def test_a_neg_risk_event_is_one_set_of_its_yes_tokens():
@@ -76,8 +82,10 @@ def test_every_opportunity_is_exact_and_really_pays(legs: list, tick: int, bps: 
     for i, (ask_ticks, spread, size) in enumerate(legs):
         ask = min(UNIT - tick, max(2 * tick, ask_ticks * 1_000 // tick * tick))
         bid = max(tick, ask - spread * tick)
-        tops.append(Top(f"T{i}", bid, size * SH, ask, size * SH, held=size * SH))
-    params = Params(margin=margin, fee_rate_bps=bps, max_size=200 * SH, min_size=LOT)
+        tops.append(Top(f"T{i}", bid, size * SH, ask, size * SH, held=size * SH,
+                        fee=FeeSchedule(rate=bps * BPS)))
+    params = Params(margin=margin, max_size=200 * SH, min_size=LOT)
+    fee = FeeSchedule(rate=bps * BPS)  # the legs' fee rule
     opp = opportunity(tops, params)
     if opp is None:
         return
@@ -90,10 +98,10 @@ def test_every_opportunity_is_exact_and_really_pays(legs: list, tick: int, bps: 
             amount = leg.take().amount
             assert amount % 10_000 == 0 and amount * UNIT // leg.price == size  # whole cents buy exactly the size
             spent += amount
-            kept.append(size - taker_fee(Side.BUY, leg.price, size, bps))
+            kept.append(size - taker_fee(Side.BUY, leg.price, size, fee))
         assert min(kept) - spent >= margin * size // UNIT  # the complete sets redeem for more than they cost
     else:
-        got = sum(size * leg.price // UNIT - taker_fee(Side.SELL, leg.price, size, bps) for leg in opp.legs)
+        got = sum(size * leg.price // UNIT - taker_fee(Side.SELL, leg.price, size, fee) for leg in opp.legs)
         assert got - size >= margin * size // UNIT
         assert all(size <= t.held for t in tops)
 

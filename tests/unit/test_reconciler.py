@@ -391,23 +391,24 @@ def test_status_only_moves_forward():
 
 
 def test_taker_fills_book_the_venues_fee_in_what_the_taker_receives():
-    from bot.venue.fees import taker_fee
+    from bot.venue.fees import NO_FEE, FeeSchedule, taker_fee
 
-    assert taker_fee(Side.SELL, 400_000, 10 * U, 100) == 40_000  # 1% * 0.40 * 10 USDC
-    assert taker_fee(Side.SELL, 900_000, 10 * U, 100) == 10_000  # min(p, 1-p)
-    assert taker_fee(Side.BUY, 400_000, 10 * U, 100) == 100_000  # 0.04 USDC worth = 0.1 share at 0.40
-    assert taker_fee(Side.BUY, 400_000, 10 * U, 0) == 0
+    one = FeeSchedule(rate=10_000)  # r = 1%, e = 1: the rule a record's fee_rate_bps 100 gets with no market's
+    assert taker_fee(Side.SELL, 400_000, 10 * U, one) == 24_000  # 10 * 1% * 0.40 * 0.60 USDC
+    assert taker_fee(Side.SELL, 900_000, 10 * U, one) == 9_000  # 10 * 1% * 0.9 * 0.1
+    assert taker_fee(Side.BUY, 400_000, 10 * U, one) == 60_000  # 0.024 USDC worth = 0.06 share at 0.40
+    assert taker_fee(Side.BUY, 400_000, 10 * U, NO_FEE) == 0
     rec = Reconciler()
     sent(rec, own("0xbuy"), own("0xsell", side=Side.SELL))
     t = trade("t1", taker="0xbuy", side="BUY", size="10", price="0.4")
     t["fee_rate_bps"] = "100"
     (buy,) = of(rec.on_trade_event(t, 1.0), Fill)
-    assert (buy.size, buy.fee) == (10 * U - 100_000, 40_000)  # the venue kept 0.1 share, worth 0.04
+    assert (buy.size, buy.fee) == (10 * U - 60_000, 24_000)  # the venue kept 0.06 share, worth 0.024
     assert type(buy.fee) is int
     t = trade("t2", taker="0xsell", side="SELL", size="10", price="0.4")
     t["fee_rate_bps"] = "100"
     (sell,) = of(rec.on_trade_event(t, 1.0), Fill)
-    assert (sell.size, sell.fee) == (10 * U, 40_000)
+    assert (sell.size, sell.fee) == (10 * U, 24_000)
     assert rec.orders.get("0xbuy").filled == 10 * U  # the order matched its whole size
 
 
@@ -917,6 +918,23 @@ def test_a_maker_leg_without_an_order_id_is_never_waited_for():
     sent(rec, own("0xt", side=Side.SELL))
     rec.on_trade_event(trade("t1", taker="0xt", makers=[("", "5", "0.4", "BUY", "k1")]), 1.0)
     assert rec.held_trades == []
+
+
+def test_fills_are_booked_with_their_markets_rule_unless_the_record_carries_a_rate():
+    from bot.venue.fees import FeeSchedule
+
+    rec = Reconciler()
+    rec.fees = {TOK: FeeSchedule(rate=20_000, exponent=2, rebate=500_000)}  # r = 0.02, e = 2, rebate a half
+    sent(rec, own("0xbuy"), own("0xbid"))
+    # no rate on the record: the market's rule, 10 * 0.02 * 0.24^2 = 0.01152 USDC = 0.0288 share at 0.40
+    (buy,) = of(rec.on_trade_event(trade("t1", taker="0xbuy", side="BUY", size="10", price="0.4"), 1.0), Fill)
+    assert (buy.size, buy.fee) == (10 * U - 28_800, 11_520)
+    # a maker leg carrying its own rate (100 bps) where the trade carries none: that rate, the
+    # market's exponent and rebate share: 0.5 * 10 * 0.01 * 0.24^2 = 0.00288 USDC earned
+    t = trade("t2", makers=[maker("0xbid", "10")])
+    t["maker_orders"][0]["fee_rate_bps"] = "100"
+    (bid,) = of(rec.on_trade_event(t, 1.0), Fill)
+    assert (bid.size, bid.fee, bid.is_maker) == (10 * U, -2_880, True)
 
 
 def test_the_taker_fee_is_booked_only_when_asked():

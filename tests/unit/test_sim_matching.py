@@ -348,14 +348,14 @@ def test_taker_fee_in_tokens_on_buy_and_collateral_on_sell():
     eng.place(req("a", "YES", SELL, 500_000, 10 * USDC), 1.0)
     r = eng.place(req("b", "YES", BUY, 500_000, 10 * USDC), 1.0)
     t = eng.trade(r.trade_ids[0])
-    # 1% * min(0.5, 0.5) * 10 shares = 0.05 USDC = 0.1 share at 0.5
-    assert t.fee == 100_000 and t.fee_rate_bps == 100
-    assert r.taking_amount == 10 * USDC - 100_000
-    assert eng.balance("fees").tokens["YES"] == 100_000
+    # 10 shares * 1% * 0.5 * (1 - 0.5) = 0.025 USDC = 0.05 share at 0.5
+    assert t.fee == 50_000 and t.fee_rate_bps == 100
+    assert r.taking_amount == 10 * USDC - 50_000
+    assert eng.balance("fees").tokens["YES"] == 50_000
     eng.place(req("a", "YES", BUY, 200_000, 10 * USDC), 2.0)
     s = eng.place(req("b", "YES", SELL, 200_000, 10 * USDC), 2.0)
-    assert eng.trade(s.trade_ids[0]).fee == 20_000  # 1% * 0.2 * 10 USDC
-    assert s.taking_amount == 2 * USDC - 20_000
+    assert eng.trade(s.trade_ids[0]).fee == 16_000  # 10 * 1% * 0.2 * 0.8 USDC
+    assert s.taking_amount == 2 * USDC - 16_000
 
 
 def test_queries_orders_trades_positions_holders():

@@ -15,7 +15,7 @@ from bot.sim import results as R
 from bot.sim.latency import LatencyConfig
 from bot.sim.queue import QueueConfig
 from bot.sim.settlement import SettlementConfig
-from bot.venue.fees import taker_fee
+from bot.venue.fees import FeeSchedule, taker_fee
 from bot.sim.venue import SimVenueConfig, market_amount
 from bot.venue.enums import OrderType, TradeStatus
 from bot.venue.models.ws import MarketResolvedEvent
@@ -198,7 +198,7 @@ def test_taker_fee_follows_the_venue_rule():
     shell.market(book({40 * C: 100 * S}, {60 * C: 100 * S}), at=1.0)
     shell.place(limit("f1", BUY, 60 * C, 10 * S), at=1.0)
     shell.until(1.0)
-    fee = taker_fee(BUY, 60 * C, 10 * S, 200)  # in shares on a BUY
+    fee = taker_fee(BUY, 60 * C, 10 * S, FeeSchedule(rate=20_000))  # in shares on a BUY: r = 0.02, e = 1
     assert fee > 0
     assert shell.venue.balance().tokens["Y"] == 10 * S - fee
     assert shell.results()["f1"].taking_amount == 10 * S - fee

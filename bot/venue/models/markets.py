@@ -195,14 +195,16 @@ class InfoToken(Wire, kw_only=True):
 
 
 class FeeDetails(Wire, kw_only=True):
-    """``fd``: fee rate ``r``, exponent ``e``, taker-only flag ``to``.
+    """``fd``: fee rate ``r``, exponent ``e``, taker-only flag ``to``; ``rb``, the makers' rebate
+    share of a fill's fee worth, is the local exchange's extra (absent: no rebate).
 
-    Fee per share = r * (p * (1 - p)) ** e (venue.md 3.3).
+    Fee per share = r * (p * (1 - p)) ** e (venue.md 3.3, bot.venue.fees).
     """
 
     rate: Number | None = _F(default=None, name="r")
     exponent: int | None = _F(default=None, name="e")
     taker_only: bool | None = _F(default=None, name="to")
+    rebate: Number | None = _F(default=None, name="rb")
 
 
 class ClobMarketInfo(Wire, kw_only=True):
