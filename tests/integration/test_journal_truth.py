@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import shutil
+from contextlib import closing
 import signal
 import sqlite3
 import subprocess
@@ -50,7 +51,7 @@ def market(ex) -> tuple[str, str]:
 
 
 def fills_of(journal: Path) -> list[tuple]:
-    with sqlite3.connect(journal) as db:
+    with closing(sqlite3.connect(journal)) as db:  # closed: no handle outlives the read
         return db.execute(f"SELECT {FILL_COLUMNS} FROM fills ORDER BY seq").fetchall()
 
 
@@ -58,11 +59,20 @@ def fill_our_bid(ex, other, journal: Path, count: int = 1) -> None:
     """``count`` times: the counterparty sells into our resting bid; each fill journaled."""
     cond, yes = market(ex)
     for _ in range(count):
-        before = len(fills_of(journal))
         bids = wait_for(lambda: [o for o in ours_on(ex, yes) if o["side"] == "BUY"], 15, "our bid")
+        before = len(fills_of(journal))  # the journal exists once the bot quotes
         price = int(round(float(bids[0]["price"]) * 100)) * TICK
-        assert counterparty_order(ex, other, yes, cond, Side.SELL, price, 10_000_000, OrderType.FAK)["success"]
+        assert counterparty_order(ex, other, yes, cond, Side.SELL, price, 500_000_000, OrderType.FAK)["success"]
         wait_for(lambda: len(fills_of(journal)) > before, 10, "the fill journaled")
+
+
+def changed(cond, seconds: float) -> bool:
+    """``cond()`` polled until true or ``seconds`` pass (a pace for a loop, not an assertion)."""
+    try:
+        wait_for(cond, seconds, "a change")
+        return True
+    except AssertionError:
+        return False
 
 
 def run_for(ex, cfg: Path, seconds: float = 6.0) -> subprocess.CompletedProcess:
@@ -91,7 +101,7 @@ def test_silent_damage_of_each_kind_is_repaired_from_the_venue_on_restart(ex, tm
     true = fills_of(journal)
     assert len(true) >= 4
     # flipped bits, each in a different fill; SQLite's own check still says ok
-    with sqlite3.connect(journal) as db:
+    with closing(sqlite3.connect(journal)) as db, db:
         rows = db.execute("SELECT rowid, order_id, side, price, size FROM fills ORDER BY seq LIMIT 4").fetchall()
         (r0, _, _, _, size), (r1, _, _, price, _), (r2, _, side, _, _), (r3, oid, _, _, _) = rows
         db.execute("UPDATE fills SET size = ? WHERE rowid = ?", (size ^ (1 << 20), r0))
@@ -155,18 +165,17 @@ def test_a_full_disk_while_trading_halts_cancels_everything_and_stops(ex, tmp_pa
     p = start_bot(cfg, bot_env(ex.demo_account), log)
     other = ex.new_account(43)
     cond, yes = market(ex)
-    rested = 0
     try:
-        for _ in range(120):  # trade with it until its journal is full
+        rested = len(wait_for(lambda: ours_on(ex, yes), 15, "the bot quoting"))
+        for _ in range(60):  # trade with it (each fill and requote is journaled) until its journal is full
             if p.poll() is not None:
                 break
-            mine = ours_on(ex, yes)
-            rested = max(rested, len(mine))
-            bids = [o for o in mine if o["side"] == "BUY"]
+            bids = [o for o in ours_on(ex, yes) if o["side"] == "BUY"]
             if bids:
                 price = int(round(float(bids[0]["price"]) * 100)) * TICK
-                counterparty_order(ex, other, yes, cond, Side.SELL, price, 10_000_000, OrderType.FAK)
-            wait_for(lambda: p.poll() is not None or ours_on(ex, yes) != mine, 5, "a change")
+                counterparty_order(ex, other, yes, cond, Side.SELL, price, 500_000_000, OrderType.FAK)
+            n = len(fills_of(journal))
+            changed(lambda: p.poll() is not None or len(fills_of(journal)) > n or ours_on(ex, yes) != bids, 5)
         out, _ = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
@@ -231,3 +240,31 @@ def test_a_backtest_on_a_results_folder_in_use_is_refused(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"in use by process {os.getpid()}" in lines[0], lines
     assert not out.exists()  # nothing was written
+
+
+def test_a_stop_that_could_not_cancel_exits_non_zero(tmp_path):
+    own = start_exchange()
+    try:
+        journal, cfg = setup_run(own, tmp_path)
+        cfg.write_text(cfg.read_text() + "\n[shell]\nstop_timeout_s = 2.0\n")
+        log = tmp_path / "run.log"
+        p = start_bot(cfg, bot_env(own.demo_account), log)
+        try:
+            wait_for(lambda: ours_on(own, market(own)[1]), 15, "the bot quoting")
+        except BaseException:
+            p.kill()
+            p.wait()
+            raise
+    finally:
+        own.stop()  # the exchange is gone: the stop's cancel-all cannot be answered
+    try:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    err = log.read_text()
+    assert p.returncode == 1, err[-2000:]
+    assert "Traceback" not in err
+    assert '"stop_cancel_incomplete"' in err and "the stop could not cancel every order" in err
