@@ -233,9 +233,10 @@ async def seed_paper(engine: Any, venue: Any, holdings: int) -> None:
     from bot.venue.units import parse_units
 
     tokens = [t for m in engine.markets for t in m.tokens]
+    batch = engine.feed.config.batch_size  # the venue names at most so many tokens per POST /books
     mids: dict[str, int] = {}
     try:
-        for b in await venue.clob.books(tokens):
+        for b in [b for i in range(0, len(tokens), batch) for b in await venue.clob.books(tokens[i:i + batch])]:
             bids = [parse_units(lv.price) for lv in b.bids or ()]
             asks = [parse_units(lv.price) for lv in b.asks or ()]
             if bids and asks:
