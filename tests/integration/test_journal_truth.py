@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from contextlib import closing
 import signal
@@ -234,8 +235,6 @@ def test_a_backtest_on_a_results_folder_in_use_is_refused(tmp_path):
                               cwd=REPO, capture_output=True, text=True, timeout=120)
     finally:
         held.release()
-    import os
-
     assert done.returncode == 2, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"in use by process {os.getpid()}" in lines[0], lines
