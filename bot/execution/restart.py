@@ -13,7 +13,8 @@ its WAL): (4) every journaled fill of a trade in the venue's trades window equal
 (order id, token, side, price, size, fee, maker), the fill the venue's record makes of it, and is
 replaced by that fill when it does not; (5) an order of ours that the trades name but the journal
 lost is rebuilt from them, so its fills are booked (read again from the venue) rather than held
-forever for an order that never becomes known.
+forever for an order that never becomes known (unless ``orphan_policy`` is ``ignore``: other
+processes share the key, and their orders are not ours to rebuild).
 """
 
 from __future__ import annotations
@@ -151,7 +152,9 @@ def check_fills(journal: JournalState, trades: Iterable[Any], open_orders: Itera
     fills the venue's records do not explain, are left as they are."""
     config = config or ReconcilerConfig()
     records = [trade_record(t) for t in trades]
-    rebuilt = _rebuild(journal, records, open_orders, config.owner)
+    # ``ignore``: other processes trade on this key (docs/operations.md), so a trade of the key is
+    # not proof that an order unknown here was this process's: nothing is rebuilt
+    rebuilt = _rebuild(journal, records, open_orders, config.owner) if config.orphan_policy != "ignore" else []
     scratch = Reconciler(msgspec.structs.replace(config, orphan_policy="ignore"))
     scratch.updates = False
     scratch.load([_copy(o) for o in [*journal.orders, *rebuilt]], (), (), {}, {})

@@ -97,6 +97,14 @@ def test_orders_the_journal_lost_are_rebuilt_from_the_trades_naming_them():
     assert rebuilt["0xopen"].state is OrderState.PARTIALLY_FILLED and rebuilt["0xopen"].size == 10 * U
 
 
+def test_nothing_is_rebuilt_when_other_processes_share_the_key():
+    """``orphan_policy = "ignore"``: orders the journal does not know may be another process's."""
+    shared = msgspec.structs.replace(CONFIG, orphan_policy="ignore")
+    check = check_fills(state([order("0xa")], [fill("t1", "0xa")]),
+                        [maker_trade("t1", "0xa"), maker_trade("t2", "0xother")], [], shared)
+    assert check.rebuilt == [] and [o.order_id for o in check.state.orders] == ["0xa"]
+
+
 def test_a_taker_fill_is_checked_with_the_fee_the_live_path_books():
     o = OwnOrder("0xt", "tok", Side.BUY, 520_000, 10 * U, state=OrderState.FILLED, filled=10 * U)
     t = TradeRecord("t1", TradeStatus.CONFIRMED, taker_order_id="0xt", token_id="tok", side=Side.BUY, size=10 * U,
