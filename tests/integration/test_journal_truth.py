@@ -37,8 +37,8 @@ REPO = Path(__file__).resolve().parents[2]
 FILL_COLUMNS = "trade_id, order_id, token_id, side, price, size, fee, is_maker"
 
 
-@pytest.fixture(scope="module")
-def ex():
+@pytest.fixture
+def ex():  # one exchange per test: trading into the bot's bids thins a market's book for the next
     e = start_exchange()
     try:
         yield e
