@@ -4,7 +4,7 @@ summary, keep its results.
 Invariants: bad input (a path that is not a recording, a config naming a market the recordings do
 not hold) is one line on stderr and exit code 2, never a traceback; the results folder holds the
 whole run (``bot.backtest.results``) and its summary, also printed as a table or JSON. One run at a
-time writes a results folder: a second one on a folder in use (an OS lock beside it,
+time writes a results folder: a second one on a folder in use (an OS lock on its ``.lock``,
 ``bot.execution.exclusive``) is one line naming the holder's pid and exit code 2.
 """
 
@@ -28,8 +28,9 @@ def run(config: Any, args: Any) -> int:
 
     configure(level="error", json=True)  # a backtest logs halts, not each rejected quote
     out = Path(args.out) if args.out else Path("results") / time.strftime("backtest-%Y%m%d-%H%M%S")
+    fresh = not out.exists()
     try:
-        held = Exclusive(out, "results folder")  # released when the process ends
+        held = Exclusive(out, "results folder", inside=True)  # released when the process ends
     except InUse as exc:
         print(f"bot backtest: {exc}", file=sys.stderr)
         return 2
@@ -39,6 +40,10 @@ def run(config: Any, args: Any) -> int:
                                source=source)
     except (BacktestError, RecordingError, ConfigError) as exc:
         print(f"bot backtest: {exc}", file=sys.stderr)
+        held.release()
+        if fresh and [p.name for p in out.iterdir()] == [held.path.name]:  # a run that could not start leaves nothing
+            held.path.unlink()
+            out.rmdir()
         return 2
     if args.json:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(summary), indent=2).decode() + "\n")

@@ -30,12 +30,13 @@ def lock_path(path: str | Path) -> Path:
 
 
 class Exclusive:
-    """An exclusive, non-blocking ``flock`` on ``lock_path(path)``, held until ``release`` (or the
-    process ends); ``InUse`` names the pid of the process holding it."""
+    """An exclusive, non-blocking ``flock`` on ``lock_path(path)`` (or, ``inside`` a folder, on
+    its ``.lock``), held until ``release`` (or the process ends); ``InUse`` names the pid of the
+    process holding it."""
 
-    def __init__(self, path: str | Path, what: str = "journal") -> None:
+    def __init__(self, path: str | Path, what: str = "journal", *, inside: bool = False) -> None:
         self._fd: int | None = None
-        self.path = lock_path(path)
+        self.path = Path(path) / ".lock" if inside else lock_path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:

@@ -228,7 +228,7 @@ def test_a_second_run_on_a_journal_in_use_is_refused_naming_the_holder(ex, tmp_p
 
 def test_a_backtest_on_a_results_folder_in_use_is_refused(tmp_path):
     out = tmp_path / "results"
-    held = Exclusive(out, "results folder")
+    held = Exclusive(out, "results folder", inside=True)
     try:
         done = subprocess.run([sys.executable, "-m", "bot.cli", "backtest", "--config", "config/bot.example.toml",
                                "--no-progress", "--synthetic", "--out", str(out)],
@@ -238,7 +238,7 @@ def test_a_backtest_on_a_results_folder_in_use_is_refused(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"in use by process {os.getpid()}" in lines[0], lines
-    assert not out.exists()  # nothing was written
+    assert [p.name for p in out.iterdir()] == [".lock"]  # nothing was written
 
 
 def test_a_stop_that_could_not_cancel_exits_non_zero(tmp_path):

@@ -67,8 +67,9 @@ def test_one_holder_per_journal_and_the_second_is_told_its_pid(tmp_path):
 
 
 def test_the_lock_is_released_when_its_holder_is_gone(tmp_path):
-    held = Exclusive(tmp_path / "results", "results folder")
+    held = Exclusive(tmp_path / "results", "results folder", inside=True)
+    assert held.path == tmp_path / "results" / ".lock"
     with pytest.raises(InUse, match="results folder"):
-        Exclusive(tmp_path / "results", "results folder")
+        Exclusive(tmp_path / "results", "results folder", inside=True)
     del held  # as when the process ends: the descriptor closes, the lock goes with it
-    Exclusive(tmp_path / "results", "results folder").release()
+    Exclusive(tmp_path / "results", "results folder", inside=True).release()
