@@ -3,7 +3,9 @@ summary, keep its results.
 
 Invariants: bad input (a path that is not a recording, a config naming a market the recordings do
 not hold) is one line on stderr and exit code 2, never a traceback; the results folder holds the
-whole run (``bot.backtest.results``) and its summary, also printed as a table or JSON.
+whole run (``bot.backtest.results``) and its summary, also printed as a table or JSON. One run at a
+time writes a results folder: a second one on a folder in use (an OS lock on its ``.lock``,
+``bot.execution.exclusive``) is one line naming the holder's pid and exit code 2.
 """
 
 from __future__ import annotations
@@ -20,18 +22,29 @@ def run(config: Any, args: Any) -> int:
     """Entry point of ``bot backtest``: returns the exit code."""
     from bot.backtest.recording import RecordingError
     from bot.backtest.runner import BacktestError, run_backtest
+    from bot.execution.exclusive import Exclusive, InUse
     from bot.ops.config import ConfigError
     from bot.ops.logging import configure
 
     configure(level="error", json=True)  # a backtest logs halts, not each rejected quote
     out = Path(args.out) if args.out else Path("results") / time.strftime("backtest-%Y%m%d-%H%M%S")
     config = dataset_choice(config, args)
+    fresh = not out.exists()
+    try:
+        held = Exclusive(out, "results folder", inside=True)  # released when the process ends
+    except InUse as exc:
+        print(f"bot backtest: {exc}", file=sys.stderr)
+        return 2
     try:
         source = synthetic_source(getattr(args, "synthetic", None), args.seed)
         summary = run_backtest(config, list(args.data or ()), out=out, progress=not args.no_progress, seed=args.seed,
                                source=source)
     except (BacktestError, RecordingError, ConfigError) as exc:
         print(f"bot backtest: {exc}", file=sys.stderr)
+        held.release()
+        if fresh and [p.name for p in out.iterdir()] == [held.path.name]:  # a run that could not start leaves nothing
+            held.path.unlink()
+            out.rmdir()
         return 2
     if args.json:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(summary), indent=2).decode() + "\n")
@@ -50,6 +63,7 @@ def run(config: Any, args: Any) -> int:
 
         path = write_report(read_results(out), report_path(out))
         print(f"report: {path}", file=sys.stderr if args.json else sys.stdout)
+    held.release()
     return 0
 
 

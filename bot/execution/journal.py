@@ -17,11 +17,23 @@ While held, order rows are kept in memory and written with one statement per tab
 before it. A commit that fsyncs (``commit_fsyncs``: FULL, EXTRA) is made by the live shell in a
 worker thread so the loop serves the sockets meanwhile; one that does not (NORMAL) costs tens of
 microseconds and is made inline, in the turn.
+
+One process per journal: ``bot run`` opens it ``exclusive`` (``bot.execution.exclusive``: an OS
+lock on ``<path>.lock``, released however the process ends), so a second run on the same journal
+is refused before it sends anything, and a restart merges a journal no one else writes.
+
+A write that fails (disk full, an I/O error, a file made read-only meanwhile) never raises into
+the core: the journal records the first failure (``failed``), writes nothing more, and the live
+shell halts quoting and stops (its cancels go first: they need no journal). A journal that cannot
+be written at all (read-only mount, immutable file) is refused at open (``JournalUnwritable``).
+``max_bytes`` bounds the file (SQLite's ``max_page_count``): past it, writes fail as on a full disk.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +41,7 @@ import msgspec
 
 from bot.core.clock import DayStart
 from bot.core.events import Fill
+from bot.execution.exclusive import Exclusive
 from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import OrderType, Side, TradeStatus
 
@@ -115,13 +128,27 @@ class JournalError(ValueError):
         self.detail = detail
 
 
+class JournalUnwritable(JournalError):
+    """A journal the bot cannot write (read-only mount or file, immutable file): refused at open,
+    before anything is sent."""
+
+    def __init__(self, path: str, detail: str) -> None:
+        ValueError.__init__(self, f"journal {path} cannot be written ({detail}); the bot will not trade without "
+                                  f"recording what it does: make it writable or give [journal] path another file")
+        self.path = path
+        self.detail = detail
+
+
 class JournalConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     path: str = "state/journal.sqlite"
     synchronous: str = "FULL"  # or NORMAL (see module docstring)
+    max_bytes: int = 0  # the file's size bound (0: none); past it a write fails as on a full disk
 
     def __post_init__(self) -> None:
         if self.synchronous.upper() not in ("FULL", "NORMAL", "EXTRA"):
             raise ValueError(f"synchronous must be FULL, EXTRA or NORMAL, not {self.synchronous!r}")
+        if self.max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {self.max_bytes}")
 
 
 class JournalState(msgspec.Struct):
@@ -133,6 +160,11 @@ class JournalState(msgspec.Struct):
     trade_statuses: dict[str, TradeStatus]
     cursors: dict[str, str]
     day_start: DayStart | None = None  # the last trading day's start (UTC day, total PnL)
+
+
+def _unwritable(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text
 
 
 def _default_signed_type() -> Any:
@@ -153,13 +185,24 @@ class Journal:
         *,
         synchronous: str = "FULL",
         signed_type: Any = ...,
+        exclusive: bool = False,
+        max_bytes: int = 0,
     ) -> None:
         self.path = str(path)
+        self.failed = ""  # the first write that failed (see module docstring); "" while all went well
+        self.on_failure: Callable[[str], None] | None = None  # told the first failure, once
+        self._lock: Exclusive | None = None
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        mode = JournalConfig(path=self.path, synchronous=synchronous).synchronous.upper()
+            if exclusive:  # before the file is touched: the holder may be writing it
+                self._lock = Exclusive(self.path, "journal")
+        mode = JournalConfig(path=self.path, synchronous=synchronous, max_bytes=max_bytes).synchronous.upper()
         self._fsyncs = mode in _FSYNCING
-        self._db = sqlite3.connect(self.path, isolation_level="DEFERRED", check_same_thread=False)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level="DEFERRED", check_same_thread=False)
+        except sqlite3.Error as exc:
+            self._unlock()
+            raise JournalUnwritable(self.path, str(exc)) from None
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={mode}")
@@ -169,9 +212,25 @@ class Journal:
             self._db.executescript(_SCHEMA)
             self._db.commit()
             self._fill_seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM fills").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            self._db.close()
+            self._unlock()
+            if _unwritable(exc):
+                raise JournalUnwritable(self.path, str(exc)) from None
+            raise JournalError(self.path, str(exc)) from None
         except sqlite3.DatabaseError as exc:
             self._db.close()
+            self._unlock()
             raise JournalError(self.path, str(exc)) from None
+        if self.path != ":memory:":  # a file that opens but cannot be written is found now, not mid-run
+            denied = [p for p in (self.path, str(Path(self.path).parent)) if not os.access(p, os.W_OK)]
+            if denied:
+                self._db.close()
+                self._unlock()
+                raise JournalUnwritable(self.path, f"{denied[0]} is read-only")
+        if max_bytes:
+            page = self._db.execute("PRAGMA page_size").fetchone()[0]
+            self._db.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page)}")
         self._signed_type = _default_signed_type() if signed_type is ... else signed_type
         self._last_state: dict[str, tuple[str, int]] = {}
         self._held = False  # commits grouped until release (see hold)
@@ -181,7 +240,35 @@ class Journal:
 
     @classmethod
     def from_config(cls, config: JournalConfig) -> "Journal":
-        return cls(config.path, synchronous=config.synchronous)
+        """The journal a run writes: held by this process alone (``exclusive``)."""
+        return cls(config.path, synchronous=config.synchronous, exclusive=True, max_bytes=config.max_bytes)
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def _fail(self, exc: BaseException) -> None:
+        """The first failed write: remembered, told once; nothing is written from now on."""
+        if self.failed:
+            return
+        self.failed = f"{type(exc).__name__}: {exc}"[:200]
+        self._order_rows.clear()
+        self._state_rows.clear()
+        try:
+            self._db.rollback()
+        except sqlite3.Error:
+            pass
+        if self.on_failure is not None:
+            self.on_failure(self.failed)
+
+    def _write(self, sql: str, args: tuple[Any, ...]) -> None:
+        if self.failed:
+            return
+        try:
+            self._db.execute(sql, args)
+        except sqlite3.Error as exc:
+            self._fail(exc)
 
     # --- JournalSink -----------------------------------------------------------------------
     def order(self, o: OwnOrder) -> None:
@@ -203,40 +290,75 @@ class Journal:
             if state is not None:
                 self._state_rows.append(state)
             return
-        self._db.execute(_UPSERT_ORDER, row)
+        self._write(_UPSERT_ORDER, row)
         if state is not None:
-            self._db.execute(_INSERT_STATE, state)
+            self._write(_INSERT_STATE, state)
 
     def _write_held(self) -> None:
         """Write the order rows kept while held, in the order given: one statement per table."""
-        if self._order_rows:
-            rows, self._order_rows = self._order_rows, []
-            self._db.executemany(_UPSERT_ORDER, rows)
-        if self._state_rows:
-            rows, self._state_rows = self._state_rows, []
-            self._db.executemany(_INSERT_STATE, rows)
+        if self.failed:
+            self._order_rows.clear()
+            self._state_rows.clear()
+            return
+        try:
+            if self._order_rows:
+                rows, self._order_rows = self._order_rows, []
+                self._db.executemany(_UPSERT_ORDER, rows)
+            if self._state_rows:
+                rows, self._state_rows = self._state_rows, []
+                self._db.executemany(_INSERT_STATE, rows)
+        except sqlite3.Error as exc:
+            self._fail(exc)
+
+    def _commit(self) -> None:
+        self._write_held()
+        if self.failed:
+            return
+        try:
+            self._db.commit()
+        except sqlite3.Error as exc:
+            self._fail(exc)
 
     def fill(self, f: Fill) -> None:
         self._fill_seq += 1
-        self._db.execute(
+        self._write(
             "INSERT OR IGNORE INTO fills (trade_id, order_id, token_id, side, price, size, fee, is_maker,"
             " status, ts, reversed, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
             (f.trade_id, f.order_id, f.token_id, f.side.value, f.price, f.size, f.fee, int(f.is_maker),
              f.status.value, f.ts, self._fill_seq),
         )
 
+    def replace_fills(self, trade_id: str, fills: list[Fill], reversed_ids: set[str]) -> None:
+        """A trade's fills as the venue's records tell them, in place of the journaled ones (a
+        restart's repair of silent damage: ``bot.execution.restart.check_fills``); committed at once."""
+        seqs = [r[0] for r in self._db.execute("SELECT seq FROM fills WHERE trade_id = ? ORDER BY seq", (trade_id,))]
+        self._write("DELETE FROM fills WHERE trade_id = ?", (trade_id,))
+        for i, f in enumerate(fills):
+            if i < len(seqs):
+                seq = seqs[i]
+            else:
+                self._fill_seq += 1
+                seq = self._fill_seq
+            self._write(
+                "INSERT OR REPLACE INTO fills (trade_id, order_id, token_id, side, price, size, fee, is_maker,"
+                " status, ts, reversed, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (f.trade_id, f.order_id, f.token_id, f.side.value, f.price, f.size, f.fee, int(f.is_maker),
+                 f.status.value, f.ts, int(f.order_id in reversed_ids), seq),
+            )
+        self._commit()
+
     def reversal(self, f: Fill) -> None:
-        self._db.execute("UPDATE fills SET reversed = 1 WHERE trade_id = ? AND order_id = ?", (f.trade_id, f.order_id))
+        self._write("UPDATE fills SET reversed = 1 WHERE trade_id = ? AND order_id = ?", (f.trade_id, f.order_id))
 
     def trade_status(self, trade_id: str, status: TradeStatus) -> None:
-        self._db.execute(
+        self._write(
             "INSERT INTO trades (trade_id, status) VALUES (?, ?)"
             " ON CONFLICT(trade_id) DO UPDATE SET status = excluded.status",
             (trade_id, status.value),
         )
 
     def cursor(self, name: str, value: str) -> None:
-        self._db.execute(
+        self._write(
             "INSERT INTO cursors (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
             (name, value),
         )
@@ -244,21 +366,19 @@ class Journal:
     def day_start(self, start: DayStart) -> None:
         """Record a new trading day's start and commit at once (it is written once a day, outside
         any reconciler input, and a restart the same day must find it)."""
-        self._db.execute(
+        self._write(
             "INSERT INTO day_start (id, day, total) VALUES (1, ?, ?)"
             " ON CONFLICT(id) DO UPDATE SET day = excluded.day, total = excluded.total",
             (start.day, start.total),
         )
-        self._write_held()
-        self._db.commit()
+        self._commit()
 
     def commit(self) -> None:
         """Make what was written durable now, or at ``release`` while commits are held."""
         if self._held:
             self._due = True
             return
-        self._write_held()
-        self._db.commit()
+        self._commit()
 
     def hold(self) -> None:
         """Group the commits asked for from now on into one, made by ``release``: the live shell
@@ -281,16 +401,17 @@ class Journal:
         """Stop holding: write the rows kept while held, then commit once if a commit was asked
         for meanwhile."""
         self._held = False
-        self._write_held()
         if self._due:
             self._due = False
-            self._db.commit()
+            self._commit()
+        else:
+            self._write_held()
 
     def close(self) -> None:
         self._held = self._due = False
-        self._write_held()
-        self._db.commit()
+        self._commit()
         self._db.close()
+        self._unlock()
 
     # --- restart ---------------------------------------------------------------------------
     def restore(self) -> JournalState:

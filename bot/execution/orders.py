@@ -56,7 +56,10 @@ TRANSITIONS: dict[OrderState, frozenset[OrderState]] = {
     # a refused cancel puts the order back where it was
     S.PENDING_CANCEL: frozenset({S.CANCELED, S.FILLED, S.LIVE, S.PARTIALLY_FILLED, S.PENDING_SUBMIT}),
     S.FILLED: frozenset(),
-    S.CANCELED: frozenset(),
+    # the venue's answer to a cancel of an order that is no longer open ("already canceled or
+    # matched") closes it as CANCELED before its fills are read; fills that match its whole size
+    # then show what happened: it was FILLED
+    S.CANCELED: frozenset({S.FILLED}),
     # a rejection is our reading of an ack; the venue showing the order (a resend raced the
     # original) wins over it
     S.REJECTED: frozenset({S.LIVE, S.PARTIALLY_FILLED, S.FILLED, S.CANCELED}),

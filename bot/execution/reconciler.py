@@ -742,7 +742,8 @@ class Reconciler:
         full = o.size > 0 and o.matched >= o.size
         if o.state in (S.PENDING_SUBMIT, S.UNKNOWN, S.LIVE, S.REJECTED):
             self.orders.transition(o, S.FILLED if full else S.PARTIALLY_FILLED, now)
-        elif o.state in (S.PARTIALLY_FILLED, S.PENDING_CANCEL) and full:
+        elif o.state in (S.PARTIALLY_FILLED, S.PENDING_CANCEL, S.CANCELED) and full:
+            # CANCELED: closed on a cancel's "already canceled or matched" before its fills were read
             self.orders.transition(o, S.FILLED, now)
 
     def _hold(self, trade_id: str, order_ids: list[str]) -> None:

@@ -6,6 +6,13 @@ shows (open orders, trades), so a restart (even after ``kill -9``) neither repea
 forgets a position, and a restart the same UTC day keeps counting the day's PnL from the journaled
 day start (the daily loss limit is not reset); on SIGINT/SIGTERM every own order is cancelled
 before exit.
+
+One process per journal: the journal is opened (and locked) before any request, so a second run
+on it exits 2 naming the holder's pid having sent nothing. At restart every journaled fill of a
+trade the venue lists is held to the venue's record of it (``bot.execution.restart.check_fills``):
+a mismatch is replaced by the venue's fill, counted, logged and shown in the summary; orders the
+journal lost are rebuilt from the trades naming them. A run whose journal could not be written
+while trading halts and stops (exit 1, one line); so does one whose stop could not cancel.
 """
 
 from __future__ import annotations
@@ -36,8 +43,8 @@ async def _run(config: Any, args: Any) -> int:
     secrets = load_secrets(config.secrets)
     wallet = secrets.wallet()
     creds = secrets.credentials()
+    journal = Journal.from_config(config.journal)  # locked before anything is sent (a second run stops here)
     venue = venue_of(config, creds, wallet.address)
-    journal = None
     try:
         markets = await load_markets(venue.clob, traded_markets(config))
         if not markets:
@@ -47,7 +54,6 @@ async def _run(config: Any, args: Any) -> int:
         metrics = Metrics()
         if config.metrics.enabled:
             metrics.serve(config.metrics.host, config.metrics.port)
-        journal = Journal.from_config(config.journal)
         state = journal.restore()
         engine = engine_of(config, strategy, markets, venue, wallet, journal=journal, day_start=state.day_start,
                            metrics=metrics)
@@ -58,8 +64,11 @@ async def _run(config: Any, args: Any) -> int:
         # and fills; without one (a first run, or a journal moved aside), the venue's open orders
         # are orphans (``orphan_policy``) and the positions come from its holdings (below)
         open_orders = [o async for o in venue.clob.get_orders()]
+        check = None
         if state.orders or state.fills:
             trades = [t async for t in venue.clob.get_trades()]
+            check = held_to_venue(journal, state, trades, open_orders, engine.reconciler.config, metrics)
+            state = check.state
             engine.restore(state, open_orders, trades)
             log.info("journal_restored", records=len(state.orders) + len(state.fills), open_orders=len(open_orders),
                      trades=len(trades))
@@ -80,12 +89,65 @@ async def _run(config: Any, args: Any) -> int:
         shell = LiveShell(engine, venue, config=config.shell, on_timer=on_timer, journal=journal)
         duration = getattr(args, "duration", None)
         await shell.run(duration=duration)
-        Console(file=sys.stdout).print(await ending(engine, shell.stop_reason, venue), highlight=False)
+        console = Console(file=sys.stdout)
+        console.print(await ending(engine, shell.stop_reason, venue), highlight=False)
+        if check is not None and (check.repairs or check.rebuilt):
+            console.print(repairs_line(check), highlight=False)
+        if journal.failed:
+            print(f"bot run: journal {journal.path} could not be written ({journal.failed}); quoting was halted "
+                  f"and every order cancelled", file=sys.stderr)
+            return 1
+        if not shell.cancelled_all:
+            print("bot run: the stop could not cancel every order (the venue did not answer); orders may rest "
+                  "until its heartbeat expires", file=sys.stderr)
+            return 1
         return 0
     finally:
-        if journal is not None:
-            journal.close()
+        journal.close()
         await venue.aclose()
+
+
+def held_to_venue(journal: Any, state: Any, trades: list[Any], open_orders: list[Any], config: Any,
+                  metrics: Any = None) -> Any:
+    """``check_fills`` of the restored ``state`` against the venue's trades: each repair written
+    to the journal, counted (``bot_journal_repairs``) and logged; returns the check (its ``state``
+    is what to restore)."""
+    from bot.execution.restart import check_fills
+
+    check = check_fills(state, trades, open_orders, config)
+    repaired: dict[str, list[Any]] = {}
+    for r in check.repairs:
+        log.warning("journal_fill_repaired", trade_id=r.trade_id, order_id=r.venue.order_id[:12], fields=list(r.fields))
+        repaired.setdefault(r.trade_id, [])
+        if metrics is not None:
+            for f in r.fields:
+                metrics.journal_repairs.labels(f).inc()
+    if repaired:
+        reversed_ids: dict[str, set[str]] = {}
+        for tid, oid in check.state.reversed:
+            reversed_ids.setdefault(tid, set()).add(oid)
+        for f in check.state.fills:
+            if f.trade_id in repaired:
+                repaired[f.trade_id].append(f)
+        for tid, fills in repaired.items():
+            journal.replace_fills(tid, fills, reversed_ids.get(tid, set()))
+    if check.rebuilt:
+        log.warning("journal_orders_rebuilt", orders=len(check.rebuilt))
+        if metrics is not None:
+            metrics.journal_repairs.labels("order").inc(len(check.rebuilt))
+    log.info("journal_checked", fills=check.checked, repaired=len(check.repairs), rebuilt=len(check.rebuilt))
+    return check
+
+
+def repairs_line(check: Any) -> str:
+    """The summary's line on what the restart set right in the journal."""
+    fields: dict[str, int] = {}
+    for r in check.repairs:
+        for f in r.fields:
+            fields[f] = fields.get(f, 0) + 1
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(fields.items()))
+    return (f"journal repaired from the venue's trades: {len(check.repairs)} fills"
+            + (f" ({detail})" if detail else "") + f", {len(check.rebuilt)} lost orders rebuilt")
 
 
 def venue_of(config: Any, creds: Any, address: str) -> Any:
@@ -182,9 +244,10 @@ async def seed_paper(engine: Any, venue: Any, holdings: int) -> None:
     from bot.venue.units import parse_units
 
     tokens = [t for m in engine.markets for t in m.tokens]
+    batch = engine.feed.config.batch_size  # the venue names at most so many tokens per POST /books
     mids: dict[str, int] = {}
     try:
-        for b in await venue.clob.books(tokens):
+        for b in [b for i in range(0, len(tokens), batch) for b in await venue.clob.books(tokens[i:i + batch])]:
             bids = [parse_units(lv.price) for lv in b.bids or ()]
             asks = [parse_units(lv.price) for lv in b.asks or ()]
             if bids and asks:

@@ -12,7 +12,9 @@ Invariants:
   answers and periodic tasks never starve the market stream nor the other way round; a market
   buffer past ``MAX_MARKET_PENDING`` events holds the socket reader until the core takes it;
 - the journal's commits are grouped per turn and made before the turn's requests leave: in a
-  worker thread when a commit fsyncs (``Journal.commit_fsyncs``), inline when it does not;
+  worker thread when a commit fsyncs (``Journal.commit_fsyncs``), inline when it does not; a turn
+  whose journal write failed (``Journal.failed``: disk full, I/O error) sends none of its orders
+  (they were not made durable): quoting halts, one line says why, and the bot stops;
 - trading writes (POST /orders, DELETE /orders) go out through a client *without* client-side
   throttling: the router already spent the very same ``orders``/``cancels``/``clob:all``
   throttles the limiter owns, so nothing is charged twice and no window is exceeded;
@@ -22,7 +24,9 @@ Invariants:
   already on the wire finish (a POST answered after a cancel-all would leave its order resting),
   then sends DELETE /cancel-all and cancels every own order, then reads the trades pages one
   last time (fills the user channel had not delivered yet), before it returns; nothing is left
-  resting and every fill is booked;
+  resting and every fill is booked. The stop cancels first and writes after: the journal's writes
+  of the stop are held until the cancels are answered (a full disk never keeps an order resting),
+  and ``cancelled_all`` says whether the venue answered the cancel-all;
 - every ``orders_sync_s`` the complete ``GET /data/orders`` listing is reconciled: what the venue
   holds open and the bot does not count as working is an orphan, handled by the configured policy;
 - the venue's holdings are read every ``positions_poll_s`` and, after the user channel comes back,
@@ -309,6 +313,8 @@ class LiveShell:
         self._drained: anyio.Event | None = None  # set when the core takes a buffer that was full
         self._market: MarketStream | None = None
         self.stop_reason = ""
+        self.cancelled_all = False  # the stop's cancel-all was answered (``_shutdown``)
+        self._journal_halted = False
         self.heartbeats_ok = 0
         self.drifts: list[Any] = []
         if engine.metrics is not None and hasattr(engine.metrics, "watch_strategy"):
@@ -469,10 +475,13 @@ class LiveShell:
     # --- the core loop -------------------------------------------------------------------
     async def _core(self) -> None:
         eng = self.engine
-        self._dispatch(eng.start())
+        journal = self.journal if hasattr(self.journal, "hold") else None  # only the core touches it
+        actions = eng.start()
+        if journal is not None and getattr(journal, "failed", ""):
+            actions = self._journal_failed(actions)
+        self._dispatch(actions)
         next_timer = eng.clock.now() + self.config.timer_interval_s
         sim = self.sim
-        journal = self.journal if hasattr(self.journal, "hold") else None  # only the core touches it
         fsyncs = getattr(journal, "commit_fsyncs", True)
         sync_stage = eng.metrics.live_stage.labels("sync") if eng.metrics is not None else None
         inbox = self._inbox
@@ -529,8 +538,30 @@ class LiveShell:
                         sync_stage.observe(time.perf_counter() - synced)
                 else:
                     journal.release()
+                if getattr(journal, "failed", "") and not self._journal_halted:
+                    actions = self._journal_failed(actions)
             self._dispatch(actions)
             await checkpoint()  # the socket readers and senders run between turns
+
+    def _journal_failed(self, actions: list[Any]) -> list[Any]:
+        """The journal could not be written: the turn's places never leave (they are not durable;
+        answered as never sent), quoting halts (cancel all), the bot stops. Said in one line."""
+        self._journal_halted = True
+        journal = self.journal
+        log.error("journal_write_failed", path=getattr(journal, "path", ""), error=journal.failed,
+                  action="halt, cancel all, stop")
+        eng = self.engine
+        if eng.metrics is not None:
+            eng.metrics.errors.labels("journal").inc()
+        kept: list[Any] = []
+        for a in actions:
+            if type(a) is SendPlaces:
+                kept += self._handle(PlacesFailed(a.batch, "journal", False, "not sent: the journal failed"))
+            else:
+                kept.append(a)
+        kept += eng.halt("journal")
+        self.request_stop("journal_write_failed")
+        return [a for a in kept if type(a) is not SendPlaces]
 
     def _market_turn(self) -> list[Any]:
         """The market buffer as it stands, into the engine: book events in batches, split at
@@ -924,8 +955,13 @@ class LiveShell:
         if self.sim is not None:  # paper: everything is cancelled in the simulated venue
             self._dispatch(eng.stop())
             self._dispatch(self._sim_answers(float("inf")))
+            self.cancelled_all = True
             log.info("stopped", reason=self.stop_reason or "done")
             return
+        journal = self.journal if hasattr(self.journal, "hold") else None
+        if journal is not None:  # cancels first, writes after: a failing disk never delays them
+            journal.hold()
+        result = None
         with anyio.move_on_after(self.config.stop_timeout_s) as scope:
             actions = eng.stop()
             for answer in self._unsent():  # writes still held never leave now
@@ -952,9 +988,12 @@ class LiveShell:
                     ids = [i for i in a.batch.order_ids if i not in done]
                     if not ids:
                         continue
-                    result = await _retrying(lambda ids=ids: self.venue.writes.cancel_orders(ids))
-                    if result is not None:
-                        eng.on_result(CancelsAnswered(a.batch, cancel_result(result)))
+                    answer = await _retrying(lambda ids=ids: self.venue.writes.cancel_orders(ids))
+                    if answer is not None:
+                        eng.on_result(CancelsAnswered(a.batch, cancel_result(answer)))
+        self.cancelled_all = result is not None and not scope.cancelled_caught
+        if journal is not None:
+            journal.release()
         if scope.cancelled_caught:
             log.error("stop_cancel_incomplete", timeout_s=self.config.stop_timeout_s,
                       in_flight=self._in_flight)
@@ -1044,7 +1083,8 @@ def make_engine(
 
 
 async def held_positions(venue: Venue) -> list[Any]:
-    """Every position of the account's holder, all pages, however small (the venue's listing
+    """Every position of the account's holder, all pages to the first empty one (a venue that
+    serves fewer than asked per page is read to the end too), however small (the venue's listing
     hides balances under one share unless asked)."""
     return [p async for p in venue.account.iter_positions(venue.holder, size_threshold=0)]
 
@@ -1056,9 +1096,11 @@ async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
     mids become the engine's ``opening_marks``: at ``start()``, before anything trades, the day's
     PnL is valued at them (a fresh day starts, and is journaled, there; a day start restored from
     the journal goes on unchanged) and a day already past its loss limit halts."""
+    tokens = [t for m in engine.markets for t in m.tokens]
+    batch = engine.feed.config.batch_size  # the venue names at most so many tokens per POST /books
     try:
         items = await held_positions(venue)
-        books = await venue.clob.books([t for m in engine.markets for t in m.tokens])
+        books = [b for i in range(0, len(tokens), batch) for b in await venue.clob.books(tokens[i:i + batch])]
     except VenueError as exc:
         log.warning("seed_positions_failed", error=str(exc)[:200])
         return {}

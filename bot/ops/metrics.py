@@ -68,6 +68,10 @@ class Metrics:
         self.risk_rejections = Counter("bot_risk_rejections", "Intents rejected by risk", ["reason"], registry=r)
         self.heartbeats = Counter("bot_heartbeats", "Heartbeats by outcome", ["outcome"], registry=r)
         self.errors = Counter("bot_errors", "Errors by kind", ["kind"], registry=r)
+        self.journal_repairs = Counter(
+            "bot_journal_repairs", "Journaled fills set right from the venue's trades at restart, by field "
+            "(order_id, token_id, side, price, size, fee, is_maker), and orders the journal lost rebuilt (order)",
+            ["field"], registry=r)
         self.orphans = Counter(
             "bot_orphan_orders", "Orders the venue listed open that the bot did not count as working "
             "(unknown: never heard of; closed: closed here before the listing)", ["kind"], registry=r,

@@ -1,7 +1,10 @@
 """The risk gate: the stateful shell around the pure checks (trading state, kill switch, order
 rate, reject counters and log lines).
 
-Invariants: every rejection is logged once and counted under its reason; the order-rate window
+Invariants: every rejection is counted under its reason and logged once, except those of the
+trading state itself (``halted``, ``reduce_only``): one line per state change says quoting is
+refused, the rest are only counted (``bot_risk_rejections``), so a halted bot does not log each
+quote its strategy keeps asking for; the order-rate window
 is charged only with orders that were accepted and will be sent; a halt (manual or from the
 kill switch) returns a ``CancelAll`` to send before anything else.
 """
@@ -21,6 +24,9 @@ from .state import HaltReason, KillSwitch, TradingState, TradingStatus, Trigger,
 from .window import SlidingWindow
 
 
+_STATE_REASONS = frozenset({Reason.HALTED, Reason.REDUCE_ONLY})  # refused for the state, not the order
+
+
 class RiskGate:
     """Checks intents before the router sees them; owns the trading state."""
 
@@ -36,6 +42,7 @@ class RiskGate:
         # rejection's log line names it
         self.owners: Mapping[str, str] = {}
         self.log = log if log is not None else structlog.get_logger("risk")
+        self._told: TradingState | None = None  # the state whose refusals were logged (once)
 
     @property
     def state(self) -> TradingState:
@@ -67,8 +74,13 @@ class RiskGate:
         )
         if decision.new_orders:
             self.rate.record(now, decision.new_orders)
+        state = self.status.state
         for r in decision.rejections:
             self.reject_counts[r.reason] = self.reject_counts.get(r.reason, 0) + 1
+            if r.reason in _STATE_REASONS:
+                if self._told is state:
+                    continue  # told once for this state; counted
+                self._told = state
             o = r.order
             named = {"strategy": self.owners.get(o.token_id, "")} if self.owners else {}
             self.log.warning(
@@ -80,7 +92,7 @@ class RiskGate:
                 price=o.price,
                 size=getattr(o, "size", None) or getattr(o, "amount", None),
                 detail=r.detail,
-                state=self.status.state.value,
+                state=state.value,
             )
         return decision
 
@@ -122,6 +134,7 @@ class RiskGate:
         """Manual switch to REDUCING (from ACTIVE): cancel everything, then only reduce."""
         out = self.status.reduce(Trigger(HaltReason.MANUAL, detail))
         if out:
+            self._told = None
             self.log.warning("risk_reducing", detail=detail)
         return out
 
@@ -129,12 +142,14 @@ class RiskGate:
         """Manual resume to ACTIVE; counted errors and the reject streak are forgotten."""
         self.status.resume()
         self.kill_switch.reset()
+        self._told = None
         self.log.warning("risk_resumed")
 
     def _halt(self, trigger: Trigger) -> list[Intent]:
         known = self.status.state is TradingState.HALTED and self.status.has_reason(trigger.reason)
         out = self.status.halt(trigger)
         if not known:
+            self._told = None
             self.halt_counts[trigger.reason] = self.halt_counts.get(trigger.reason, 0) + 1
             self.log.error("risk_halt", reason=trigger.reason.value, detail=trigger.detail)
         return out

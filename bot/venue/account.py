@@ -67,7 +67,8 @@ class AccountClient:
         return decode_body(response, list[Position])  # type: ignore[return-value]
 
     def iter_positions(self, user: str, *, limit: int = 500, offset: int = 0, **filters) -> AsyncIterator[Position]:
-        """All positions, page by page, until a short page or the venue's offset cap."""
+        """All positions, page by page, to the first empty page (a page shorter than asked is not
+        taken for the end: the venue may cap its pages below ``limit``) or the venue's offset cap."""
         p.int_in("limit", limit, 1, 500)
         self._positions_query(user=user, limit=limit, offset=offset, **{**_POSITION_FILTERS, **filters})
 
@@ -76,7 +77,7 @@ class AccountClient:
                 return []
             return await self.positions(user, limit=lim, offset=off, **filters)
 
-        return offset_items(fetch, limit=limit, offset=offset)
+        return offset_items(fetch, limit=limit, offset=offset, until_empty=True)
 
     async def holders(
         self,

@@ -1,6 +1,7 @@
 """Async iteration over the venue's two list styles.
 
-Invariant: an offset listing stops at the first page shorter than ``limit``; a cursor listing
+Invariant: an offset listing stops at the first page shorter than ``limit`` (or, with
+``until_empty``, at the first empty page: a venue may serve fewer than asked per page); a cursor listing
 starts at ``MA==`` and stops on ``""``, ``LTE=`` or an absent cursor (on every list, venue.md
 decision 11), and also stops, rather than loops, when the venue hands back a cursor it already
 gave. Pages are fetched lazily, one at a time, only as the caller consumes items.
@@ -46,9 +47,11 @@ def cursor_offset(cursor: str | None) -> int | None:
 
 
 async def offset_items(
-    fetch: Callable[[int, int], Awaitable[Sequence[T]]], *, limit: int, offset: int = 0
+    fetch: Callable[[int, int], Awaitable[Sequence[T]]], *, limit: int, offset: int = 0, until_empty: bool = False
 ) -> AsyncIterator[T]:
-    """Items of ``fetch(limit, offset)`` pages, advancing ``offset`` until a short page."""
+    """Items of ``fetch(limit, offset)`` pages, advancing ``offset`` by each page's length until a
+    short page, or with ``until_empty`` until an empty one (a listing that must be read to its
+    end whatever page size the venue serves)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ParameterError("limit", f"must be an integer >= 1 to paginate, got {limit!r}")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -57,7 +60,7 @@ async def offset_items(
         page = await fetch(limit, offset)
         for item in page:
             yield item
-        if len(page) < limit:
+        if not page or (len(page) < limit and not until_empty):
             return
         offset += len(page)
 

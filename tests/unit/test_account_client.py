@@ -58,10 +58,22 @@ async def test_positions_decode_and_iterate() -> None:
            "mergeable": False, "title": "T", "slug": "s", "icon": "", "eventSlug": "e", "outcome": "Yes",
            "outcomeIndex": 0, "oppositeOutcome": "No", "oppositeAsset": "2", "endDate": "2026-01-01",
            "negativeRisk": False}
-    rec = Recorder((200, [pos, pos]), (200, [pos]))
+    rec = Recorder((200, [pos, pos]), (200, [pos]), (200, []))
     got = [p async for p in client(rec).iter_positions("0xU", limit=2)]
     assert len(got) == 3
-    assert [r.url.params["offset"] for r in rec.requests] == ["0", "2"]
+    # a short page is not the end (a venue may serve fewer than asked): read on to an empty one
+    assert [r.url.params["offset"] for r in rec.requests] == ["0", "2", "3"]
+
+
+@pytest.mark.anyio
+async def test_positions_are_read_to_the_end_when_the_venue_serves_shorter_pages() -> None:
+    """2,000 positions, asked 500 a page, served 100 a page: all 2,000 are read."""
+    pos = {"proxyWallet": "0xU", "conditionId": "0xc", "size": 1000, "outcomeIndex": 0}
+    pages = [(200, [dict(pos, asset=str(i)) for i in range(k, k + 100)]) for k in range(0, 2000, 100)]
+    rec = Recorder(*pages, (200, []))
+    got = [p async for p in client(rec).iter_positions("0xU", limit=500)]
+    assert len({p.asset for p in got}) == 2000
+    assert [int(r.url.params["offset"]) for r in rec.requests] == list(range(0, 2001, 100))
 
 
 @pytest.mark.anyio

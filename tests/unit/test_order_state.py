@@ -16,10 +16,13 @@ def order(oid="a", token="t", side=Side.BUY, price=400_000, size=10 * U, state=S
 
 
 def test_terminal_states_never_move():
+    """FILLED is final; CANCELED only gives way to FILLED (fills of its whole size, read after a
+    cancel's "already canceled or matched" closed it), never to a working state."""
+    assert TRANSITIONS[S.FILLED] == frozenset()
+    assert TRANSITIONS[S.CANCELED] == frozenset({S.FILLED})
     for t in (S.FILLED, S.CANCELED):
-        assert TRANSITIONS[t] == frozenset()
         for s in S:
-            assert can_transition(t, s) == (s is t)
+            assert can_transition(t, s) == (s is t or (t is S.CANCELED and s is S.FILLED))
 
 
 def test_happy_path_and_refused_moves():
@@ -192,7 +195,7 @@ def test_the_allowed_moves_are_exactly_these():
         S.PARTIALLY_FILLED: {S.FILLED, S.CANCELED, S.PENDING_CANCEL},
         S.PENDING_CANCEL: {S.CANCELED, S.FILLED, S.LIVE, S.PARTIALLY_FILLED, S.PENDING_SUBMIT},
         S.FILLED: set(),
-        S.CANCELED: set(),
+        S.CANCELED: {S.FILLED},
         S.REJECTED: {S.LIVE, S.PARTIALLY_FILLED, S.FILLED, S.CANCELED},
     }
     for old in S:

@@ -252,6 +252,35 @@ def test_cancel_results():
     assert rec.orders.get("0xd").state is S.LIVE
 
 
+def test_an_order_closed_by_already_matched_is_filled_once_its_fills_show_it():
+    """The venue's "already canceled or matched" closes an order before its fills are read; when
+    they come and cover its whole size, it is journaled as what happened: FILLED (a part only
+    leaves it CANCELED)."""
+
+    class Sink:
+        def __init__(self):
+            self.states: list[tuple[str, OrderState]] = []
+
+        def order(self, o):
+            self.states.append((o.order_id, o.state))
+
+        fill = reversal = trade_status = cursor = commit = lambda self, *a: None
+
+    sink = Sink()
+    rec = Reconciler(journal=sink)
+    sent(rec, own("0xa"), own("0xb"))
+    rec.on_acks(["0xa", "0xb"], [ack("0xa"), ack("0xb")], 1.0)
+    rec.on_cancels_sent(["0xa", "0xb"], 2.0)
+    answer = {"canceled": [], "not_canceled": {"0xa": "already canceled or matched",
+                                               "0xb": "already canceled or matched"}}
+    out = rec.on_cancel_result(answer, 3.0, requested=["0xa", "0xb"])
+    assert rec.orders.get("0xa").state is S.CANCELED and FetchTrades(("0xa", "0xb")) in out
+    rec.on_trades_page([trade("t1", makers=[maker("0xa", "10"), maker("0xb", "4")], size="14")], 4.0)
+    assert rec.orders.get("0xa").state is S.FILLED and rec.orders.get("0xa").filled == 10 * U
+    assert rec.orders.get("0xb").state is S.CANCELED and rec.orders.get("0xb").filled == 4 * U
+    assert sink.states[-1] == ("0xb", S.CANCELED) and ("0xa", S.FILLED) in sink.states
+
+
 def test_ack_arriving_during_pending_cancel():
     rec = Reconciler()
     sent(rec, own("0xa"))

@@ -733,3 +733,26 @@ def test_reducing_counts_resting_sells_of_the_other_token():
     d = check(g, [QuoteTarget("N1", (q("N1", Side.SELL, 500_000, 6 * SH),)),
                   QuoteTarget("Y1", (q(size=6 * SH),))], positions=Positions({"N1": 10 * SH}))
     assert reasons(d) == [Reason.REDUCE_ONLY] and d.accepted[0].quotes == (q("N1", Side.SELL, 500_000, 6 * SH),)
+
+
+def test_a_halted_gate_logs_one_line_per_state_change_and_counts_the_rest():
+    """A halted bot's strategy keeps asking for quotes: each refusal is counted, one line is logged
+    per trading state (not one per quote), and a new state logs its own line."""
+    g = gate()
+    g.halt("test")
+    for _ in range(50):
+        d = check(g, [QuoteTarget("Y1", (q(),)), QuoteTarget("N1", (q(token="N1"),))])
+        assert Reason.HALTED in reasons(d)
+    refusals = [kw for event, kw in g.log.lines if event == "risk_reject"]
+    assert len(refusals) == 1 and refusals[0]["reason"] == "halted" and refusals[0]["state"] == "HALTED"
+    assert g.reject_counts[Reason.HALTED] == 100
+    g.resume()
+    g.reduce_only("test")
+    for _ in range(5):
+        check(g, [QuoteTarget("Y1", (q(),))])
+    g.resume()
+    g.halt("again")
+    for _ in range(5):
+        check(g, [QuoteTarget("Y1", (q(),))])
+    refusals = [kw for event, kw in g.log.lines if event == "risk_reject"]
+    assert [r["reason"] for r in refusals] == ["halted", "reduce_only", "halted"]
