@@ -1,5 +1,5 @@
 """The domain's words that strategies speak: sides, order types, trade statuses, micro-units,
-the size lot and the taker fee.
+the size lot (and ``lot_floor``, what an order can sell of a 6-decimal holding) and the taker fee.
 
 Strategies import these from here, never from ``bot.venue``: the core owns the vocabulary the
 layers above it share, and the venue's spelling of it stays behind the core. One definition each
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from bot.venue.enums import OrderType, Side, TradeStatus
 from bot.venue.fees import taker_fee
-from bot.venue.units import LOT, UNIT, format_units, parse_units
+from bot.venue.units import LOT, UNIT, format_units, lot_floor, parse_units
 
-__all__ = ["LOT", "UNIT", "OrderType", "Side", "TradeStatus", "format_units", "parse_units", "taker_fee"]
+__all__ = [
+    "LOT", "UNIT", "OrderType", "Side", "TradeStatus", "format_units", "lot_floor", "parse_units", "taker_fee",
+]
