@@ -5,8 +5,8 @@ unit): the bot's own market BUYs, then its resting asks taken by a counterparty'
 During the run every fill the bot books is checked against the exchange's trades (same trade ids,
 same sizes) and its positions against the exchange's (zero drift). Two closes of a whole position
 through a resting ask: the 6-decimal one rests as its whole lots (an order sells whole lots only,
-venue.md 3.2 and 3.5), so what stays is exactly its dust, under one lot, the same at the exchange;
-the whole-lot one ends at exactly zero.
+venue.md 3.2 and 3.5), so what stays is dust under one lot, the same at the exchange; the
+whole-lot one ends at exactly zero.
 """
 
 from __future__ import annotations
@@ -27,37 +27,56 @@ from bot.venue.orders import OrderBuilder, orders_body
 from bot.venue.units import LOT, UNIT, lot_floor
 from tests.integration.exchange_fixture import start_exchange, wait_for
 from bot.live.shell import LiveShell, load_markets, make_engine, seed_positions
+from bot.execution.router import RouterConfig
 from bot.ops.config import ShellConfig
 from bot.risk.limits import RiskLimits
-from tests.integration.test_live_trading import _venue, signed
+from bot.venue.auth import auth_timestamp, l2_headers
+from tests.integration.test_live_trading import _venue, creds_of, signed
 
 pytestmark = pytest.mark.integration
 
 TICK = 10_000
+RESTING = (OrderState.LIVE, OrderState.PARTIALLY_FILLED)
 
 
 class Scripted(Strategy):
-    """Sends, on its next timer, the intents the test hands it; nothing else."""
+    """Sends, on its next timer, the intents the test hands it; and closes each token of
+    ``closing`` with an ask of its whole position at the given price (risk and the router cut it
+    to whole lots), re-aimed at what is left after every fill: with under a lot left there is
+    nothing an order can sell, and the target empties."""
 
     def __init__(self) -> None:
         super().__init__()
         self.pending: list = []
+        self.closing: dict[str, int] = {}
+
+    def _closes(self, ctx) -> list:
+        return [QuoteTarget(t, (Quote(t, Side.SELL, p, ctx.portfolio.size(t)),)) for t, p in self.closing.items()]
 
     def on_timer(self, ctx):
         out, self.pending = self.pending, []
-        return out
+        return out + self._closes(ctx)
+
+    def on_fill(self, ctx, fill):
+        return self._closes(ctx)
 
 
 def units(text) -> int:
     return int(Decimal(str(text)) * UNIT)
 
 
-def venue_sizes(ex, acct) -> dict[str, int]:
-    """The exchange's positions of ``acct`` (GET /positions, every balance), token -> units."""
+def venue_sizes(ex, acct, market) -> dict[str, int]:
+    """The exchange's positions of ``acct`` in ``market`` (GET /positions, every balance; an item
+    names its token as ``condition:outcome_index``), token -> units."""
     r = httpx.get(ex.urls.data + "/positions", params={"user": acct.address, "sizeThreshold": "0",
-                                                      "limit": "500"}, timeout=10)
+                                                      "market": market.condition_id, "limit": "500"}, timeout=10)
     assert r.status_code == 200, r.text
-    return {p["asset"]: units(p["size"]) for p in json.loads(r.text, parse_float=Decimal)}
+    out = {}
+    for p in json.loads(r.text, parse_float=Decimal):
+        cond, _, idx = p["asset"].partition(":")
+        assert cond.lower() == market.condition_id.lower()
+        out[market.tokens[int(idx)]] = units(p["size"])
+    return out
 
 
 def venue_fills(ex, acct) -> dict[str, int]:
@@ -65,7 +84,8 @@ def venue_fills(ex, acct) -> dict[str, int]:
     out: dict[str, int] = {}
     cursor = "MA=="
     while cursor not in ("", "LTE="):
-        r = signed("GET", ex.urls.clob, f"/data/trades?next_cursor={cursor}", acct)
+        headers = l2_headers(creds_of(acct), acct.address, "GET", "/data/trades", None, auth_timestamp())
+        r = httpx.get(ex.urls.clob + "/data/trades", params={"next_cursor": cursor}, headers=headers, timeout=10)
         assert r.status_code == 200, r.text
         page = json.loads(r.text, parse_float=Decimal)
         for t in page["data"]:
@@ -110,8 +130,11 @@ class Bot:
         self.strategy = Scripted()
         self.venue = portal.call(lambda: _venue(ex))
         self.markets = portal.call(load_markets, self.venue.clob, (), 1)
+        # a closing ask is kept while it fills, whatever its remaining (6-decimal fills leave it
+        # off the lot grid, where no target can name it): it is never replaced, so never cut
         self.engine = make_engine(self.strategy, self.markets, self.venue, private_key=ex.demo_account.private_key,
-                                  risk_limits=RiskLimits(max_order_size=None))
+                                  risk_limits=RiskLimits(max_order_size=None),
+                                  router_config=RouterConfig(size_tolerance=10**15))
         portal.call(seed_positions, self.engine, self.venue)
         self.shell = LiveShell(self.engine, self.venue, config=ShellConfig())
         self.future = portal.start_task_soon(self.shell.run, None)
@@ -156,28 +179,32 @@ def test_every_fill_has_six_decimals_no_drift_and_closes_are_exact(ex):
             def no_drift():
                 """Our fills are the exchange's trades, our sizes its positions: exactly."""
                 assert {f.trade_id: f.size for f in bot.fills()} == venue_fills(ex, acct)
-                held = venue_sizes(ex, acct)
+                held = venue_sizes(ex, acct, m)
                 sizes = {t: bot.size(t) for t in (yes, no)}
                 assert sizes == {t: held.get(t, 0) for t in (yes, no)}
                 return sizes
 
             def close_on_ask(token: str, size: int, spends: tuple[int, ...]) -> int:
-                """Rest an ask of ``size`` at the token's best ask (behind what rests there) and let
-                the counterparty's market BUYs take it; returns what stays held."""
+                """Close the whole position ``size`` with an ask at the token's best ask (behind what
+                rests there) that the counterparty's market BUYs take; returns what stays held."""
                 price = best(ex, token)[1]
-                bot.send(QuoteTarget(token, (Quote(token, Side.SELL, price, size),)))
-                wait_for(lambda: [o for o in bot.read(lambda: bot.engine.working_orders())
-                                  if o.token_id == token and o.state is OrderState.LIVE], what="our ask resting")
+                strategy = bot.strategy
+                bot.read(lambda: strategy.closing.__setitem__(token, price))
+                bot.send()
                 before = bot.size(token)
                 for spend in spends:
+                    wait_for(lambda: [o for o in bot.read(lambda: bot.engine.working_orders())
+                                      if o.token_id == token and o.state in RESTING], what="our ask resting")
                     res = market_buy(ex, other, token, m.condition_id, spend, price)
                     assert res["success"], res
-                    held = venue_sizes(ex, acct)[token]
+                    held = venue_sizes(ex, acct, m).get(token, 0)
                     wait_for(lambda: bot.size(token) == held, what="our ask's fill booked")
                     no_drift()
-                    if held <= before - lot_floor(size):
+                    if held < LOT:
                         break
-                assert held == before - lot_floor(size)
+                bot.read(lambda: strategy.closing.pop(token))
+                assert held == before - lot_floor(size)  # all but the dust sold
+                assert not [o for o in bot.read(lambda: bot.engine.working_orders()) if o.token_id == token]
                 return held
 
             # 1. market BUYs spending whole cents at the best ask, within its level: 6-decimal fills
@@ -190,23 +217,23 @@ def test_every_fill_has_six_decimals_no_drift_and_closes_are_exact(ex):
                 wait_for(lambda: bot.read(lambda: not bot.engine.working_orders()), what="the take closed")
                 no_drift()
             position = bot.size(yes)
-            dust = position % LOT
-            assert dust  # a 6-decimal holding
+            assert position % LOT  # a 6-decimal holding
 
-            # 2. close the whole 6-decimal position: its whole lots rest and sell, its dust stays
+            # 2. close the whole 6-decimal position: its whole lots rest and sell, dust under a lot stays
             spent = (123_450_000, 150_010_000, 99_990_000, 1_000_000_000)
-            assert close_on_ask(yes, position, spent) == dust
+            dust = close_on_ask(yes, position, spent)
+            assert dust == position % LOT and no_drift()[yes] == dust
 
             # 3. close the whole NO holding (whole lots) the same way: exactly zero stays
             assert bot.size(no) % LOT == 0
             assert close_on_ask(no, bot.size(no), spent) == 0
-            assert no_drift()[no] == 0 and venue_sizes(ex, acct).get(no, 0) == 0
+            assert no_drift()[no] == 0 and venue_sizes(ex, acct, m).get(no, 0) == 0
 
             every = bot.fills()
             assert len(every) >= len(spends) + 4
             assert all(f.size % LOT for f in every)  # every fill of the run has six decimals
             print(f"fills {len(every)}, six-decimal {sum(1 for f in every if f.size % LOT)}; drift 0; "
-                  f"residual after the whole-lot close {venue_sizes(ex, acct).get(no, 0)}, after the "
-                  f"6-decimal close {dust} (its dust)")
+                  f"residual after the whole-lot close {venue_sizes(ex, acct, m).get(no, 0)}, after the "
+                  f"6-decimal close {dust} units (dust under one lot)")
         finally:
             bot.stop()
