@@ -1187,25 +1187,29 @@ def test_sells_of_an_off_lot_holding_go_out_as_their_whole_lots():
     kept is the cut one (so the live order matches it: nothing is re-placed)."""
     h = Harness()
     buy = Quote("t", Side.BUY, 400_000, 10 * U)
+    odd_buy = Quote("t", Side.BUY, 390_000, 5 * U + 1)  # not cut: a BUY's size is refused by risk, not changed
     target = QuoteTarget("t", (Quote("t", Side.SELL, 600_000, 11_371_898), buy, Quote("t", Side.SELL, 700_000, 9_999),
-                               Quote("t", Side.SELL, 650_000, 2 * U)))
-    h.router.set_target(target, (True, False, True, True))
+                               Quote("t", Side.SELL, 650_000, 2 * U), odd_buy))
+    flags = (True, False, True, True, False)
+    h.router.set_target(target, flags)
     kept = h.router.targets()["t"]
-    assert kept == QuoteTarget("t", (Quote("t", Side.SELL, 600_000, 11_370_000), buy, Quote("t", Side.SELL, 650_000, 2 * U)))
+    assert kept == QuoteTarget("t", (Quote("t", Side.SELL, 600_000, 11_370_000), buy, Quote("t", Side.SELL, 650_000, 2 * U),
+                                     odd_buy))
     assert kept.quotes[1] is buy and kept.quotes[2] is target.quotes[3]
     h.step(0.0)
     assert [(r.side, r.price, r.size, r.reducing) for r in h.signed] == [
-        (Side.SELL, 600_000, 11_370_000, True), (Side.SELL, 650_000, 2 * U, True), (Side.BUY, 400_000, 10 * U, False)]
+        (Side.SELL, 600_000, 11_370_000, True), (Side.SELL, 650_000, 2 * U, True), (Side.BUY, 400_000, 10 * U, False),
+        (Side.BUY, 390_000, 5 * U + 1, False)]
     n = len(h.signed)
-    h.router.set_target(target, (True, False, True, True))
+    h.router.set_target(target, flags)
     assert h.step(1.0) == [] and len(h.signed) == n
     whole = quotes("u", (Side.SELL, 600_000, 2 * U))
     h.router.set_target(whole)
     assert h.router.targets()["u"] is whole
     h.router.take(Take("v", Side.SELL, 500_000, 7_654_321), 2.0, True)
     h.router.take(Take("v", Side.SELL, 500_000, 9_999), 2.0)
-    h.router.take(Take("v", Side.BUY, 500_000, 3 * U), 2.0)
+    h.router.take(Take("v", Side.BUY, 500_000, 3 * U + 1), 2.0)
     h.step(2.0)
     assert [(r.side, r.order_type, r.price, r.amount, r.size, r.reducing) for r in h.signed if r.token_id == "v"] == [
         (Side.SELL, OrderType.FOK, 500_000, 7_650_000, 7_650_000, True),
-        (Side.BUY, OrderType.FOK, 500_000, 3 * U, 6 * U, False)]
+        (Side.BUY, OrderType.FOK, 500_000, 3 * U + 1, 6 * U + 2, False)]
