@@ -30,7 +30,7 @@ from bot.backtest.read import FillRecord, RunResults, Sample
 from bot.backtest.results import Summary, strategy_rows
 from bot.execution.orders import OrderState
 from bot.venue.enums import Side
-from bot.venue.units import UNIT, format_units
+from bot.venue.units import LOT, UNIT, format_units
 
 MAX_POINTS = 20_000  # samples drawn per series chart (more are thinned evenly)
 MAX_MARKERS = 20_000  # fills drawn per chart
@@ -140,6 +140,10 @@ def summary_rows(summary: Summary) -> list[tuple[str, str]]:
     rows.append(("market time", market_time(summary.seconds)))
     for token, (lo, hi) in summary.inventory.items():
         rows.append((f"inventory …{token[-8:]} (shares)", f"{m(lo)} .. {m(hi)}"))
+    for token, size in summary.final_position.items():
+        if size % LOT:  # fills have 6 decimals, orders sell whole lots: what no order can close
+            rows.append((f"final position …{token[-8:]} (shares)",
+                         f"{m(size)} (dust {m(size % LOT)}: under one lot, no order can sell it)"))
     for token, values in summary.estimates.items():
         for name, value in values.items():
             rows.append((f"estimate {name} (…{token[-8:]})", f"{value:.6g}"))

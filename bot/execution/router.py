@@ -24,6 +24,10 @@ Invariants:
   when the venue has answered the order's submit since: that earlier cancel may have overtaken
   its place ("not found"), so the order is cancelled again at once; a cancel request that failed
   as a whole (``cancels_failed``: 5xx, 425, 429) goes again after ``failed_cancel_retry_after``;
+- a SELL quote or take of a 6-decimal holding (the whole of an off-lot position, say) goes out
+  as its whole lots (``lot_floor``), the most an order may sell (venue.md 3.2, 3.5), so it is
+  diffed against live orders as it will rest; one under a lot is dropped (dust, that no order
+  can close);
 - a POST batch holds at most ``max_batch`` (<= 15) orders, a DELETE batch at most
   ``max_cancel_ids``; each order is signed only when its batch is granted, and its hash is its
   id from then on.
@@ -44,9 +48,10 @@ from bot.execution.diff import diff, on_tick
 from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import OrderType, Side
 from bot.venue.orders import MAX_BATCH  # POST /orders: 1 to 15 items
-from bot.venue.units import UNIT
+from bot.venue.units import LOT, UNIT, lot_floor
 
 _PENDING_CANCEL = OrderState.PENDING_CANCEL
+_SELL = Side.SELL
 _GTC, _GTD = OrderType.GTC, OrderType.GTD
 _NEVER = float("inf")
 _NOTHING: tuple[list, list, dict] = ([], [], {})  # a plan with no work (never mutated)
@@ -228,12 +233,19 @@ class Router:
             flags = reducing if type(reducing) is tuple else tuple(bool(x) for x in reducing)
             if len(flags) != len(target.quotes):
                 raise ValueError("one reducing flag per quote")
+        if any(q.side is _SELL and q.size % LOT for q in target.quotes):
+            target, flags = _whole_lots(target, flags)
         targets = self._targets
         targets.pop(target.token_id, None)  # the newest target is the last (``_plan`` reads them newest first)
         targets[target.token_id] = _Target(target, flags)
         self._targets_rev += 1
 
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
+        if take.side is _SELL and take.amount % LOT:  # a 6-decimal holding: its whole lots
+            whole = lot_floor(take.amount)
+            if not whole:
+                return
+            take = Take(take.token_id, take.side, take.price, whole, take.order_type)
         self._takes.append((take, reducing, now))
         self._blocked = None
 
@@ -595,6 +607,18 @@ def _not_cancelling(quotes: list[Quote], working: Iterable[OwnOrder], cancels: S
     if not busy:
         return quotes
     return [q for q in quotes if (q.side, on_tick(q.price, tick)) not in busy]
+
+
+def _whole_lots(target: QuoteTarget, flags: tuple) -> tuple[QuoteTarget, tuple]:
+    """``target`` with each SELL quote cut to its whole lots and those left with none dropped,
+    and the reducing flags of the quotes kept."""
+    quotes, kept = [], []
+    for q, flag in zip(target.quotes, flags):
+        size = lot_floor(q.size) if q.side is _SELL else q.size
+        if size:
+            quotes.append(q if size == q.size else Quote(q.token_id, q.side, q.price, size, q.post_only, q.expiration))
+            kept.append(flag)
+    return QuoteTarget(target.token_id, tuple(quotes)), tuple(kept)
 
 
 def _quote_request(q: Quote, reducing: bool) -> OrderRequest:

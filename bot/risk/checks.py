@@ -14,6 +14,10 @@ Invariants:
   neg-risk event it also keeps the event's worst-case loss (``Projection.worst_loss`` over the
   linked markets) at most its current value, that of the positions alone: a leg that shrinks
   its own market's exposure but unhedges the event does not pass.
+- A SELL may name a 6-decimal number of shares (the whole of an off-lot holding, say): what it
+  is checked as, projected as and accepted as is its whole lots (``lot_floor``), the most the
+  venue lets an order sell; one under a lot is refused as SIZE_OFF_GRID. Every other size
+  (a BUY's shares or USDC amount) must already be whole lots.
 - Only the projection of tokens the intents can read (their markets, neg-risk groups and
   events) is built; every resting order still counts towards the open-order limit.
 """
@@ -28,7 +32,7 @@ import msgspec
 from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.venue.enums import Side
-from bot.venue.units import LOT, UNIT
+from bot.venue.units import LOT, UNIT, lot_floor
 
 from .limits import RiskLimits
 from .state import TradingState
@@ -326,7 +330,11 @@ def _decide(intents: list[Intent], state: TradingState, limits: RiskLimits, univ
             for key in live.get(token, ()):
                 kept_live[key] = kept_live.get(key, 0) + 1
             ok: list[Quote] = []
+            floored = False  # a SELL quote was cut to its whole lots
             for q in intent.quotes:
+                if q.side is _SELL and q.size % LOT and q.size >= LOT:
+                    q = Quote(q.token_id, q.side, q.price, lot_floor(q.size), q.post_only, q.expiration)
+                    floored = True
                 side, price, size = q.side, q.price, q.size
                 key = (side, price, size)
                 fresh = kept_live.get(key, 0) <= 0
@@ -336,9 +344,11 @@ def _decide(intents: list[Intent], state: TradingState, limits: RiskLimits, univ
                         kept_live[key] -= 1
             targets[token] = ok
             # every quote passed: the target is accepted as it is
-            accepted.append(intent if len(ok) == len(intent.quotes) else QuoteTarget(token, tuple(ok)))
+            accepted.append(intent if len(ok) == len(intent.quotes) and not floored else QuoteTarget(token, tuple(ok)))
             reducing.append(tuple([checker.shrinks(token, q.side) for q in ok]))
         elif isinstance(intent, Take):
+            if intent.side is _SELL and intent.amount % LOT and intent.amount >= LOT:
+                intent = Take(intent.token_id, intent.side, intent.price, lot_floor(intent.amount), intent.order_type)
             if checker.take(intent):
                 accepted.append(intent)
                 reducing.append(checker.shrinks(intent.token_id, intent.side))

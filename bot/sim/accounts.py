@@ -90,5 +90,13 @@ class Ledger:
 
 
 def cost(price: int, size: int) -> int:
-    """USDC units for ``size`` share units at ``price`` (exact when size is a lot multiple)."""
+    """USDC units for ``size`` share units at ``price``, rounded down (exact when size is a lot
+    multiple): what a resting BUY of ``size`` reserves."""
     return price * size // UNIT
+
+
+def release(price: int, remaining: int, filled: int) -> int:
+    """The reservation a resting BUY of ``remaining`` shares at ``price`` frees when ``filled`` of
+    them fill: ``cost`` before less ``cost`` after, so the releases of a whole order sum to
+    its reservation exactly, however off-lot its fills."""
+    return cost(price, remaining) - cost(price, remaining - filled)

@@ -8,7 +8,12 @@ Invariants after every command:
   price first and oldest first at equal prices, both ``T`` asks and ``C`` bids (minting a pair,
   each side paying its own price); a SELL of ``T`` takes ``T`` bids and ``C`` asks (merging a
   pair into 1 USDC split by price).
-* Every fill is a whole number of lots (0.01 share), so every amount of collateral is exact.
+* Fill sizes have 6 decimals, as on the venue: a market BUY spends USDC and receives, at each
+  maker order it meets, ``spent / price`` shares rounded down to the unit; orders placed in
+  shares stay in lots (0.01 share) but may fill against a maker's off-lot remainder. Collateral
+  stays exact: a maker pays its price rounded down and is paid it rounded up (``maker_cash``),
+  the taker gives or gets the other end of that amount, and a resting BUY's reservation is
+  released as ``price * remaining`` (rounded down) shrinks, so it returns to zero exactly.
 * Resting BUY orders reserve ``price * remaining`` collateral and resting SELL orders reserve
   ``remaining`` tokens; nothing is placed beyond the free balance.
 * Neg-risk markets are matched as independent binary markets; conversions between the markets of
@@ -49,7 +54,7 @@ from bot.sim.positions import Position, PositionFill, positions_from_fills
 from bot.sim.results import CancelResult, OrderResult, rejected
 from bot.sim.settlement import Settlement, SettlementConfig
 from bot.sim.ticks import TickConfig, next_tick
-from bot.sim.trades import MakerFill, Trade, apply_trade, trade_id_prefix
+from bot.sim.trades import MakerFill, Trade, apply_trade, maker_cash, taker_cash, trade_id_prefix
 from bot.venue.fees import BPS, FeeSchedule, maker_rebate, taker_fee
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
 from bot.venue.units import UNIT
@@ -331,29 +336,29 @@ class MatchingEngine:
                            order.trade_ids.copy())
 
     def _fillable(self, book: Book, comp: Book, side: Side, limit: int, amount: int) -> bool:
-        """Dry run of a FOK: can ``amount`` (USDC for BUY, shares for SELL) be filled in lots at
-        prices no worse than ``limit``? Walks level totals of both books, best first."""
+        """Dry run of a FOK: can ``amount`` (USDC for BUY, shares for SELL) be filled at prices
+        no worse than ``limit``? Walks the makers of both books, best price first and oldest
+        first, with ``_match``'s arithmetic: a BUY is filled when it spends its last unit."""
         if side is BUY:
-            own = [(-k, book.asks[-k].total) for k in reversed(book.ask_keys) if -k <= limit]
-            mirror = [(UNIT - p, comp.bids[p].total) for p in reversed(comp.bid_prices)
+            own = [(-k, book.asks[-k].orders) for k in reversed(book.ask_keys) if -k <= limit]
+            mirror = [(UNIT - p, comp.bids[p].orders) for p in reversed(comp.bid_prices)
                       if UNIT - p <= limit]
         else:
-            own = [(p, book.bids[p].total) for p in reversed(book.bid_prices) if p >= limit]
-            mirror = [(UNIT + k, comp.asks[-k].total) for k in reversed(comp.ask_keys)
+            own = [(p, book.bids[p].orders) for p in reversed(book.bid_prices) if p >= limit]
+            mirror = [(UNIT + k, comp.asks[-k].orders) for k in reversed(comp.ask_keys)
                       if UNIT + k >= limit]
-        levels = sorted(own + mirror, key=lambda lv: lv[0], reverse=side is SELL)
+        makers = sorted(((px, o.seq, o.remaining) for px, q in own + mirror for o in q),
+                        key=lambda m: (-m[0] if side is SELL else m[0], m[1]))
         left = amount
-        for px, total in levels:
+        for px, _, r in makers:
             if side is BUY:
-                lots = min(total // LOT, left * UNIT // (px * LOT))
-                left -= lots * px * LOT // UNIT
-                if left * UNIT < px * LOT:
-                    return True
+                x = min(r, left * UNIT // px)
+                left -= -(-px * x // UNIT)  # a taker BUY pays its price rounded up
             else:
-                left -= min(total, left)
-                if not left:
-                    return True
-        return side is BUY and left * UNIT < limit * LOT
+                left -= min(r, left)
+            if not left:
+                return True
+        return False
 
     def _match(self, order: Order, book: Book, comp: Book, limit: int, budget: int,
                now: float) -> int:
@@ -417,8 +422,8 @@ class MatchingEngine:
                 px = a if take_own else e
                 if px < limit:
                     break
-            if budget >= 0:
-                want = budget * UNIT // (px * LOT) * LOT
+            if budget >= 0:  # shares the budget buys here, to the unit (rounded down)
+                want = budget * UNIT // px
                 if not want:
                     break
             else:
@@ -457,6 +462,7 @@ class MatchingEngine:
             maker_buys = buy is not take_own
             mside = BUY if maker_buys else SELL
             got = 0
+            tc = 0  # the taker's collateral at this level: paid on a BUY, received on a SELL
             while q:
                 mo = q[0]
                 if mo.seq > stop_seq:
@@ -473,18 +479,25 @@ class MatchingEngine:
                     x = want
                     mo.remaining = r - want
                 mo.matched += x
-                want -= x
                 got += x
-                c = mprice * x // UNIT
                 mt = macct.tokens
-                if maker_buys:  # pays its price, gets tokens (own or complement book)
-                    macct.reserved -= c
+                if maker_buys:  # pays its price rounded down, gets tokens (own or complement book)
+                    c = mprice * x // UNIT
+                    macct.reserved -= mprice * r // UNIT - mprice * (r - x) // UNIT
                     macct.collateral -= c
                     mt[mtok] = mt.get(mtok, 0) + x
-                else:  # gives tokens, gets its price
+                else:  # gives tokens, gets its price rounded up
+                    c = -(-mprice * x // UNIT)
                     macct.reserved_tokens[mtok] -= x
                     macct.collateral += c
                     mt[mtok] -= x
+                c = c if take_own else x - c  # a mint or merge: the pair's other end
+                tc += c
+                if budget >= 0:
+                    budget -= c
+                    want = budget * UNIT // px
+                else:
+                    want -= x
                 makers.append(MakerFill(mo.id, mo.account, mo.owner, mtok, mside, mprice, x,
                                         mo.outcome))
                 # a maker order fills at most once per trade: its list cannot end with ``tid``
@@ -499,18 +512,15 @@ class MatchingEngine:
             level.total -= got
             trade.size += got
             shares += got
-            c = px * got // UNIT  # taker's side of the money at its effective price
             if buy:
-                cash -= c
+                cash -= tc
                 if not take_own:
                     pairs += got
             else:
-                cash += c
+                cash += tc
                 if not take_own:
                     pairs -= got
-            if budget >= 0:
-                budget -= c
-            else:
+            if budget < 0:
                 order.remaining -= got
             order.matched += got
             if not q:  # the emptied level was its book's best: its key is the last one
@@ -871,14 +881,14 @@ class MatchingEngine:
             if t.status is FAILED:
                 continue
             if t.taker_account == account:
-                c = t.price * t.size // UNIT
+                c = taker_cash(t)
                 if t.side is BUY:
                     fills.append(PositionFill(t.token, BUY, t.size - t.fee, c))
                 else:
                     fills.append(PositionFill(t.token, SELL, t.size, c - t.fee))
             for m in t.makers:
                 if m.account == account:
-                    fills.append(PositionFill(m.token, m.side, m.size, m.price * m.size // UNIT))
+                    fills.append(PositionFill(m.token, m.side, m.size, maker_cash(m.side, m.price, m.size)))
         fills.extend(f for _, f in external[ei:])
         names = {tok: (self._state[tok].info.condition_id, self._outcome[tok])
                  for tok in self._books}

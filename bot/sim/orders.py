@@ -1,7 +1,9 @@
 """Orders as the engine sees them: the request a caller submits and the live order it becomes.
 
-Invariants: all prices and sizes are integer micro-units. A resting order's ``remaining`` is a
-positive multiple of ``LOT`` (0.01 share) and ``matched + remaining + canceled == size``.
+Invariants: all prices and sizes are integer micro-units. An order's ``size`` is a positive
+multiple of ``LOT`` (0.01 share); its ``remaining`` is positive while it rests and may leave
+the lot grid once a market BUY (filled to the unit) takes part of it;
+``matched + remaining + canceled == size``.
 For FOK/FAK BUY the request's ``size`` is the USDC amount to spend and ``price`` the worst price
 per share (venue.md 3.3); for every other order ``size`` is shares.
 """

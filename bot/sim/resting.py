@@ -19,7 +19,7 @@ the units of others queued in front of it, moved by these rules (see
   a fill.
 
 Invariants: within a level, orders are in arrival order and ``ahead`` never decreases along
-them; ``ahead >= 0``; fills are whole lots and their sum never exceeds the volume that was
+them; ``ahead >= 0``; fills are to the unit (a 6-decimal print fills 6 decimals) and their sum never exceeds the volume that was
 printed or that crossed. Unpaired trades and decreases are forgotten after ``window`` seconds.
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import msgspec
 
-from bot.sim.orders import LOT, Order
+from bot.sim.orders import Order
 from bot.sim.queue import QueueModel
 from bot.venue.enums import Side
 from bot.venue.units import UNIT
@@ -88,7 +88,7 @@ def on_trade(level: OwnLevel, printed: int, usable: int, total: int, now: float,
 
 def consume(orders: list[QueuedOrder], qty: int) -> Fills:
     """``qty`` units traded from the front of a queue holding ``orders``: others' units in front
-    of each are consumed first, then the order itself (whole lots)."""
+    of each are consumed first, then the order itself, to the unit."""
     fills: Fills = []
     q = qty
     ext = 0  # others' units consumed so far
@@ -100,8 +100,8 @@ def consume(orders: list[QueuedOrder], qty: int) -> Fills:
             ext += t
         a = o.ahead - ext
         o.ahead = a if a > 0 else 0
-        if a <= 0 and q >= LOT:
-            f = q // LOT * LOT
+        if a <= 0 and q > 0:
+            f = q
             if f > o.remaining:
                 f = o.remaining
             if f:
@@ -112,13 +112,13 @@ def consume(orders: list[QueuedOrder], qty: int) -> Fills:
 
 def sweep(orders: list[QueuedOrder], qty: int) -> Fills:
     """``qty`` units reach ``orders`` with nobody in front (a trade through the price or volume
-    crossing it): oldest first, whole lots."""
+    crossing it): oldest first, to the unit."""
     fills: Fills = []
     q = qty
     for o in orders:
-        if q < LOT:
+        if q <= 0:
             break
-        f = q // LOT * LOT
+        f = q
         if f > o.remaining:
             f = o.remaining
         if f:

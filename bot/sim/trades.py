@@ -78,11 +78,33 @@ def trade_id_prefix(rng: random.Random) -> str:
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{h[16:20]}-"
 
 
+def maker_cash(side: Side, price: int, size: int) -> int:
+    """Collateral units of a maker fill of ``size`` shares at ``price``: a maker BUY pays its
+    price rounded down, a maker SELL is paid it rounded up (exact for whole lots; a 6-decimal
+    fill rounds the unit in the maker's favour, and the taker gives or gets the same amount, or
+    the other end of a minted or merged pair)."""
+    if side is Side.BUY:
+        return price * size // UNIT
+    return -(-price * size // UNIT)
+
+
+def taker_cash(trade: Trade) -> int:
+    """The collateral the taker of ``trade`` pays (BUY) or receives (SELL), before fees: the sum
+    over its maker fills of their cash, or of the pair's other end for complement fills."""
+    total = 0
+    tok = trade.token
+    for m in trade.makers:
+        c = maker_cash(m.side, m.price, m.size)
+        total += c if m.token == tok else m.size - c
+    return total
+
+
 def apply_trade(ledger: Ledger, trade: Trade, fee_account: str, sign: int = 1) -> None:
     """Move collateral and tokens for every fill of ``trade`` (``sign=-1`` undoes it exactly).
 
-    Exact because every fill is a whole number of lots, so ``price * size`` is a multiple of
-    ``UNIT``. Reservations are not touched: they belong to orders, not to trades.
+    Exact for 6-decimal fills too: each fill's collateral is ``maker_cash``, a whole number of
+    units, and the taker's is the other end of it. Reservations are not touched: they belong to
+    orders, not to trades.
     """
     accounts = ledger.accounts
     tok = trade.token
@@ -92,7 +114,7 @@ def apply_trade(ledger: Ledger, trade: Trade, fee_account: str, sign: int = 1) -
     pairs = 0
     for m in trade.makers:
         x = m.size * sign
-        c = m.price * x // UNIT
+        c = maker_cash(m.side, m.price, m.size) * sign
         maker = accounts[m.account]
         mt = maker.tokens
         mtok = m.token

@@ -13,11 +13,12 @@ the strategy saw it.
 Rules (the local exchange's, ``bot.sim.matching``, with the same error messages):
 
 - validation: duplicate ids, unknown tokens, the tick grid in force (``tick_size_change`` and
-  snapshots move it), whole lots, the market's minimum size, GTD expiration ahead of arrival and
+  snapshots move it), whole lots for sizes and market amounts, the market's minimum size, GTD expiration ahead of arrival and
   none on other types, post-only never crossing, balance and allowance (collateral for a BUY,
   tokens for a SELL, net of what resting orders reserve, ``bot.sim.accounts``);
-- an order that crosses takes the visible levels best first at their prices, in whole lots (one
-  trade per price), and removes what it took from the venue's view until the feed next updates
+- an order that crosses takes the visible levels best first at their prices (one trade per
+  price); a market BUY gets ``spent / price`` shares to the unit at each level, as the venue
+  fills, and removes what it took from the venue's view until the feed next updates
   that level (``bot.sim.depth``); FOK is filled whole or killed, FAK keeps what it got; the taker
   pays the market's fee (``bot.venue.fees.taker_fee``) and our resting orders earn the market's
   maker rebate where it pays one (``bot.venue.fees.maker_rebate``);
@@ -29,7 +30,8 @@ Rules (the local exchange's, ``bot.sim.matching``, with the same error messages)
 - trades are ``CONFIRMED`` at once in a backtest; in paper trading they are ``MATCHED`` and move
   through the settlement schedule (``bot.sim.settlement``), a ``FAILED`` one reversed exactly.
 
-Invariants: money is integer micro-units and every fill a whole lot, so every amount is exact;
+Invariants: money is integer micro-units; fills have 6 decimals and each moves ``maker_cash``
+(``bot.sim.trades``) whole units, so every amount is exact;
 for our account ``0 <= reserved <= collateral`` and ``0 <= reserved_tokens[t] <= tokens[t]``, and
 the ledger conserves collateral and tokens (the external book is one account, ``EXTERNAL``).
 Deterministic: the same markets, config, seed and calls give the same answers. Cheap when idle:
@@ -54,7 +56,7 @@ from bot.execution.orders import OwnOrder
 from bot.execution.records import CancelResult, MakerLeg, OrderRecord, OrderResult, TradeRecord
 from bot.execution.router import CancelBatch, PlaceBatch
 from bot.sim import results as R
-from bot.sim.accounts import Ledger, cost
+from bot.sim.accounts import Ledger, cost, release
 from bot.sim.depth import Depth, book_state_equal, copy_book_state
 from bot.sim.latency import LatencyConfig, LatencyModel, latency_model
 from bot.sim.matching import Balance
@@ -62,7 +64,7 @@ from bot.sim.orders import LOT
 from bot.sim.queue import QueueConfig, QueueModel, queue_model
 from bot.sim.resting import Fills, OwnBook, QueuedOrder, on_depth, on_trade, sweep
 from bot.sim.settlement import Settlement, SettlementConfig
-from bot.sim.trades import MakerFill, Trade, apply_trade, trade_id_prefix
+from bot.sim.trades import MakerFill, Trade, apply_trade, maker_cash, trade_id_prefix
 from bot.venue.amounts import TICK_RULES
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
 from bot.venue.fees import BPS, FeeSchedule, maker_rebate, taker_fee
@@ -497,7 +499,7 @@ class SimVenue:
             for _, f in got:
                 left -= f
             fills += got
-            if left < LOT:
+            if not left:
                 break
         if fills:
             tok.depth.deplete(is_bid, price, volume - left)
@@ -664,7 +666,7 @@ class SimVenue:
             if acct.collateral - acct.reserved < amount:
                 return _rejected(oid, R.NOT_ENOUGH_BALANCE)
             plan, left = _plan(depth, True, price, -1, amount)
-            full = left * UNIT < price * LOT  # not another lot to buy, even at the worst price
+            full = not left  # every unit spent
         else:
             if acct.tokens.get(token, 0) - acct.reserved_tokens.get(token, 0) < amount:
                 return _rejected(oid, R.NOT_ENOUGH_BALANCE)
@@ -713,7 +715,7 @@ class SimVenue:
             if not market:
                 order.remaining -= x
             order.trade_ids.append(trade.id)
-            c = cost(px, x)
+            c = maker_cash(maker_side, px, x)  # the taker gives or gets the maker's end
             if buy:
                 making += c
                 taking += x - trade.fee
@@ -800,7 +802,7 @@ class SimVenue:
                                       order.price, f, order.outcome,
                                       maker_rebate(order.price, f, tok.fee))]
             if order.side is BUY:
-                acct.reserved -= cost(order.price, f)
+                acct.reserved -= release(order.price, order.remaining, f)
             else:
                 acct.reserved_tokens[token] -= f
             apply_trade(self.ledger, trade, self._fee_account)
@@ -885,24 +887,24 @@ def _rejected(order_id: str, message: str) -> OrderResult:
 
 def _plan(depth: Depth, buy: bool, limit: int, want: int, budget: int
           ) -> tuple[list[tuple[int, int]], int]:
-    """What a taker gets from the visible levels at prices up to ``limit``, best first, in whole
-    lots: ``want`` shares, or (``budget >= 0``, a market BUY) as many shares as ``budget`` USDC
-    units buy. Returns ``[(price, shares)]`` and what is left (shares, or USDC units)."""
+    """What a taker gets from the visible levels at prices up to ``limit``, best first: ``want``
+    shares, or (``budget >= 0``, a market BUY) the shares ``budget`` USDC units buy, to the unit
+    (``spent / price`` rounded down at each level, each level paid at its price rounded up, as
+    the venue fills). Returns ``[(price, shares)]`` and what is left (shares, or USDC units)."""
     plan: list[tuple[int, int]] = []
     if budget >= 0:
         left = budget
         for px, avail in depth.walk(True, limit):
-            lots = min(avail // LOT, left * UNIT // (px * LOT))
-            if lots:
-                x = lots * LOT
+            x = min(avail, left * UNIT // px)
+            if x:
                 plan.append((px, x))
-                left -= cost(px, x)
-            if left * UNIT < px * LOT:
+                left -= maker_cash(SELL, px, x)
+            if not left:
                 break
         return plan, left
     left = want
     for px, avail in depth.walk(buy, limit):
-        x = min(avail // LOT * LOT, left)
+        x = min(avail, left)
         if x:
             plan.append((px, x))
             left -= x

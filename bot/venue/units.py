@@ -11,7 +11,7 @@ from decimal import Decimal, InvalidOperation
 
 UNIT = 1_000_000
 DECIMALS = 6
-LOT = 10_000  # sizes travel with two decimals: every order size and fill is a multiple of 0.01 share
+LOT = 10_000  # order sizes travel with two decimals: every size an order names is a multiple of 0.01 share
 
 _PAD = ("000000", "00000", "0000", "000", "00", "0", "")
 
@@ -72,3 +72,10 @@ def decimal_to_units(value: Decimal) -> int:
 def notional(price: int, size: int) -> int:
     """USDC micro-units for ``size`` shares at ``price``, floored (exact on the tick grid)."""
     return price * size // UNIT
+
+
+def lot_floor(size: int) -> int:
+    """``size`` share units floored to a whole lot: the most of a 6-decimal holding an order can
+    sell (venue.md 3.2, 3.5: a SELL's shares leg is a multiple of ``LOT``); the rest, under one
+    lot, is dust no order can close."""
+    return size - size % LOT

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from bot.core.intents import CancelAll, CancelOrder, Quote, QuoteTarget, Take
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.risk import Projection, RiskLimits, TradingState, Universe, check_intents
+from bot.risk.checks import Reason
 from bot.venue.enums import Side
 from bot.venue.units import UNIT
 
@@ -244,3 +245,83 @@ def test_reducing_never_raises_a_neg_risk_events_worst_case(pos, quotes):
     d = run(TradingState.REDUCING, lim, pos, [], its)
     rest, _ = final_orders([], d.accepted, BOOKS)
     assert project(pos, rest).worst_loss(EVENT) <= project(pos, []).worst_loss(EVENT)
+
+
+LOT = 10_000
+off_lot = st.integers(1, 40 * SH)  # a 6-decimal number of shares
+
+
+@st.composite
+def off_lot_positions(draw):
+    sizes, costs = {}, {}
+    for t in draw(st.lists(token, max_size=5, unique=True)):
+        sizes[t] = draw(st.integers(0, 40 * SH))
+        costs[t] = sizes[t] * draw(st.integers(1, 99)) // 100
+    return Positions(sizes, costs)
+
+
+@st.composite
+def off_lot_intents(draw, pos):
+    """Intents whose SELLs name 6-decimal sizes, among them the whole of each off-lot holding."""
+    out = []
+    for t in draw(st.lists(token, max_size=4)):
+        held = pos.size(t)
+        sells = draw(st.lists(st.builds(Quote, st.just(t), st.just(Side.SELL), price, off_lot | st.just(held)),
+                              max_size=2))
+        buys = draw(st.lists(st.builds(Quote, st.just(t), st.just(Side.BUY), price, size), max_size=2))
+        out.append(QuoteTarget(t, tuple(q for q in sells + buys if q.size > 0)))
+        if held and draw(st.booleans()):
+            out.append(Take(t, Side.SELL, draw(price), held))
+    return out
+
+
+@SETTINGS
+@given(state=st.sampled_from([TradingState.ACTIVE, TradingState.REDUCING]), lim=limits,
+       pos=off_lot_positions(), data=st.data())
+def test_off_lot_sells_are_checked_and_accepted_as_their_whole_lots(state, lim, pos, data):
+    """With 6-decimal holdings and SELL sizes: every accepted order is whole lots, a SELL is cut
+    to its whole lots (never more than held), one under a lot is refused as off grid, the accepted
+    set breaches no limit, and every order offered is answered."""
+    its = data.draw(off_lot_intents(pos))
+    d = run(state, lim, pos, [], its)
+    offered = [o for i in its for o in (i.quotes if isinstance(i, QuoteTarget) else (i,) if isinstance(i, Take) else ())]
+    passed = [o for i in d.accepted for o in (i.quotes if isinstance(i, QuoteTarget) else (i,) if isinstance(i, Take) else ())]
+    assert len(offered) == len(passed) + len(d.rejections)
+    for o in passed:
+        amount = o.size if isinstance(o, Quote) else o.amount
+        assert amount > 0 and amount % LOT == 0
+    for r in d.rejections:
+        amount = r.order.size if isinstance(r.order, Quote) else r.order.amount
+        assert (r.reason is Reason.SIZE_OFF_GRID) == (amount < LOT or (r.order.side is Side.BUY and amount % LOT != 0))
+    rest, takes = final_orders([], d.accepted, BOOKS)
+    proj = project(pos, rest)
+    for t, s, shares, usdc in takes:
+        proj.add(t, s, shares, usdc)
+    for t in TOKENS:
+        assert proj.tok(t).sell_sz <= pos.size(t)
+    before = metrics(project(pos, []))
+    for key, value in metrics(proj).items():
+        limit = limit_of(lim, key[0])
+        if limit is not None and state is TradingState.ACTIVE:
+            assert value <= max(limit, before[key]), (key, value, limit, before[key])
+
+
+@SETTINGS
+@given(held=st.integers(1, 40 * SH), px=price, as_take=st.booleans(),
+       state=st.sampled_from([TradingState.ACTIVE, TradingState.REDUCING]))
+def test_the_whole_of_an_off_lot_holding_sells_as_its_whole_lots(held, px, as_take, state):
+    """A close of a whole 6-decimal holding: accepted as its whole lots, the dust (under one lot)
+    left; a holding under one lot has nothing an order can sell (SIZE_OFF_GRID)."""
+    pos = Positions({"Y1": held}, {"Y1": held // 2})
+    order = Take("Y1", Side.SELL, px, held) if as_take else Quote("Y1", Side.SELL, px, held)
+    d = run(state, RiskLimits(), pos, [], [order if as_take else QuoteTarget("Y1", (order,))])
+    whole = held - held % LOT
+    if not as_take and 0 < whole < SH:  # a resting quote is also held to the market's minimum
+        assert [r.reason for r in d.rejections] == [Reason.BELOW_MIN_SIZE]
+    elif whole:
+        assert not d.rejections
+        accepted = d.accepted[0] if as_take else d.accepted[0].quotes[0]
+        assert (accepted.amount if as_take else accepted.size) == whole
+        assert d.reducing == [True] if as_take else d.reducing == [(True,)]
+    else:
+        assert [r.reason for r in d.rejections] == [Reason.SIZE_OFF_GRID]

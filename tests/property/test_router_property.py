@@ -202,3 +202,61 @@ def test_an_idle_router_has_nothing_a_fresh_plan_would_find(steps):
                 rec.on_places_sent(b.orders, now)
                 rec.on_acks(b.order_ids, [{"success": True, "errorMsg": "", "orderID": i, "status": "live"}
                                           for i in b.order_ids], now)
+
+
+LOT = 10_000
+off_lot_quote_st = st.builds(
+    lambda side, tick, size: Quote("x", side, tick * 10_000, size if side is Side.SELL else size // LOT * LOT + LOT),
+    st.sampled_from(Side), st.integers(1, 6), st.integers(1, 3 * U),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(off_lot_quote_st, min_size=1, max_size=8), st.integers(1, 50 * U), st.booleans())
+def test_off_lot_sells_go_out_as_their_whole_lots_and_stay(quotes, amount, reducing):
+    """A SELL of a 6-decimal holding (the whole of an off-lot position) rests as its whole lots, a
+    quote under one lot is dropped, and the orders placed are kept as the same target comes again
+    (no churn against the venue's lots); a SELL take goes out as its whole lots, or not at all."""
+    rec = Reconciler()
+    seq = itertools.count()
+    sent: list = []
+
+    def sign(req: OrderRequest) -> FakeSigned:
+        sent.append(req)
+        return FakeSigned(f"0x{next(seq):05x}")
+
+    router = Router(rec.orders, sign, place_throttle=Throttle([RateWindow(1000, 1.0)]),
+                    cancel_throttle=Throttle([RateWindow(1000, 1.0)]))
+
+    def settle(now: float) -> list:
+        batches = router.poll(now)
+        for b in batches:
+            if isinstance(b, CancelBatch):
+                rec.on_cancels_sent(b.order_ids, now)
+                rec.on_cancel_result({"canceled": list(b.order_ids)}, now)
+            else:
+                rec.on_places_sent(b.orders, now)
+                rec.on_acks(b.order_ids, [{"success": True, "errorMsg": "", "orderID": o.order_id,
+                                           "status": "matched" if o.order_type.is_market else "live"}
+                                          for o in b.orders], now)
+        return batches
+
+    whole = [(q.side, q.price, q.size - q.size % LOT) for q in quotes]
+    flags = tuple(reducing for _ in quotes)
+    router.set_target(QuoteTarget("x", tuple(quotes)), flags)
+    settle(0.0)
+    settle(0.1)
+    assert all(r.size % LOT == 0 for r in sent)
+    want = Counter(w for w in whole if w[2] > 0)
+    assert Counter((o.side, o.price, o.remaining) for o in rec.orders.working("x")) == want
+    assert all(o.reducing is reducing for o in rec.orders.working("x"))
+    n = len(sent)
+    router.set_target(QuoteTarget("x", tuple(quotes)), flags)
+    assert settle(0.2) == [] and len(sent) == n  # the same target again: nothing to do
+    router.take(Take("y", Side.SELL, 400_000, amount), 0.3, reducing)
+    settle(0.3)
+    takes = [r for r in sent[n:] if r.token_id == "y"]
+    if amount >= LOT:
+        assert [(r.amount, r.size, r.reducing) for r in takes] == [(amount - amount % LOT,) * 2 + (reducing,)]
+    else:
+        assert takes == []

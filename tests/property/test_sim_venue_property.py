@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from bot.engine.results import CancelsAnswered, OrderSeen, PlacesAnswered, TradeSeen
 from bot.sim.accounts import cost
 from bot.sim.latency import LatencyConfig
-from bot.sim.orders import LOT
+from bot.sim.trades import maker_cash
 from bot.sim.queue import QueueConfig
 from bot.sim.settlement import SettlementConfig
 from bot.sim.venue import SimVenueConfig
@@ -119,7 +119,7 @@ def check_ledger(shell: Shell) -> None:
                                                      if o.side is SELL and o.token == t)
         assert 0 <= acct.reserved_tokens.get(t, 0) <= acct.tokens.get(t, 0)
     assert 0 <= acct.reserved <= acct.collateral
-    assert all(o.remaining > 0 and o.remaining % LOT == 0 for o in open_)
+    assert all(o.remaining > 0 for o in open_)  # a 6-decimal fill may leave it off the lot grid
     ledger = v.ledger
     assert sum(a.collateral for a in ledger.accounts.values()) == ledger.funded == START_CASH
     for t in TOKENS:
@@ -142,12 +142,13 @@ def test_conservation_reservations_and_reported_trades(s, steps):
     cash = START_CASH
     held = {t: START_SHARES for t in TOKENS}
     for tid, r in first_sight(shell).items():
-        assert r.size > 0 and r.size % LOT == 0
+        assert r.size > 0
         if final[tid].status.value == "FAILED":
             continue
         ours_taker = r.trader_side == "TAKER"
         side = r.side if ours_taker else r.maker_orders[0].side
-        paid = cost(r.price, r.size)
+        # the maker pays its price rounded down or is paid it rounded up; the taker the same amount
+        paid = maker_cash(side.opposite if ours_taker else side, r.price, r.size)
         fee = 0
         if ours_taker and r.fee_rate_bps:
             from bot.venue.fees import BPS, FeeSchedule, taker_fee

@@ -211,3 +211,17 @@ def test_bot_report_bad_input_is_one_line_and_exit_2(files, capsys, args, says):
     assert cli.main(args) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
+
+
+def test_a_final_position_off_the_lot_grid_shows_its_dust():
+    """Fills have 6 decimals and orders sell whole lots: a final position's part under one lot is
+    named as dust no order can sell; a whole-lot position gets no such row."""
+    summary = Summary(mode="backtest", events=0, seconds=1.0, wall_seconds=0.0, events_per_s=0.0,
+                      orders_sent=3, orders_rejected=0, cancels_sent=0, fills=3, maker_fills=0, volume=23_371_898,
+                      notional=12_600_000, fill_rate=1.0, maker_share=0.0, realized=0, unrealized=0,
+                      fees=0, pnl=0, max_drawdown=0, inventory={},
+                      final_position={"tok-aaaaaaaa": 11_371_898, "tok-bbbbbbbb": 12_000_000, "tok-cccccccc": 1_818})
+    rows = dict(rp.summary_rows(summary))
+    assert rows["final position …aaaaaaaa (shares)"] == "11.371898 (dust 0.001898: under one lot, no order can sell it)"
+    assert rows["final position …cccccccc (shares)"] == "0.001818 (dust 0.001818: under one lot, no order can sell it)"
+    assert "final position …bbbbbbbb (shares)" not in rows

@@ -756,3 +756,31 @@ def test_a_halted_gate_logs_one_line_per_state_change_and_counts_the_rest():
         check(g, [QuoteTarget("Y1", (q(),))])
     refusals = [kw for event, kw in g.log.lines if event == "risk_reject"]
     assert [r["reason"] for r in refusals] == ["halted", "reduce_only", "halted"]
+
+
+def test_a_sell_of_an_off_lot_holding_is_checked_and_accepted_as_its_whole_lots():
+    """Fills have 6 decimals, orders sell whole lots: a SELL quote or take of a 6-decimal holding is
+    cut to its whole lots (the rest is dust); whole-lot intents pass as they are, the same object;
+    a SELL under one lot and any off-lot BUY are refused as off grid, naming what was asked."""
+    pos = Positions({"Y1": 11_371_898, "N1": 6_000})
+    sell = q(side=Side.SELL, size=11_371_898)
+    whole = q(side=Side.SELL, size=11_370_000)
+    buy = q(size=10 * SH)
+    d = check(gate(), [QuoteTarget("Y1", (sell, buy))], positions=pos)
+    assert d.accepted == [QuoteTarget("Y1", (whole, buy))] and d.rejections == [] and d.new_orders == 2
+    assert d.reducing == [(True, False)]
+    target = QuoteTarget("Y1", (whole, buy))
+    assert check(gate(), [target], positions=pos).accepted[0] is target  # nothing cut: the same target
+    d = check(gate(), [Take("Y1", Side.SELL, 480_000, 11_371_898)], positions=pos)
+    assert d.accepted == [Take("Y1", Side.SELL, 480_000, 11_370_000)] and d.reducing == [True]
+    t = Take("Y1", Side.SELL, 480_000, 11_370_000)
+    assert check(gate(), [t], positions=pos).accepted == [t] and check(gate(), [t], positions=pos).accepted[0] is t
+    dust = [QuoteTarget("N1", (q("N1", Side.SELL, size=6_000),)), Take("N1", Side.SELL, 480_000, 6_000),
+            QuoteTarget("Y1", (q(size=10 * SH + 1),)), Take("Y1", Side.BUY, 520_000, 5 * SH + 1)]
+    d = check(gate(), dust, positions=pos)
+    assert [(r.order, r.reason) for r in d.rejections] == [
+        (dust[0].quotes[0], Reason.SIZE_OFF_GRID), (dust[1], Reason.SIZE_OFF_GRID),
+        (dust[2].quotes[0], Reason.SIZE_OFF_GRID), (dust[3], Reason.SIZE_OFF_GRID)]
+    # cut to whole lots, a sell is checked as such: within the position limit of what is held
+    d = check(gate(), [QuoteTarget("Y1", (q(side=Side.SELL, size=11_379_999),))], positions=Positions({"Y1": 11_370_000}))
+    assert d.rejections == [] and d.accepted[0].quotes[0].size == 11_370_000

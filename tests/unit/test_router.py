@@ -232,6 +232,23 @@ def test_a_failed_cancel_of_an_answered_order_is_paced():
     assert cancel_emitted(h.router.poll(1.0 + retry), oid)
 
 
+def test_a_paced_cancel_beside_a_throttled_place_goes_when_it_comes_due():
+    """A plan whose cancel is held back (paced) and whose place the throttle refuses is planned
+    afresh when the cancel comes due, never replayed from before it: the cancel goes then."""
+    h = Harness(place_cap=1)
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("t")]
+    h.router.set_target(quotes("t", (Side.BUY, 410_000, 10 * U)))  # its place waits for the throttle
+    assert cancel_emitted(h.router.poll(1.0), oid)
+    h.rec.on_cancels_sent([oid], 1.0)
+    h.rec.on_cancel_failed([oid], 1.1)
+    retry = h.router.config.cancel_retry_after
+    assert not cancel_emitted(h.router.poll(1.2), oid)
+    assert not cancel_emitted(h.router.poll(1.3), oid)
+    assert cancel_emitted(h.router.poll(1.0 + retry), oid)
+
+
 def test_a_cancel_request_that_failed_as_a_whole_goes_again_soon():
     # (a 5xx, a 425 or a 429 refused nothing: the order the router means to cancel must not rest
     # the full cancel_retry_after, e.g. beside its replacement at the same price)
@@ -1186,3 +1203,37 @@ def test_under_default_pacing_what_is_ready_goes_in_one_post_of_up_to_15() -> No
             sizes.append(len(b.orders))
         clock[0] += 0.01
     assert sizes == [15, 1]
+
+
+def test_sells_of_an_off_lot_holding_go_out_as_their_whole_lots():
+    """A SELL quote or take of a 6-decimal holding is sent as its whole lots, one under a lot is
+    dropped with its reducing flag, BUYs and whole-lot quotes are left as they are, and the target
+    kept is the cut one (so the live order matches it: nothing is re-placed)."""
+    h = Harness()
+    buy = Quote("t", Side.BUY, 400_000, 10 * U)
+    odd_buy = Quote("t", Side.BUY, 390_000, 5 * U + 1)  # not cut: a BUY's size is refused by risk, not changed
+    target = QuoteTarget("t", (Quote("t", Side.SELL, 600_000, 11_371_898), buy, Quote("t", Side.SELL, 700_000, 9_999),
+                               Quote("t", Side.SELL, 650_000, 2 * U), odd_buy))
+    flags = (True, False, True, True, False)
+    h.router.set_target(target, flags)
+    kept = h.router.targets()["t"]
+    assert kept == QuoteTarget("t", (Quote("t", Side.SELL, 600_000, 11_370_000), buy, Quote("t", Side.SELL, 650_000, 2 * U),
+                                     odd_buy))
+    assert kept.quotes[1] is buy and kept.quotes[2] is target.quotes[3]
+    h.step(0.0)
+    assert [(r.side, r.price, r.size, r.reducing) for r in h.signed] == [
+        (Side.SELL, 600_000, 11_370_000, True), (Side.SELL, 650_000, 2 * U, True), (Side.BUY, 400_000, 10 * U, False),
+        (Side.BUY, 390_000, 5 * U + 1, False)]
+    n = len(h.signed)
+    h.router.set_target(target, flags)
+    assert h.step(1.0) == [] and len(h.signed) == n
+    whole = quotes("u", (Side.SELL, 600_000, 2 * U))
+    h.router.set_target(whole)
+    assert h.router.targets()["u"] is whole
+    h.router.take(Take("v", Side.SELL, 500_000, 7_654_321), 2.0, True)
+    h.router.take(Take("v", Side.SELL, 500_000, 9_999), 2.0)
+    h.router.take(Take("v", Side.BUY, 500_000, 3 * U + 1), 2.0)
+    h.step(2.0)
+    assert [(r.side, r.order_type, r.price, r.amount, r.size, r.reducing) for r in h.signed if r.token_id == "v"] == [
+        (Side.SELL, OrderType.FOK, 500_000, 7_650_000, 7_650_000, True),
+        (Side.BUY, OrderType.FOK, 500_000, 3 * U + 1, 6 * U + 2, False)]

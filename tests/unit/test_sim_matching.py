@@ -405,3 +405,73 @@ def test_same_seed_same_trade_ids():
 
     assert ids(3) == ids(3) != ids(4)
     assert len(ids(3)[0]) == 36 and ids(3)[0].count("-") == 4
+
+
+def conserved(eng: MatchingEngine) -> None:
+    """Collateral and tokens are neither made nor lost, and reservations match resting orders."""
+    led = eng.ledger
+    assert sum(a.collateral for a in led.accounts.values()) + sum(led.pairs.values()) == led.funded
+    for tok in ("YES", "NO"):
+        assert sum(a.tokens.get(tok, 0) for a in led.accounts.values()) == led.pairs[M.condition_id]
+    for a in led.accounts.values():
+        assert a.reserved == sum(o.price * o.remaining // USDC for o in a.open_orders.values() if o.side is BUY)
+        assert 0 <= a.reserved <= a.collateral
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_market_buy_receives_spent_over_price_to_the_unit(fast):
+    """A market BUY of 10 USDC at 0.57 gets 10 / 0.57 = 17.543859 shares (rounded down), spends all
+    10 USDC, and the maker is paid exactly that; the maker's order is left off the lot grid."""
+    eng = engine(emit_events=not fast)
+    r1 = eng.place(req("a", "YES", SELL, 570_000, 50 * USDC), 1.0)
+    r2 = eng.place(req("b", "YES", BUY, 570_000, 10 * USDC, order_type=OrderType.FOK), 2.0)
+    assert r2.success and (r2.making_amount, r2.taking_amount) == (10 * USDC, 17_543_859)
+    assert eng.trade(r2.trade_ids[0]).size == 17_543_859
+    assert eng.order(r1.order_id).size_matched == 17_543_859
+    assert eng.balance("b").tokens["YES"] == 117_543_859 and eng.balance("b").collateral == 890 * USDC
+    assert eng.balance("a").collateral == 910 * USDC
+    assert eng.book("YES").asks == [(570_000, 50 * USDC - 17_543_859)]
+    conserved(eng)
+    # the off-lot remainder trades on, to the last unit: 32.456141 shares at 0.57 cost 18.5000004
+    r3 = eng.place(req("c", "YES", BUY, 570_000, 20 * USDC, order_type=OrderType.FAK), 3.0)
+    assert r3.taking_amount == 32_456_141 and r3.making_amount == 18_500_001  # the maker is paid rounded up
+    assert eng.order(r1.order_id).status is OrderStatus.MATCHED
+    conserved(eng)
+    assert {p.token: p.size for p in eng.positions("b")}["YES"] == 117_543_859
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_resting_bid_filled_in_off_lot_pieces_by_mints_releases_its_reservation_exactly(fast):
+    """Market BUYs of NO fill a resting YES bid in 6-decimal pieces (minting pairs): each pays its
+    price rounded down, the taker the other end, and when the bid is gone nothing stays reserved."""
+    eng = engine(emit_events=not fast)
+    bid = eng.place(req("a", "YES", BUY, 430_000, 20 * USDC), 1.0)
+    assert eng.balance("a").collateral_reserved == 8_600_000
+    for spend, t in ((3_330_000, 2.0), (2_170_000, 3.0), (9_990_000, 4.0)):
+        r = eng.place(req("b", "NO", BUY, 570_000, spend, order_type=OrderType.FAK), t)
+        assert r.success and r.taking_amount == min(spend * USDC // 570_000, r.taking_amount)
+        conserved(eng)
+    assert eng.order(bid.order_id).status is OrderStatus.MATCHED
+    assert eng.balance("a").collateral_reserved == 0
+    got = eng.balance("a").tokens["YES"] - 100 * USDC
+    assert got == 20 * USDC and eng.balance("b").tokens["NO"] == 120 * USDC
+    undo = [tid for tid in eng.ledger.accounts["b"].trade_ids]
+    snap = eng.balance("a").collateral + eng.balance("b").collateral
+    for tid in undo:
+        apply_trade(eng.ledger, eng.trades[tid], "fees", -1)
+    assert eng.balance("a").collateral + eng.balance("b").collateral == snap + 20 * USDC  # the pairs unminted
+
+
+def test_a_fok_buy_is_filled_when_it_spends_its_last_unit():
+    """A FOK market BUY passes when the book within its price takes every unit it spends, to the
+    6-decimal share, and is killed when one unit would be left."""
+    eng = engine()
+    ask = eng.place(req("a", "YES", SELL, 570_000, 17_550_000), 1.0)
+    ok = eng.place(req("b", "YES", BUY, 570_000, 10 * USDC, order_type=OrderType.FOK), 2.0)
+    assert ok.success and ok.taking_amount == 17_543_859 and ok.making_amount == 10 * USDC
+    eng.cancel(ask.order_id)
+    eng.place(req("a", "YES", SELL, 570_000, 17_540_000), 3.0)  # 9.9978 USDC: 2200 units short
+    killed = eng.place(req("b", "YES", BUY, 570_000, 10 * USDC, order_type=OrderType.FOK), 4.0)
+    assert not killed.success and killed.error_msg == R.FOK_KILLED
+    eng.place(req("c", "YES", SELL, 580_000, 1 * USDC), 5.0)  # one more unit's worth within the price
+    assert eng.place(req("b", "YES", BUY, 580_000, 10 * USDC, order_type=OrderType.FOK), 6.0).success

@@ -519,3 +519,28 @@ def test_levels_in_micro_units_with_one_out_of_range_are_refused_whole_as_the_fe
         assert shell.venue.visible("Y", BUY, 50 * C) == 100 * S
     shell.market(good, at=3.0)  # the same level alone moves the queue
     assert [o.ahead for o in shell.venue.open_orders()] == [70 * S]
+
+
+def test_a_market_buy_receives_spent_over_price_to_the_unit_at_each_level():
+    """As the venue fills: 20 USDC at 0.51 then 0.57 gets the 0.51 level whole (15.30 USDC) and
+    4.70 / 0.57 = 8.245614 shares of the next, every unit spent."""
+    shell = Shell(cfg())
+    shell.market(book({48 * C: 100 * S}, {51 * C: 30 * S, 57 * C: 50 * S}), at=1.0)
+    shell.place(take("m1", BUY, 57 * C, 20 * S, OrderType.FOK), at=1.0)
+    shell.until(1.0)
+    r = shell.results()["m1"]
+    assert r.status == "matched" and (r.making_amount, r.taking_amount) == (20 * S, 38_245_614)
+    assert [(t.price, t.size) for t in shell.trades()] == [(51 * C, 30 * S), (57 * C, 8_245_614)]
+    assert shell.venue.visible("Y", SELL, 57 * C) == 50 * S - 8_245_614
+
+
+def test_a_six_decimal_print_fills_our_order_to_the_unit_and_its_reservation_goes_exactly():
+    """A trade print of 6-decimal size through our bid fills that many units of it; once the bid
+    is gone nothing of its reservation stays."""
+    shell = Shell(cfg())
+    resting_bid(shell, size=20 * S, ahead=0)
+    shell.market(trade(SELL, 49 * C, 11_371_898), at=2.0)
+    assert shell.filled("b1") == 11_371_898
+    shell.market(trade(SELL, 49 * C, 8_628_102), at=3.0)
+    assert shell.filled("b1") == 20 * S and shell.state("b1") == "FILLED"
+    assert shell.venue.balance().collateral_reserved == 0
