@@ -24,6 +24,11 @@ Invariants (the races are named where they are guarded):
   shown it the order (``answered_at``); an order the listing shows open that we do not know, or
   that we had closed before the listing was asked for, is an orphan, handled by ``orphan_policy``;
 - fills only ever come from trades: acks and order events move states, never positions;
+- *a record we cannot book*: a trade record that cannot be read, or a leg of ours (or maybe
+  ours) whose amounts cannot be read, never stops the records after it: it is kept in
+  ``unbooked`` with the tokens it may move (told once, as ``TradeUnbooked``), the trades cursor
+  is held before it so each read tries it again, and it leaves ``unbooked`` (``TradeBooked``)
+  once a record of it books; an unreadable leg of another trader's order is no concern of ours;
 - what is remembered stays bounded: a settled trade is forgotten once no source can bring its
   records back as news (``forget_settled``), so its fills are still never emitted twice.
 
@@ -45,10 +50,12 @@ from bot.execution.orders import OrderState, OrderStore, OwnOrder
 from bot.execution.records import (
     OrderRecord,
     OrderResult,
+    RecordError,
     TradeRecord,
     cancel_result,
     order_record,
     order_result,
+    trade_names,
     trade_record,
 )
 from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
@@ -127,7 +134,38 @@ class FetchTrades(msgspec.Struct, frozen=True):
     order_ids: tuple[str, ...] = ()
 
 
-Output = Fill | FillReversal | SettlementUpdate | OrderUpdate | LookupOrder | ResendOrder | CancelOrder | FetchTrades
+class TradeUnbooked(msgspec.Struct, frozen=True):
+    """A trade record we cannot book yet (told once per trade id): ``tokens`` are those whose fill
+    of ours it may hold, which stop quoting until it is booked; ``reason`` is one line."""
+
+    trade_id: str
+    reason: str
+    tokens: tuple[str, ...] = ()
+
+
+class TradeBooked(msgspec.Struct, frozen=True):
+    """A trade told as ``TradeUnbooked`` before is booked now (or proved none of ours)."""
+
+    trade_id: str
+    tokens: tuple[str, ...] = ()
+
+
+class Unbooked:
+    """A trade record kept for another try: why it could not be booked, the tokens it may move,
+    the record itself (a ``TradeRecord``, or the item as it came when it could not be read)."""
+
+    __slots__ = ("trade_id", "reason", "tokens", "item", "since")
+
+    def __init__(self, trade_id: str, reason: str, tokens: tuple[str, ...], item: Any, since: float) -> None:
+        self.trade_id = trade_id
+        self.reason = reason
+        self.tokens = tokens
+        self.item = item
+        self.since = since
+
+
+Output = (Fill | FillReversal | SettlementUpdate | OrderUpdate | LookupOrder | ResendOrder | CancelOrder | FetchTrades
+          | TradeUnbooked | TradeBooked)
 
 
 class JournalSink(Protocol):
@@ -156,7 +194,9 @@ class TradeState:
 
 class Leg(msgspec.Struct, frozen=True):
     """One order's part in a trade; ``fee_rate_bps`` is read for the taker leg only (makers pay
-    none), ``owner`` (the API key that placed it) for maker legs only."""
+    none), ``owner`` (the API key that placed it) for maker legs only. ``cash``: its USDC when
+    its price is off the 6-decimal grid (``MakerLeg.cash``); ``fault``: why its amounts could not
+    be read (it is then never booked)."""
 
     order_id: str
     token_id: str
@@ -166,18 +206,23 @@ class Leg(msgspec.Struct, frozen=True):
     is_maker: bool
     fee_rate_bps: int = 0
     owner: str = ""
+    cash: int | None = None
+    fault: str = ""
 
 
 def trade_legs(rec: TradeRecord) -> list[Leg]:
-    """Every order leg of a trade: the taker order, then each maker order at its own price."""
+    """Every order leg of a trade: the taker order, then each maker order at its own price. A
+    maker leg whose side could not be read takes the taker's opposite (it is not booked anyway)."""
     legs: list[Leg] = []
     if rec.taker_order_id and rec.side is not None:
-        legs.append(Leg(rec.taker_order_id, rec.token_id, rec.side, rec.price, rec.size, False, rec.fee_rate_bps))
+        legs.append(Leg(rec.taker_order_id, rec.token_id, rec.side, rec.price, rec.size, False, rec.fee_rate_bps,
+                        cash=rec.cash, fault=rec.fault))
     for m in rec.maker_orders:
         side = m.side or (rec.side.opposite if rec.side is not None else None)
         if side is None or not m.order_id:
             continue
-        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, owner=m.owner))
+        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, owner=m.owner,
+                        cash=m.cash, fault=m.fault))
     return legs
 
 
@@ -206,6 +251,7 @@ class Reconciler:
         # whether order changes are told as ``OrderUpdate`` outputs (off when nobody reads them)
         self.updates = True
         self.cursor_held = False  # this trades read met a trade of ours not settled: resume there
+        self.unbooked: dict[str, Unbooked] = {}  # trade id -> a record we cannot book yet
 
     # --- reads -----------------------------------------------------------------------------
     def trade_status(self, trade_id: str) -> TradeStatus | None:
@@ -404,9 +450,50 @@ class Reconciler:
     def on_trade_event(self, event: Any, now: float) -> list[Output]:
         """A user-stream ``trade`` event (the same id is re-emitted on each status change)."""
         out: list[Output] = []
-        self._apply_trade(trade_record(event), now, out)
+        self._read_trade(event, now, out)
         self._commit()
         return out
+
+    def blocked_tokens(self) -> set[str]:
+        """The tokens a record we cannot book yet may move (see ``unbooked``)."""
+        return {t for u in self.unbooked.values() for t in u.tokens}
+
+    def _read_trade(self, item: Any, now: float, out: list[Output]) -> TradeRecord | None:
+        """One trade record into the state; a record that cannot be read is kept in ``unbooked``
+        (and ``None`` returned), never raised: the records after it are read all the same."""
+        try:
+            rec = trade_record(item)
+        except RecordError as exc:
+            self._unreadable(item, exc, now, out)
+            return None
+        self._apply_trade(rec, now, out)
+        return rec
+
+    def _unreadable(self, item: Any, exc: RecordError, now: float, out: list[Output]) -> None:
+        """A record that cannot be read: it may hold a fill of ours on the tokens of legs of
+        ours it names (orders we know, or our owner key), else on every token it names (a
+        ``/data/trades`` record is always one of ours)."""
+        names = trade_names(item)
+        orders, owner = self.orders, self.config.owner
+        ours = [t for oid, t, who, maker in names
+                if oid in orders or orders.forgotten_token(oid) is not None or (maker and owner and who == owner)]
+        tokens = tuple(sorted({t for t in (ours or [n[1] for n in names]) if t}))
+        trade_id = exc.trade_id or "?" + _digest(item)
+        self._keep_unbooked(trade_id, exc.reason, tokens, item, now, out)
+
+    def _keep_unbooked(self, trade_id: str, reason: str, tokens: tuple[str, ...], item: Any, now: float,
+                       out: list[Output]) -> None:
+        u = self.unbooked.get(trade_id)
+        if u is None:
+            self.unbooked[trade_id] = Unbooked(trade_id, reason, tokens, item, now)
+            out.append(TradeUnbooked(trade_id, reason, tokens))
+        else:
+            u.reason, u.tokens, u.item = reason, tokens, item
+
+    def _booked(self, trade_id: str, out: list[Output]) -> None:
+        u = self.unbooked.pop(trade_id, None)
+        if u is not None:
+            out.append(TradeBooked(trade_id, u.tokens))
 
     def on_trades_page(
         self, items: Iterable[Any], now: float, cursor: str | None = None, next_cursor: str | None = None
@@ -420,9 +507,15 @@ class Reconciler:
         unsettled = False
         trades = self._trades
         at = cursor_offset(cursor)  # None for no cursor
+        seen: set[str] = set()
         for i, item in enumerate(items):
-            rec = trade_record(item)
-            self._apply_trade(rec, now, out)
+            rec = self._read_trade(item, now, out)
+            if rec is None:
+                unsettled = True  # kept for another try: the next read starts no later than here
+                continue
+            seen.add(rec.trade_id)
+            if rec.trade_id in self.unbooked:
+                unsettled = True
             st = trades.get(rec.trade_id)
             if st is None:
                 continue
@@ -430,6 +523,10 @@ class Reconciler:
                 st.offset = at + i
             if st.fills and st.status not in (TradeStatus.CONFIRMED, TradeStatus.FAILED):
                 unsettled = True
+        for tid in [t for t, u in self.unbooked.items() if t not in seen]:
+            u = self.unbooked.get(tid)  # not on this page: tried again as it was kept
+            if u is not None and isinstance(u.item, TradeRecord):
+                self._apply_trade(u.item, now, out)
         if cursor is not None and cursor == self.cursors.get(TRADES_CURSOR, "MA=="):
             self.cursor_held = False  # a read that starts where the last one left off
         if next_cursor is not None and not self.cursor_held:
@@ -467,7 +564,7 @@ class Reconciler:
             if st.seen_at >= horizon:  # seen again since: looked at once the window has passed it
                 heapq.heappush(heap, (st.seen_at, tid))
                 continue
-            if tid in self._held or behind is None or not 0 <= st.offset < behind:
+            if tid in self._held or tid in self.unbooked or behind is None or not 0 <= st.offset < behind:
                 heapq.heappush(heap, (now, tid))  # a read may still show it: looked at later
                 continue
             del trades[tid]
@@ -681,6 +778,8 @@ class Reconciler:
             leg.order_id in orders or orders.forgotten_token(leg.order_id) is not None for leg in legs
         )
         waiting: list[str] = []
+        faults: list[Leg] = []  # legs of ours, or maybe ours, that cannot be read
+        owner = self.config.owner
         for leg in legs:
             if leg.order_id in st.fills:  # booked already (its order may have left memory since)
                 continue
@@ -691,21 +790,17 @@ class Reconciler:
             if token is None:
                 # nothing of ours known in it yet: any leg may be ours (fill before ack);
                 # otherwise only a maker leg carrying our owner key is
-                if not known or (
-                    self.config.owner and leg.is_maker and leg.owner == self.config.owner
-                ):
+                mine = owner and leg.is_maker and leg.owner == owner
+                if not known or mine:
                     waiting.append(leg.order_id)
+                    # an unreadable leg another key placed is not ours, whatever the rest
+                    if leg.fault and (mine or not (owner and leg.is_maker and leg.owner)):
+                        faults.append(leg)
                 continue
-            size, fee = leg.size, 0
-            if not leg.is_maker and self.config.taker_fee:
-                fee = taker_fee(leg.side, leg.price, leg.size, leg.fee_rate_bps)
-                if leg.side is Side.BUY:  # the venue keeps shares: we receive fewer, worth that fee
-                    size, fee = size - fee, leg.price * fee // UNIT
-            fill = Fill(
-                trade_id=trade_id, order_id=leg.order_id, token_id=leg.token_id or token, side=leg.side,
-                price=leg.price, size=size, fee=fee, is_maker=leg.is_maker, status=st.status,
-                ts=rec.match_time,
-            )
+            if leg.fault:
+                faults.append(leg if leg.token_id else msgspec.structs.replace(leg, token_id=token))
+                continue
+            fill = self._fill(trade_id, leg, token, st.status, rec.match_time)
             st.fills[leg.order_id] = fill
             new_fills = True
             if self._journal is not None:
@@ -736,7 +831,28 @@ class Reconciler:
             self._hold(trade_id, waiting)
         elif trade_id in self._held and st.fills:
             self._unhold(trade_id)
+        if faults:
+            tokens = tuple(sorted({leg.token_id for leg in faults if leg.token_id}))
+            self._keep_unbooked(trade_id, f"order {faults[0].order_id[:18]}: {faults[0].fault}", tokens, rec, now, out)
+        elif trade_id in self.unbooked:
+            self._booked(trade_id, out)
 
+    def _fill(self, trade_id: str, leg: Leg, token: str, status: TradeStatus, ts: float) -> Fill:
+        """Our fill in ``leg``. A taker pays the venue's fee: a seller in USDC, a buyer in shares
+        (it receives fewer, and the fee is their worth). Off the price grid the leg's cash is
+        booked (``Fill.notional_e12``), the fee shares' worth taken from it pro rata."""
+        size, fee = leg.size, 0
+        notional = leg.cash * UNIT if leg.cash is not None else leg.price * size
+        if not leg.is_maker and self.config.taker_fee:
+            fee = taker_fee(leg.side, leg.price, leg.size, leg.fee_rate_bps)
+            if leg.side is Side.BUY and fee:  # the venue keeps shares: we receive fewer, worth that fee
+                kept = notional * (size - fee) // size
+                size, fee, notional = size - fee, (notional - kept) // UNIT, kept
+        return Fill(
+            trade_id=trade_id, order_id=leg.order_id, token_id=leg.token_id or token, side=leg.side,
+            price=leg.price, size=size, fee=fee, is_maker=leg.is_maker, status=status, ts=ts,
+            notional_e12=notional if leg.cash is not None else None,
+        )
     def _after_fill(self, o: OwnOrder, now: float) -> None:
         full = o.size > 0 and o.matched >= o.size
         if o.state in (S.PENDING_SUBMIT, S.UNKNOWN, S.LIVE, S.REJECTED):
@@ -797,6 +913,13 @@ class Reconciler:
     def _commit(self) -> None:
         if self._journal is not None:
             self._journal.commit()
+
+
+def _digest(item: Any) -> str:
+    """A short stable name for a record without a readable id."""
+    import hashlib
+
+    return hashlib.sha1(repr(item).encode()).hexdigest()[:16]
 
 
 def _is_open_status(status: str) -> bool:
