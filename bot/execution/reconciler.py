@@ -212,13 +212,18 @@ class Leg(msgspec.Struct, frozen=True):
 
 def trade_legs(rec: TradeRecord) -> list[Leg]:
     """Every order leg of a trade: the taker order, then each maker order at its own price. A
-    maker leg whose side could not be read takes the taker's opposite (it is not booked anyway)."""
+    maker leg that does not say its side took the other side of the taker's token, or the same
+    side of its complement (a taker buying YES matched with a maker buying NO: shares minted);
+    one whose side could not be read is placed so too (it is never booked)."""
     legs: list[Leg] = []
-    if rec.taker_order_id and rec.side is not None:
-        legs.append(Leg(rec.taker_order_id, rec.token_id, rec.side, rec.price, rec.size, False, rec.fee_rate_bps,
+    taker = rec.side
+    if rec.taker_order_id and taker is not None:
+        legs.append(Leg(rec.taker_order_id, rec.token_id, taker, rec.price, rec.size, False, rec.fee_rate_bps,
                         cash=rec.cash, fault=rec.fault))
     for m in rec.maker_orders:
-        side = m.side or (rec.side.opposite if rec.side is not None else None)
+        side = m.side
+        if side is None and taker is not None:
+            side = taker if m.token_id and rec.token_id and m.token_id != rec.token_id else taker.opposite
         if side is None or not m.order_id:
             continue
         legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True, owner=m.owner,
