@@ -1,6 +1,7 @@
-"""A trade record the bot cannot book, end to end in the core and the live shell's trades poll:
-counted once, logged once with its id, read again at each poll, and its token quoted again only
-once it is booked; the rest of its page is booked all the same."""
+"""A trade record the bot cannot book, end to end in the core and the live shell's trades poll
+(the venue client reading ``GET /data/trades`` over a real socket from a server answering the
+pages): counted once, logged once with its id, read again at each poll, and its token quoted
+again only once it is booked; the rest of its page is booked all the same."""
 
 from __future__ import annotations
 
@@ -80,35 +81,65 @@ def test_the_core_counts_it_once_stops_its_token_and_quotes_again_once_booked():
     assert YES in {o.token_id for o in places(out)}
 
 
-class Clob:
-    """``trades_page`` answering the pages given, one per call, from the cursor asked."""
+class TradesServer:
+    """``GET /data/trades`` over a real socket: the page of the ``next_cursor`` asked, as bytes."""
 
-    def __init__(self, pages: dict[str, Page]) -> None:
-        self.pages = pages
-        self.asked: list[str] = []
+    def __init__(self, pages: dict[str, bytes]) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import parse_qs, urlparse
 
-    async def trades_page(self, cursor: str = "MA==") -> Page:
-        self.asked.append(cursor)
-        return self.pages[cursor]
+        asked = self.asked = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the server's hook
+                url = urlparse(self.path)
+                cursor = parse_qs(url.query).get("next_cursor", ["MA=="])[0]
+                asked.append(cursor)
+                body = pages[cursor] if url.path == "/data/trades" else b"{}"
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
-class Venue:
-    def __init__(self, clob: Clob) -> None:
-        self.clob = clob
+def page_bytes(*records: dict, next_cursor: str = "LTE=") -> bytes:
+    return json.dumps({"data": list(records), "next_cursor": next_cursor}).encode()
 
 
 def test_the_shell_poll_hands_a_page_with_an_unbookable_record_to_the_core_and_logs_it_once():
+    from bot.live.shell import Venue
+    from bot.venue.auth import Credentials
+
     clock = SimClock(1_000.0)
     eng, yes_bid, no_bid = quoting(clock, Metrics())
-    first = page(record("t-a", no_bid.order_id, "0.47", token=NO), record("t-bad", yes_bid.order_id, "0.48x"),
-                 next_cursor="MQ==")
-    second = page(record("t-c", no_bid.order_id, "0.4600000476613491", "1.5", token=NO))
-    clob = Clob({"MA==": first, "MQ==": second})
-    shell = LiveShell(eng, Venue(clob))
+    server = TradesServer({
+        "MA==": page_bytes(record("t-a", no_bid.order_id, "0.47", token=NO),
+                           record("t-bad", yes_bid.order_id, "0.48x"), next_cursor="MQ=="),
+        "MQ==": page_bytes(record("t-c", no_bid.order_id, "0.4600000476613491", "1.5", token=NO)),
+    })
+    creds = Credentials("key", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0", "pass")
+    shell = LiveShell(eng, Venue(clob_url=server.url, data_url=server.url, ws_url="ws://127.0.0.1:9",
+                                 creds=creds, address="0x" + "11" * 20))
 
     def poll() -> list:
         """One trades poll of the shell, then its inbox into the core as the core loop does."""
-        anyio.run(shell._fetch_trades)
+        async def fetch() -> None:
+            await shell._fetch_trades()
+
+        anyio.run(fetch)
         actions = []
         while True:
             try:
@@ -125,7 +156,9 @@ def test_the_shell_poll_hands_a_page_with_an_unbookable_record_to_the_core_and_l
     assert "0.48x" in unbooked[0]["reason"] and not [e for e in logs if e["event"] == "core_error"]
     assert sorted(f.trade_id for f in eng.recent_fills) == ["t-a", "t-c"]  # both pages booked
     assert eng.portfolio.position(NO).cash_e12 == -(470_000 * 4 * U + 690_000 * U)  # 0.690000 USDC settled
-    assert clob.asked == ["MA==", "MQ==", "MA==", "MQ=="]  # read again from before it
+    anyio.run(shell.venue.aclose)
+    server.close()
+    assert server.asked == ["MA==", "MQ==", "MA==", "MQ=="]  # read again from before it
     assert eng.reconciler.trades_cursor == "MA==" and eng.stats.unbooked == 1
     assert eng.metrics.trades_unbooked._value.get() == 1
     assert eng.blocked == {YES} and eng.orders.get(yes_bid.order_id).state is OrderState.PENDING_CANCEL
