@@ -1380,6 +1380,8 @@ def test_a_record_that_cannot_be_read_never_stops_the_page():
     assert [f.trade_id for f in of(out, Fill)] == ["t2"]
     (told,) = of(out, TradeUnbooked)
     assert told.trade_id == "t1" and "SETTLING" in told.reason and told.tokens == (TOK,)
+    kept = rec.unbooked["t1"]
+    assert (kept.trade_id, kept.item, kept.since) == ("t1", unknown_status, 1.0)  # the item as it came
     assert rec.trades_cursor == "MA=="
     # what it names of ours decides its tokens; our key counts; nothing of ours: every token named
     other = dict(trade("t3", "?", taker="0xzz", makers=[maker("0xr", owner="me")]), asset_id="222")
