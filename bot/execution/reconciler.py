@@ -27,8 +27,9 @@ Invariants (the races are named where they are guarded):
 - *a record we cannot book*: a trade record that cannot be read, or a leg of ours (or maybe
   ours) whose amounts cannot be read, never stops the records after it: it is kept in
   ``unbooked`` with the tokens it may move (told once, as ``TradeUnbooked``), the trades cursor
-  is held before it so each read tries it again, and it leaves ``unbooked`` (``TradeBooked``)
-  once a record of it books; an unreadable leg of another trader's order is no concern of ours;
+  is held before it so each read tries it again (the same bytes read the same: what can change is
+  the venue's record, or the bot reading it), and it leaves ``unbooked`` (``TradeBooked``) once a
+  record of it books; an unreadable leg of another trader's order is no concern of ours;
 - what is remembered stays bounded: a settled trade is forgotten once no source can bring its
   records back as news (``forget_settled``), so its fills are still never emitted twice.
 
@@ -512,13 +513,11 @@ class Reconciler:
         unsettled = False
         trades = self._trades
         at = cursor_offset(cursor)  # None for no cursor
-        seen: set[str] = set()
         for i, item in enumerate(items):
             rec = self._read_trade(item, now, out)
             if rec is None:
                 unsettled = True  # kept for another try: the next read starts no later than here
                 continue
-            seen.add(rec.trade_id)
             if rec.trade_id in self.unbooked:
                 unsettled = True
             st = trades.get(rec.trade_id)
@@ -528,10 +527,6 @@ class Reconciler:
                 st.offset = at + i
             if st.fills and st.status not in (TradeStatus.CONFIRMED, TradeStatus.FAILED):
                 unsettled = True
-        for tid in [t for t, u in self.unbooked.items() if t not in seen]:
-            u = self.unbooked.get(tid)  # not on this page: tried again as it was kept
-            if u is not None and isinstance(u.item, TradeRecord):
-                self._apply_trade(u.item, now, out)
         if cursor is not None and cursor == self.cursors.get(TRADES_CURSOR, "MA=="):
             self.cursor_held = False  # a read that starts where the last one left off
         if next_cursor is not None and not self.cursor_held:

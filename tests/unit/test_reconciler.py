@@ -1310,13 +1310,14 @@ def test_an_unreadable_leg_of_ours_is_told_once_kept_and_booked_when_readable():
     assert rec.unbooked == {} and rec.blocked_tokens() == set()
 
 
-def test_a_kept_record_missing_from_a_page_is_tried_again_as_it_was_kept():
+def test_a_page_with_nothing_unsettled_but_an_unreadable_record_is_read_again():
     rec = Reconciler()
     sent(rec, own("0xa"))
-    rec.on_trade_event(trade("t1", makers=[maker("0xa", "2", "x")]), 1.0)
-    assert set(rec.unbooked) == {"t1"}
-    rec.on_trades_page([trade("t2")], 2.0, cursor="MA==", next_cursor="LTE=")
-    assert rec._trades["t1"].seen_at == 2.0 and set(rec.unbooked) == {"t1"}  # applied again at 2.0
+    page = [trade("t1", "CONFIRMED", makers=[maker("0xa", "2")]), trade("t2", "WHATEVER")]
+    rec.on_trades_page(page, 1.0, cursor="MA==", next_cursor="MTAw")
+    assert rec.trades_cursor == "MA==" and set(rec.unbooked) == {"t2"}
+    rec.on_trades_page(page[:1], 2.0, cursor="MA==", next_cursor="MTAw")
+    assert rec.trades_cursor == "MTAw"  # without it the read moves on
 
 
 def test_an_unreadable_leg_of_another_key_is_no_concern_of_ours():
