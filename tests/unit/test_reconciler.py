@@ -1293,17 +1293,18 @@ def test_an_offgrid_taker_buy_paying_fee_shares_keeps_the_cash_pro_rata(monkeypa
 def test_an_unreadable_leg_of_ours_is_told_once_kept_and_booked_when_readable():
     rec = Reconciler()
     sent(rec, own("0xa"), own("0xb"))
-    bad = trade("t1", "MATCHED", makers=[maker("0xb", "1", "0.4"), maker("0xa", "2", "0.4.1")])
+    bad = trade("t1", "MATCHED", makers=[maker("0xa", "2", "0.4.1"), maker("0xb", "1", "0.4")])
     out = rec.on_trades_page([bad], 1.0, cursor="MA==", next_cursor="LTE=")
     assert [f.order_id for f in of(out, Fill)] == ["0xb"]  # the readable leg of ours is booked
     (told,) = of(out, TradeUnbooked)
-    assert told.trade_id == "t1" and told.tokens == (TOK,) and "0xa" in told.reason and "0.4.1" in told.reason
+    assert told.trade_id == "t1" and told.tokens == (TOK,) and told.reason.startswith("order 0xa: ")
+    assert "0.4.1" in told.reason
     assert rec.blocked_tokens() == {TOK} and rec.unbooked["t1"].since == 1.0
     assert rec.trades_cursor == "MA=="  # the next read starts no later than it
     again = rec.on_trades_page([dict(bad, status="MINED")], 2.0, cursor="MA==", next_cursor="LTE=")
     assert of(again, TradeUnbooked) == [] and of(again, Fill) == []  # told once, booked once
     assert rec.unbooked["t1"].item.status is TradeStatus.MINED  # the latest record is kept
-    fixed = trade("t1", "MINED", makers=[maker("0xb", "1", "0.4"), maker("0xa", "2", "0.4")])
+    fixed = trade("t1", "MINED", makers=[maker("0xa", "2", "0.4"), maker("0xb", "1", "0.4")])
     out = rec.on_trades_page([fixed], 3.0, cursor="MA==", next_cursor="LTE=")
     assert [(f.order_id, f.size) for f in of(out, Fill)] == [("0xa", 2 * U)]
     assert of(out, TradeBooked) == [TradeBooked("t1", (TOK,))]
@@ -1444,3 +1445,29 @@ def test_order_statuses_read_with_the_documented_prefix(status, state):
     rec.on_open_orders([oevent("0xa", status=status, typ="")], 1.0, as_of=0.9)
     assert rec.orders.get("0xa").state is state
     assert order_result(ack("0xb", status="ORDER_STATUS_LIVE")).accepted
+
+
+def test_the_reason_names_the_first_unreadable_leg_by_its_order_id_cut_to_eighteen():
+    rec = Reconciler()
+    oid = "0x" + "ab" * 32
+    sent(rec, own(oid))
+    (told,) = of(rec.on_trade_event(trade("t1", makers=[maker(oid, "2", "0.4.1")]), 1.0), TradeUnbooked)
+    assert told.reason.startswith(f"order {oid[:18]}: ") and not told.reason.startswith(f"order {oid[:19]}")
+
+
+def test_which_unreadable_legs_may_be_ours_when_nothing_of_ours_is_known():
+    # no owner key configured: a maker leg under any key may be ours
+    keyless = Reconciler()
+    out = keyless.on_trade_event(trade("t1", makers=[maker("0xm", "1", "bad", owner="them")]), 1.0)
+    assert [u.trade_id for u in of(out, TradeUnbooked)] == ["t1"]
+    # with our key: a taker leg (which names no key) may be ours
+    keyed = Reconciler(ReconcilerConfig(owner="me"))
+    out = keyed.on_trade_event(trade("t2", taker="0xt", size="bad"), 1.0)
+    assert [u.trade_id for u in of(out, TradeUnbooked)] == ["t2"]
+
+
+def test_a_maker_leg_keeps_the_side_it_names_when_the_taker_names_none():
+    rec = Reconciler()
+    sent(rec, own("0xa", side=Side.SELL))
+    (fill,) = of(rec.on_trade_event(trade("t1", taker="", side="", makers=[maker("0xa", side="SELL")]), 1.0), Fill)
+    assert fill.side is Side.SELL
