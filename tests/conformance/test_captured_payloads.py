@@ -2,7 +2,9 @@
 
 For each file: decode from bytes with the right model, then walk the model's fields and compare
 each one present in the file (after ``json.loads``) value by value, list lengths included.
-The table must cover every JSON file that data/INDEX.md lists.
+The table must cover every JSON file that data/INDEX.md lists. Then every capture the booking
+reads (``PATH``) goes the whole way: decoder, records, reconciler, positions (or the books, for the
+market channel), counted in ``test_every_capture_on_the_path_is_booked_end_to_end``.
 """
 
 from __future__ import annotations
