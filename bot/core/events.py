@@ -25,6 +25,10 @@ class Fill(msgspec.Struct, frozen=True):
     is_maker: bool = True
     status: TradeStatus = TradeStatus.MATCHED
     ts: float = 0.0  # venue time, unix seconds
+    # what the shares cost or fetched, in ``price * size`` units (micro-USDC times UNIT), when it
+    # is not ``price * size``: a fill priced off the 6-decimal grid, booked at the USDC the venue
+    # settled (``bot.venue.units.traded_price``; ``price`` is then that price rounded). None: price * size
+    notional_e12: int | None = None
 
     @property
     def key(self) -> tuple[str, str]:

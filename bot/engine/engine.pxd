@@ -24,7 +24,7 @@ cdef class Engine:
     cdef public bint stopped, _prints
     cdef public dict _ticks
     cdef public bint stamp_sends, own_orders_shown
-    cdef public object drifts, _drifts_before, _drift_shown
+    cdef public object drifts, _drifts_before, _drift_shown, blocked
     cdef public long long verifying, _trades_pages
 
     @cython.locals(orders=OrderStore)
@@ -49,4 +49,4 @@ cdef class EngineStats:
     cdef public long long orders_sent, orders_accepted, orders_rejected, cancels_sent, canceled, fills
     cdef public long long reversals, volume, notional, rate_limited, send_errors, risk_rejections
     cdef public long long book_events, halts, reconnects, orphans
-    cdef public long long book_runs, requotes_shed
+    cdef public long long book_runs, requotes_shed, unbooked

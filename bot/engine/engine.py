@@ -29,7 +29,7 @@ from bot.core.book import Books, event_type
 from bot.core.clock import Clock
 from bot.core.events import Fill, FillReversal, SettlementUpdate
 from bot.core.feed import Feed
-from bot.core.intents import CancelAll, CancelOrder, Intent
+from bot.core.intents import CancelAll, CancelOrder, Intent, QuoteTarget, Take
 from bot.core.levels import PriceLevels
 from bot.core.markets import MarketIndex
 from bot.core.touch import Touch, net_touch, own_levels
@@ -38,7 +38,9 @@ from bot.engine.results import (
     RequestFailed, Result, TradeSeen, TradesPage,
 )
 from bot.execution.orders import OrderState
-from bot.execution.reconciler import FetchTrades, LookupOrder, OrderUpdate, Reconciler, ResendOrder
+from bot.execution.reconciler import (
+    FetchTrades, LookupOrder, OrderUpdate, Reconciler, ResendOrder, TradeBooked, TradeUnbooked,
+)
 from bot.execution.restart import restore
 from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router
 from bot.portfolio import DailyPnl, Portfolio, marks_from_books
@@ -102,7 +104,7 @@ class EngineStats:
     __slots__ = ("orders_sent", "orders_accepted", "orders_rejected", "cancels_sent", "canceled",
                  "fills", "reversals", "volume", "notional", "rate_limited", "send_errors",
                  "risk_rejections", "book_events", "halts", "reconnects", "orphans",
-                 "book_runs", "requotes_shed")
+                 "book_runs", "requotes_shed", "unbooked")
 
     def __init__(self) -> None:
         for name in self.__slots__:
@@ -190,6 +192,8 @@ class Engine:
         self.verifying = 0  # positions checks since the user channel came back (0: not verifying)
         self._trades_pages = 0  # trades pages read, all told
         self._orphans_seen = (reconciler.orphans_unknown, reconciler.orphans_closed)
+        # tokens not quoted while a trade record that may hold a fill of ours there is unbooked
+        self.blocked: frozenset[str] = frozenset()
         # token -> the touch last shown to a strategy that reads only the touch (None: it reads depth)
         self._tops: dict[str, tuple] | None = {} if getattr(strategy, "reads", "depth") == "top" else None
         self._marks: dict[str, int] = {}  # token -> its book's touch mark when ``_tops`` was last checked
@@ -714,6 +718,8 @@ class Engine:
         """Risk, router, poll. ``checked``: ``intents`` is already a list made by ``intents_of``."""
         if not checked:
             intents = intents_of(intents)
+        if intents and self.blocked:
+            intents = _unblocked(intents, self.blocked)
         if intents and not self.stopped:
             now = self.clock.now()
             decision = self.risk.check(
@@ -807,9 +813,29 @@ class Engine:
                 self.router.cancel(x.order_id)
             elif isinstance(x, (LookupOrder, ResendOrder, FetchTrades)):
                 out.append(x)
+            elif isinstance(x, TradeUnbooked):
+                self.stats.unbooked += 1
+                if self.metrics is not None:
+                    self.metrics.trades_unbooked.inc()
+                self._block()
+                out.append(x)  # the shell logs it, once
+            elif isinstance(x, TradeBooked):
+                self._block()
+                out.append(x)
         if intents:
             return out + self._run(intents, checked=True)
         return out + (self._poll() if poll else [])
+
+    def _block(self) -> None:
+        """Quoting stops on the tokens an unbooked trade record may move (their working orders
+        are cancelled, their targets emptied, and nothing new goes there) and starts again, with
+        the strategy's next target, once every such record of the token is booked."""
+        blocked = frozenset(self.reconciler.blocked_tokens())
+        for token in blocked - self.blocked:
+            self.router.cancel_all(token)
+        self.blocked = blocked
+        if self.metrics is not None:
+            self.metrics.blocked_tokens.set(len(blocked))
 
     def _count_orphans(self) -> None:
         """Orphans the reconciler found since the last look (open at the venue, not working
@@ -892,6 +918,20 @@ class _OpenOrders:
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _unblocked(intents: list[Intent], blocked: frozenset[str]) -> list[Intent]:
+    """``intents`` with nothing new on a ``blocked`` token: its targets emptied (a cancel), its
+    takes dropped; cancels pass."""
+    out: list[Intent] = []
+    for i in intents:
+        if type(i) is QuoteTarget and i.token_id in blocked:
+            if i.quotes:
+                i = QuoteTarget(i.token_id)
+        elif type(i) is Take and i.token_id in blocked:
+            continue
+        out.append(i)
+    return out
 
 
 def _note(settlement: dict[str, TradeStatus], trade_id: str, status: TradeStatus) -> None:

@@ -3,10 +3,14 @@
 The live shell builds these from the venue's answers at the edge (HTTP responses, user-channel
 frames, REST pages); the simulated venue of paper trading and backtests builds them directly.
 Invariant: the engine sees only these Structs, with integer micro-units and one spelling of each
-field (the records of ``bot.execution.records``), never wire dicts.
+field (the records of ``bot.execution.records``), never wire dicts; trades alone may come as the
+venue's decoded models, each turned into its record by the reconciler, so one it cannot read is
+kept aside without stopping the rest.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import msgspec
 
@@ -55,15 +59,17 @@ class OrderSeen(msgspec.Struct, frozen=True):
 
 class TradeSeen(msgspec.Struct, frozen=True):
     """A trade of ours as the venue tells it unasked (user channel ``trade`` event), at each
-    settlement status."""
+    settlement status; ``record`` is a ``TradeRecord`` or the event as decoded (the reconciler
+    reads it, and keeps one it cannot book)."""
 
-    record: TradeRecord
+    record: TradeRecord | Any
 
 
 class TradesPage(msgspec.Struct, frozen=True):
-    """One ``/data/trades`` page read from ``cursor``; ``next_cursor`` is where the next begins."""
+    """One ``/data/trades`` page read from ``cursor``; ``next_cursor`` is where the next begins.
+    ``records``: ``TradeRecord`` values or the items as decoded (see ``TradeSeen``)."""
 
-    records: tuple[TradeRecord, ...]
+    records: tuple[TradeRecord | Any, ...]
     cursor: str | None = None
     next_cursor: str | None = None
 

@@ -86,6 +86,7 @@ CREATE TABLE IF NOT EXISTS fills (
     ts REAL NOT NULL,
     reversed INTEGER NOT NULL DEFAULT 0,
     seq INTEGER NOT NULL,
+    notional_e12 INTEGER,
     PRIMARY KEY (trade_id, order_id)
 );
 CREATE TABLE IF NOT EXISTS trades (
@@ -210,6 +211,9 @@ class Journal:
             if check != [("ok",)]:
                 raise sqlite3.DatabaseError(str(check[0][0]) if check else "no answer to its integrity check")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(fills)")}
+            if "notional_e12" not in columns:  # a journal written before fills off the price grid
+                self._db.execute("ALTER TABLE fills ADD COLUMN notional_e12 INTEGER")
             self._db.commit()
             self._fill_seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM fills").fetchone()[0]
         except sqlite3.OperationalError as exc:
@@ -323,9 +327,9 @@ class Journal:
         self._fill_seq += 1
         self._write(
             "INSERT OR IGNORE INTO fills (trade_id, order_id, token_id, side, price, size, fee, is_maker,"
-            " status, ts, reversed, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            " status, ts, reversed, seq, notional_e12) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
             (f.trade_id, f.order_id, f.token_id, f.side.value, f.price, f.size, f.fee, int(f.is_maker),
-             f.status.value, f.ts, self._fill_seq),
+             f.status.value, f.ts, self._fill_seq, f.notional_e12),
         )
 
     def replace_fills(self, trade_id: str, fills: list[Fill], reversed_ids: set[str]) -> None:
@@ -443,13 +447,13 @@ class Journal:
         fills: list[Fill] = []
         rev: list[tuple[str, str]] = []
         for row in self._db.execute(
-            "SELECT trade_id, order_id, token_id, side, price, size, fee, is_maker, status, ts, reversed"
-            " FROM fills ORDER BY seq"
+            "SELECT trade_id, order_id, token_id, side, price, size, fee, is_maker, status, ts, reversed,"
+            " notional_e12 FROM fills ORDER BY seq"
         ):
-            tid, oid, token, side, price, size, fee, is_maker, status, ts, reversed_ = row
+            tid, oid, token, side, price, size, fee, is_maker, status, ts, reversed_, notional_e12 = row
             fills.append(
                 Fill(tid, oid, token, Side(side), price, size, fee=fee, is_maker=bool(is_maker),
-                     status=TradeStatus(status), ts=ts)
+                     status=TradeStatus(status), ts=ts, notional_e12=notional_e12)
             )
             if reversed_:
                 rev.append((tid, oid))

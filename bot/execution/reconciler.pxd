@@ -9,7 +9,7 @@ from bot.execution.orders cimport OrderStore, OwnOrder
 cdef class Reconciler:
     cdef public object config, _journal, _held, orphans_unknown, orphans_closed
     cdef public OrderStore orders
-    cdef public dict _trades, _held_by_order, cursors, fees
+    cdef public dict _trades, _held_by_order, cursors, fees, unbooked
     cdef public list _settled
     cdef public bint updates, cursor_held
 

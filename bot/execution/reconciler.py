@@ -24,6 +24,12 @@ Invariants (the races are named where they are guarded):
   shown it the order (``answered_at``); an order the listing shows open that we do not know, or
   that we had closed before the listing was asked for, is an orphan, handled by ``orphan_policy``;
 - fills only ever come from trades: acks and order events move states, never positions;
+- *a record we cannot book*: a trade record that cannot be read, or a leg of ours (or maybe
+  ours) whose amounts cannot be read, never stops the records after it: it is kept in
+  ``unbooked`` with the tokens it may move (told once, as ``TradeUnbooked``), the trades cursor
+  is held before it so each read tries it again (the same bytes read the same: what can change is
+  the venue's record, or the bot reading it), and it leaves ``unbooked`` (``TradeBooked``) once a
+  record of it books; an unreadable leg of another trader's order is no concern of ours;
 - what is remembered stays bounded: a settled trade is forgotten once no source can bring its
   records back as news (``forget_settled``), so its fills are still never emitted twice.
 
@@ -45,10 +51,12 @@ from bot.execution.orders import OrderState, OrderStore, OwnOrder
 from bot.execution.records import (
     OrderRecord,
     OrderResult,
+    RecordError,
     TradeRecord,
     cancel_result,
     order_record,
     order_result,
+    trade_names,
     trade_record,
 )
 from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
@@ -126,7 +134,38 @@ class FetchTrades(msgspec.Struct, frozen=True):
     order_ids: tuple[str, ...] = ()
 
 
-Output = Fill | FillReversal | SettlementUpdate | OrderUpdate | LookupOrder | ResendOrder | CancelOrder | FetchTrades
+class TradeUnbooked(msgspec.Struct, frozen=True):
+    """A trade record we cannot book yet (told once per trade id): ``tokens`` are those whose fill
+    of ours it may hold, which stop quoting until it is booked; ``reason`` is one line."""
+
+    trade_id: str
+    reason: str
+    tokens: tuple[str, ...] = ()
+
+
+class TradeBooked(msgspec.Struct, frozen=True):
+    """A trade told as ``TradeUnbooked`` before is booked now (or proved none of ours)."""
+
+    trade_id: str
+    tokens: tuple[str, ...] = ()
+
+
+class Unbooked:
+    """A trade record kept for another try: why it could not be booked, the tokens it may move,
+    the record itself (a ``TradeRecord``, or the item as it came when it could not be read)."""
+
+    __slots__ = ("trade_id", "reason", "tokens", "item", "since")
+
+    def __init__(self, trade_id: str, reason: str, tokens: tuple[str, ...], item: Any, since: float) -> None:
+        self.trade_id = trade_id
+        self.reason = reason
+        self.tokens = tokens
+        self.item = item
+        self.since = since
+
+
+Output = (Fill | FillReversal | SettlementUpdate | OrderUpdate | LookupOrder | ResendOrder | CancelOrder | FetchTrades
+          | TradeUnbooked | TradeBooked)
 
 
 class JournalSink(Protocol):
@@ -155,7 +194,9 @@ class TradeState:
 
 class Leg(msgspec.Struct, frozen=True):
     """One order's part in a trade; ``fee_rate_bps`` is the rate the trade carries for it (0: none,
-    the market's rule applies), ``owner`` (the API key that placed it) for maker legs only."""
+    the market's rule applies), ``owner`` (the API key that placed it) for maker legs only.
+    ``cash``: its USDC when its price is off the 6-decimal grid (``MakerLeg.cash``); ``fault``: why
+    its amounts could not be read (it is then never booked)."""
 
     order_id: str
     token_id: str
@@ -165,19 +206,28 @@ class Leg(msgspec.Struct, frozen=True):
     is_maker: bool
     fee_rate_bps: int = 0
     owner: str = ""
+    cash: int | None = None
+    fault: str = ""
 
 
 def trade_legs(rec: TradeRecord) -> list[Leg]:
-    """Every order leg of a trade: the taker order, then each maker order at its own price."""
+    """Every order leg of a trade: the taker order, then each maker order at its own price. A
+    maker leg that does not say its side took the other side of the taker's token, or the same
+    side of its complement (a taker buying YES matched with a maker buying NO: shares minted);
+    one whose side could not be read is placed so too (it is never booked)."""
     legs: list[Leg] = []
-    if rec.taker_order_id and rec.side is not None:
-        legs.append(Leg(rec.taker_order_id, rec.token_id, rec.side, rec.price, rec.size, False, rec.fee_rate_bps))
+    taker = rec.side
+    if rec.taker_order_id and taker is not None:
+        legs.append(Leg(rec.taker_order_id, rec.token_id, taker, rec.price, rec.size, False, rec.fee_rate_bps,
+                        cash=rec.cash, fault=rec.fault))
     for m in rec.maker_orders:
-        side = m.side or (rec.side.opposite if rec.side is not None else None)
+        side = m.side
+        if side is None and taker is not None:
+            side = taker if m.token_id and rec.token_id and m.token_id != rec.token_id else taker.opposite
         if side is None or not m.order_id:
             continue
         legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True,
-                        m.fee_rate_bps or rec.fee_rate_bps, m.owner))
+                        m.fee_rate_bps or rec.fee_rate_bps, m.owner, cash=m.cash, fault=m.fault))
     return legs
 
 
@@ -207,6 +257,7 @@ class Reconciler:
         # whether order changes are told as ``OrderUpdate`` outputs (off when nobody reads them)
         self.updates = True
         self.cursor_held = False  # this trades read met a trade of ours not settled: resume there
+        self.unbooked: dict[str, Unbooked] = {}  # trade id -> a record we cannot book yet
 
     # --- reads -----------------------------------------------------------------------------
     def trade_status(self, trade_id: str) -> TradeStatus | None:
@@ -405,9 +456,50 @@ class Reconciler:
     def on_trade_event(self, event: Any, now: float) -> list[Output]:
         """A user-stream ``trade`` event (the same id is re-emitted on each status change)."""
         out: list[Output] = []
-        self._apply_trade(trade_record(event), now, out)
+        self._read_trade(event, now, out)
         self._commit()
         return out
+
+    def blocked_tokens(self) -> set[str]:
+        """The tokens a record we cannot book yet may move (see ``unbooked``)."""
+        return {t for u in self.unbooked.values() for t in u.tokens}
+
+    def _read_trade(self, item: Any, now: float, out: list[Output]) -> TradeRecord | None:
+        """One trade record into the state; a record that cannot be read is kept in ``unbooked``
+        (and ``None`` returned), never raised: the records after it are read all the same."""
+        try:
+            rec = trade_record(item)
+        except RecordError as exc:
+            self._unreadable(item, exc, now, out)
+            return None
+        self._apply_trade(rec, now, out)
+        return rec
+
+    def _unreadable(self, item: Any, exc: RecordError, now: float, out: list[Output]) -> None:
+        """A record that cannot be read: it may hold a fill of ours on the tokens of legs of
+        ours it names (orders we know, or our owner key), else on every token it names (a
+        ``/data/trades`` record is always one of ours)."""
+        names = trade_names(item)
+        orders, owner = self.orders, self.config.owner
+        ours = [t for oid, t, who, maker in names
+                if oid in orders or orders.forgotten_token(oid) is not None or (maker and owner and who == owner)]
+        tokens = tuple(sorted({t for t in (ours or [n[1] for n in names]) if t}))
+        trade_id = exc.trade_id or "?" + _digest(item)
+        self._keep_unbooked(trade_id, exc.reason, tokens, item, now, out)
+
+    def _keep_unbooked(self, trade_id: str, reason: str, tokens: tuple[str, ...], item: Any, now: float,
+                       out: list[Output]) -> None:
+        u = self.unbooked.get(trade_id)
+        if u is None:
+            self.unbooked[trade_id] = Unbooked(trade_id, reason, tokens, item, now)
+            out.append(TradeUnbooked(trade_id, reason, tokens))
+        else:
+            u.reason, u.tokens, u.item = reason, tokens, item
+
+    def _booked(self, trade_id: str, out: list[Output]) -> None:
+        u = self.unbooked.pop(trade_id, None)
+        if u is not None:
+            out.append(TradeBooked(trade_id, u.tokens))
 
     def on_trades_page(
         self, items: Iterable[Any], now: float, cursor: str | None = None, next_cursor: str | None = None
@@ -422,8 +514,12 @@ class Reconciler:
         trades = self._trades
         at = cursor_offset(cursor)  # None for no cursor
         for i, item in enumerate(items):
-            rec = trade_record(item)
-            self._apply_trade(rec, now, out)
+            rec = self._read_trade(item, now, out)
+            if rec is None:
+                unsettled = True  # kept for another try: the next read starts no later than here
+                continue
+            if rec.trade_id in self.unbooked:
+                unsettled = True
             st = trades.get(rec.trade_id)
             if st is None:
                 continue
@@ -468,7 +564,7 @@ class Reconciler:
             if st.seen_at >= horizon:  # seen again since: looked at once the window has passed it
                 heapq.heappush(heap, (st.seen_at, tid))
                 continue
-            if tid in self._held or behind is None or not 0 <= st.offset < behind:
+            if tid in self._held or tid in self.unbooked or behind is None or not 0 <= st.offset < behind:
                 heapq.heappush(heap, (now, tid))  # a read may still show it: looked at later
                 continue
             del trades[tid]
@@ -682,6 +778,8 @@ class Reconciler:
             leg.order_id in orders or orders.forgotten_token(leg.order_id) is not None for leg in legs
         )
         waiting: list[str] = []
+        faults: list[Leg] = []  # legs of ours, or maybe ours, that cannot be read
+        owner = self.config.owner
         for leg in legs:
             if leg.order_id in st.fills:  # booked already (its order may have left memory since)
                 continue
@@ -692,21 +790,17 @@ class Reconciler:
             if token is None:
                 # nothing of ours known in it yet: any leg may be ours (fill before ack);
                 # otherwise only a maker leg carrying our owner key is
-                if not known or (
-                    self.config.owner and leg.is_maker and leg.owner == self.config.owner
-                ):
+                mine = owner and leg.is_maker and leg.owner == owner
+                if not known or mine:
                     waiting.append(leg.order_id)
+                    # an unreadable leg another key placed is not ours, whatever the rest
+                    if leg.fault and (mine or not (owner and leg.is_maker and leg.owner)):
+                        faults.append(leg)
                 continue
-            size, fee = leg.size, 0
-            if self.config.taker_fee:  # a taker BUY receives fewer shares; a maker's rebate is a negative fee
-                tok = leg.token_id or token
-                size, fee = booked_fee(leg.side, leg.price, leg.size,
-                                       record_schedule(self.fees.get(tok), leg.fee_rate_bps), leg.is_maker)
-            fill = Fill(
-                trade_id=trade_id, order_id=leg.order_id, token_id=leg.token_id or token, side=leg.side,
-                price=leg.price, size=size, fee=fee, is_maker=leg.is_maker, status=st.status,
-                ts=rec.match_time,
-            )
+            if leg.fault:
+                faults.append(leg if leg.token_id else msgspec.structs.replace(leg, token_id=token))
+                continue
+            fill = self._fill(trade_id, leg, token, st.status, rec.match_time)
             st.fills[leg.order_id] = fill
             new_fills = True
             if self._journal is not None:
@@ -737,6 +831,32 @@ class Reconciler:
             self._hold(trade_id, waiting)
         elif trade_id in self._held and st.fills:
             self._unhold(trade_id)
+        if faults:
+            tokens = tuple(sorted({leg.token_id for leg in faults if leg.token_id}))
+            self._keep_unbooked(trade_id, f"order {faults[0].order_id[:18]}: {faults[0].fault}", tokens, rec, now, out)
+        elif trade_id in self.unbooked:
+            self._booked(trade_id, out)
+
+    def _fill(self, trade_id: str, leg: Leg, token: str, status: TradeStatus, ts: float) -> Fill:
+        """Our fill in ``leg``, its fee by the market's rule at the record's rate
+        (``bot.venue.fees.booked_fee``): a taker seller pays in USDC, a taker buyer in shares (it
+        receives fewer, and the fee is their worth), a maker books its rebate as a negative fee.
+        Off the price grid the leg's cash is booked (``Fill.notional_e12``), the fee shares' worth
+        taken from it pro rata."""
+        tok = leg.token_id or token
+        size, fee = leg.size, 0
+        notional = leg.cash * UNIT if leg.cash is not None else leg.price * size
+        if self.config.taker_fee:
+            size, fee = booked_fee(leg.side, leg.price, leg.size,
+                                   record_schedule(self.fees.get(tok), leg.fee_rate_bps), leg.is_maker)
+            if leg.cash is not None and size != leg.size:  # a taker buyer's fee shares, worth their share of the cash
+                kept = notional * size // leg.size
+                fee, notional = (notional - kept) // UNIT, kept
+        return Fill(
+            trade_id=trade_id, order_id=leg.order_id, token_id=tok, side=leg.side,
+            price=leg.price, size=size, fee=fee, is_maker=leg.is_maker, status=status, ts=ts,
+            notional_e12=notional if leg.cash is not None else None,
+        )
 
     def _after_fill(self, o: OwnOrder, now: float) -> None:
         full = o.size > 0 and o.matched >= o.size
@@ -799,6 +919,13 @@ class Reconciler:
     def _commit(self) -> None:
         if self._journal is not None:
             self._journal.commit()
+
+
+def _digest(item: Any) -> str:
+    """A short stable name for a record without a readable id."""
+    import hashlib
+
+    return hashlib.sha1(repr(item).encode()).hexdigest()[:16]
 
 
 def _is_open_status(status: str) -> bool:

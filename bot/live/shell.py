@@ -53,8 +53,8 @@ from bot.engine.results import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
     RequestFailed, TradeSeen, TradesPage,
 )
-from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder
-from bot.execution.records import cancel_result, order_record, order_result, trade_record
+from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder, TradeBooked, TradeUnbooked
+from bot.execution.records import cancel_result, order_record, order_result
 from bot.execution.router import CancelBatch
 from bot.live.writes import crossed_own
 from bot.ops.config import ShellConfig
@@ -769,6 +769,8 @@ class LiveShell:
         for a in actions:
             if isinstance(a, (SendPlaces, SendCancels)):
                 self._write(a)
+            elif isinstance(a, (TradeUnbooked, TradeBooked)):
+                report_unbooked(a)
             elif isinstance(a, VenueCancelAll):
                 self._spawn(self._cancel_all, a.reason)
             elif isinstance(a, SyncOrders):
@@ -931,7 +933,9 @@ class LiveShell:
             page = await fetch(cursor)
             if page is None:
                 return
-            yield TradesPage(tuple(trade_record(t) for t in page.data), cursor, page.next_cursor)
+            # the items as decoded: the reconciler reads each one, and one it cannot book
+            # never stops the others (``Reconciler.unbooked``)
+            yield TradesPage(tuple(page.data), cursor, page.next_cursor)
             if page.is_last or not page.next_cursor:
                 return
             cursor = page.next_cursor
@@ -1028,12 +1032,22 @@ async def _retrying(call: Callable[[], Any]) -> Any:
             return None
 
 
+def report_unbooked(a: Any) -> None:
+    """The log line of a trade record the bot cannot book (the engine tells each one once), or of
+    its booking at last."""
+    if isinstance(a, TradeUnbooked):
+        log.error("trade_unbooked", trade_id=a.trade_id, reason=a.reason[:200],
+                  tokens=[t[-10:] for t in a.tokens][:8], quoting="stopped on these tokens until booked")
+    else:
+        log.warning("trade_booked", trade_id=a.trade_id, tokens=[t[-10:] for t in a.tokens][:8])
+
+
 def _user_result(ev: Any) -> Any:
     """A user-channel frame as the engine takes it: a typed result, or a connection event."""
     if isinstance(ev, ConnectionEvent):
         return _Msg("ws", ev, None)
     tag = type(ev).__struct_config__.tag
-    return OrderSeen(order_record(ev)) if tag == "order" else TradeSeen(trade_record(ev))
+    return OrderSeen(order_record(ev)) if tag == "order" else TradeSeen(ev)
 
 
 # --- assembly -------------------------------------------------------------------------------

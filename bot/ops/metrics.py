@@ -76,6 +76,12 @@ class Metrics:
             "bot_orphan_orders", "Orders the venue listed open that the bot did not count as working "
             "(unknown: never heard of; closed: closed here before the listing)", ["kind"], registry=r,
         )
+        self.trades_unbooked = Counter(
+            "bot_trades_unbooked", "Trade records the bot could not book (each counted once, kept and "
+            "read again; the tokens they may move stop quoting until they are booked)", registry=r,
+        )
+        self.blocked_tokens = Gauge("bot_tokens_blocked_unbooked", "Tokens not quoted while a trade record that may "
+                                    "hold a fill of ours there cannot be booked", registry=r)
         # deploy/rules read these: limits beside the figures they bound, and the shared throttle's store
         self.risk_limit = Gauge("bot_risk_limit", "A configured risk limit (shares or USDC)", ["limit"], registry=r)
         self.daily_pnl = Gauge("bot_daily_pnl_usdc", "PnL since the UTC day began", registry=r)

@@ -64,33 +64,39 @@ class Position(msgspec.Struct, frozen=True):
             return 0
         return self.unrealized_e12(mark) // UNIT
 
-    def trade(self, side: Side, price: int, size: int, fee: int = 0) -> "Position":
-        """The position after trading ``size`` shares at ``price`` (average-cost method)."""
-        if size < 0 or price < 0:
+    def trade(self, side: Side, price: int, size: int, fee: int = 0, notional_e12: int | None = None) -> "Position":
+        """The position after trading ``size`` shares at ``price`` (average-cost method);
+        ``notional_e12``, when given, is what the shares cost or fetched in ``price * size`` units
+        (``Fill.notional_e12``: a price off the 6-decimal grid) and is booked instead."""
+        if notional_e12 is None:
+            notional_e12 = price * size
+        if size < 0 or price < 0 or notional_e12 < 0:
             raise ValueError(f"negative fill: price={price} size={size}")
         delta = size if side is Side.BUY else -size
+        flow = notional_e12 if side is Side.BUY else -notional_e12  # ``price * delta``
         pos, cost, realized = self.size, self.cost_e12, self.realized_e12
         if pos == 0 or _sign(delta) == _sign(pos):
-            pos, cost = pos + delta, cost + price * delta
+            pos, cost = pos + delta, cost + flow
         else:
             closed = min(abs(delta), abs(pos))
             if closed == abs(pos):
                 removed = cost
             else:
                 removed = _sign(pos) * (abs(cost) * closed // abs(pos))
-            realized += _sign(pos) * price * closed - removed
+            part = notional_e12 if closed == size else notional_e12 * closed // size  # ``price * closed``
+            realized += _sign(pos) * part - removed
             cost -= removed
             pos += _sign(delta) * closed
             rest = abs(delta) - closed
             if rest:  # crossed through zero: the remainder opens the other way
-                pos, cost = _sign(delta) * rest, price * _sign(delta) * rest
+                pos, cost = _sign(delta) * rest, _sign(delta) * (notional_e12 - part)
         return Position(
             token_id=self.token_id,
             size=pos,
             cost_e12=cost,
             realized_e12=realized,
             fees=self.fees + fee,
-            cash_e12=self.cash_e12 - price * delta,
+            cash_e12=self.cash_e12 - flow,
             fills=self.fills + 1,
             rebates=self.rebates - fee if fee < 0 else self.rebates,
         )
@@ -148,7 +154,7 @@ class Portfolio:
         self._by_token.setdefault(fill.token_id, []).append(key)
         self._by_trade.setdefault(fill.trade_id, []).append(key)
         pos = self.position(fill.token_id)
-        self._positions[fill.token_id] = pos.trade(fill.side, fill.price, fill.size, fill.fee)
+        self._positions[fill.token_id] = pos.trade(fill.side, fill.price, fill.size, fill.fee, fill.notional_e12)
         return True
 
     def apply_reversal(self, reversal: FillReversal) -> bool:
@@ -198,7 +204,7 @@ class Portfolio:
             for key in keys[:i]:
                 f = fills.pop(key)
                 final.discard(key)
-                pos = pos.trade(f.side, f.price, f.size, f.fee)
+                pos = pos.trade(f.side, f.price, f.size, f.fee, f.notional_e12)
             self._seeds[token] = pos
             del keys[:i]
             n += i
@@ -215,7 +221,7 @@ class Portfolio:
         pos = self._seeds.get(token_id) or Position(token_id)
         for key in self._by_token.get(token_id, ()):
             f = self._fills[key]
-            pos = pos.trade(f.side, f.price, f.size, f.fee)
+            pos = pos.trade(f.side, f.price, f.size, f.fee, f.notional_e12)
         if pos == Position(token_id):
             self._positions.pop(token_id, None)
         else:

@@ -75,6 +75,20 @@ class OrderStatus(str, enum.Enum):
     INVALID = "INVALID"
 
 
+ORDER_STATUS_PREFIX = "ORDER_STATUS_"  # the venue's documentation spells ``ORDER_STATUS_LIVE``
+
+
+def order_status(text: str) -> str:
+    """An order status in its one spelling: upper case, any ``ORDER_STATUS_`` prefix taken off
+    (``ORDER_STATUS_CANCELED`` and ``canceled`` both read ``CANCELED``); a status with words after
+    it (``CANCELED_order couldn't be fully filled...``) keeps them, upper-cased."""
+    t = text.upper()
+    if t.startswith(ORDER_STATUS_PREFIX):
+        t = t[len(ORDER_STATUS_PREFIX):]
+    return t
+
+
 def is_canceled_status(text: str) -> bool:
-    """Any status that starts with CANCELED (any case) means the order is gone."""
-    return text.upper().startswith("CANCELED")
+    """Any status that starts with CANCELED (any case, with or without ``ORDER_STATUS_``) means
+    the order is gone."""
+    return order_status(text).startswith("CANCELED")

@@ -7,7 +7,7 @@ with more than six significant decimals is refused, never rounded silently.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
 
 UNIT = 1_000_000
 DECIMALS = 6
@@ -44,10 +44,46 @@ def _parse_slow(text: str) -> int:
         raise UnitsError(f"not a finite number: {text!r}")
     if value and value.adjusted() >= MAX_WHOLE_DIGITS:
         raise UnitsError(f"out of range: {text[:40]!r}")
-    scaled = value.scaleb(DECIMALS)
-    if scaled != scaled.to_integral_value():
-        raise UnitsError(f"more than {DECIMALS} decimals: {text!r}")
-    return int(scaled)
+    # from the digits themselves: arithmetic in a decimal context would round past its precision
+    sign, digits, exp = value.as_tuple()
+    if exp < -DECIMALS:
+        cut = -DECIMALS - exp  # the digits finer than a micro-unit: all zero, or refused
+        if any(digits[-cut:]):
+            raise UnitsError(f"more than {DECIMALS} decimals: {text[:40]!r}")
+        digits, exp = digits[:-cut], -DECIMALS
+    units = int("".join(map(str, digits)) or "0") * 10 ** (exp + DECIMALS)
+    return -units if sign else units
+
+
+_EXACT = Context(prec=100)  # a product of two bounded decimals, never rounded
+MAX_PRICE_TEXT = 40  # a float's shortest spelling has at most 17 significant digits
+
+
+def traded_price(text: str, size: int) -> tuple[int, int | None]:
+    """A traded price as ``(price units, cash units or None)`` for ``size`` share units traded.
+
+    On the 6-decimal grid the price is exact and ``None`` says so: the cash is ``price * size``
+    (in ``UNIT * UNIT`` units, exactly). Finer, the venue priced the fill as the ratio of the two
+    amounts it settled, USDC over shares, each a whole number of micro-units, printed as a binary
+    float (``"0.7210000476613491"`` is 8.199139 USDC for 11.371898 shares): the cash is then
+    ``price * size`` rounded half-even to a micro-unit, which gives those settled micro-units back
+    exactly for any amount below 10**9 USDC (the float's error is far below half a unit), and the
+    price is rounded half-even to 6 decimals (what is shown and checked against limits; the cash
+    is what is booked). A negative, non-finite or malformed price is a ``UnitsError``."""
+    try:
+        return parse_units(text), None
+    except UnitsError:
+        if len(text) > MAX_PRICE_TEXT:
+            raise UnitsError(f"not a price: {text[:MAX_PRICE_TEXT]!r}...") from None
+        try:
+            value = Decimal(text.strip())
+        except InvalidOperation:
+            raise UnitsError(f"not a decimal number: {text!r}") from None
+        if not value.is_finite() or value < 0 or value.adjusted() >= MAX_WHOLE_DIGITS:
+            raise UnitsError(f"not a price: {text!r}") from None
+    price = int(_EXACT.scaleb(value, DECIMALS).to_integral_value(ROUND_HALF_EVEN))
+    cash = int(_EXACT.multiply(value, size).to_integral_value(ROUND_HALF_EVEN))
+    return price, cash
 
 
 def format_units(units: int) -> str:

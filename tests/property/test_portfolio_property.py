@@ -157,3 +157,53 @@ def test_a_long_run_of_confirmed_fills_keeps_only_the_unsettled_ones():
     kept = sum(pf.has_fill((f"t{i}", "o")) for i in range(5_000))
     assert kept == 10
     assert pf.size("Y") + pf.size("N") == sum((1, -1)[i % 3 == 0] for i in range(5_000)) * UNIT
+
+
+# --- fills priced off the 6-decimal grid book the cash they carry ------------------------------
+@st.composite
+def offgrid_fills(draw, max_size=25):
+    """Fills with 6-decimal sizes, some carrying the settled cash of a price off the grid."""
+    out = []
+    for i in range(draw(st.integers(0, max_size))):
+        size = draw(st.integers(1, 5_000_000_000))
+        price = draw(st.integers(1, 999_999))
+        cash = draw(st.one_of(st.none(), st.integers(0, size)))  # whole micro-USDC, at most 1 a share
+        out.append(Fill(
+            trade_id=f"t{i}", order_id="o", token_id=draw(st.sampled_from(TOKENS)),
+            side=draw(st.sampled_from([Side.BUY, Side.SELL])), price=price, size=size,
+            notional_e12=None if cash is None else cash * UNIT,
+        ))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(offgrid_fills())
+def test_offgrid_fills_book_their_cash_exactly(fs):
+    pf = Portfolio()
+    for f in fs:
+        pf.apply(f)
+    for t in TOKENS:
+        mine = [f for f in fs if f.token_id == t]
+        p = pf.position(t)
+        signed = [(1 if f.side is Side.BUY else -1) for f in mine]
+        worth = [f.notional_e12 if f.notional_e12 is not None else f.price * f.size for f in mine]
+        assert p.size == sum(s * f.size for s, f in zip(signed, mine))
+        assert p.cash_e12 == -sum(s * w for s, w in zip(signed, worth))  # to the last 1e-12 USDC
+        assert p.realized_e12 - p.cost_e12 == p.cash_e12  # conservation, exactly
+
+
+@settings(max_examples=200, deadline=None)
+@given(fills(), st.data())
+def test_a_notional_of_price_times_size_books_as_none(fs, data):
+    """Carrying ``price * size`` as the notional changes nothing, reversals included."""
+    pf, same = Portfolio(), Portfolio()
+    for f in fs:
+        pf.apply(f)
+        same.apply(Fill(f.trade_id, f.order_id, f.token_id, f.side, f.price, f.size, fee=f.fee,
+                        notional_e12=f.price * f.size))
+    assert pf.positions() == same.positions()
+    if fs:
+        gone = data.draw(st.sampled_from(fs))
+        pf.apply(FillReversal(gone))
+        same.apply(FillReversal(gone))
+        assert pf.positions() == same.positions()

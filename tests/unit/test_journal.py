@@ -223,3 +223,30 @@ def test_what_the_journal_remembers_of_orders_is_bounded_by_the_working_ones(tmp
     assert len(j._last_state) == 1
     assert j.state_history("0x0007") == [("PENDING_SUBMIT", 0), ("LIVE", 0), ("CANCELED", 0)]
     j.close()
+
+
+def test_a_fill_off_the_price_grid_keeps_its_cash_through_a_restart(tmp_path):
+    import sqlite3
+
+    from bot.execution.journal import _SCHEMA
+    from bot.venue.enums import Side
+
+    path = tmp_path / "j.sqlite"
+    j = Journal(path)
+    off = Fill("t1", "0xa", "111", Side.BUY, 721_000, 11_371_898, notional_e12=8_199_139 * 1_000_000)
+    on = Fill("t2", "0xa", "111", Side.BUY, 720_000, 4_000_000)
+    j.fill(off)
+    j.fill(on)
+    j.commit()
+    j.close()
+    assert Journal(path).restore().fills == [off, on]
+    # a journal written before the column existed: it is added, its fills read as on the grid
+    old = tmp_path / "old.sqlite"
+    db = sqlite3.connect(old)
+    db.executescript(_SCHEMA.replace("    notional_e12 INTEGER,\n", ""))
+    db.execute("INSERT INTO fills (trade_id, order_id, token_id, side, price, size, fee, is_maker, status, ts, seq)"
+               " VALUES ('t9', '0xb', '111', 'SELL', 500000, 1000000, 0, 1, 'CONFIRMED', 1.0, 1)")
+    db.commit()
+    db.close()
+    (fill,) = Journal(old).restore().fills
+    assert (fill.trade_id, fill.notional_e12) == ("t9", None)

@@ -1306,3 +1306,215 @@ def test_a_record_naming_no_leg_does_not_let_a_held_trade_go():
     assert rec.held_trades == ["t1"]
     out = sent(rec, own("0xa"), now=3.0)
     assert [(f.order_id, f.size, f.status) for f in of(out, Fill)] == [("0xa", 2 * U, TradeStatus.MINED)]
+
+
+# --- prices off the grid, records that cannot be booked, status spellings ---------------------
+from bot.execution.reconciler import TradeBooked, TradeUnbooked, trade_legs  # noqa: E402
+
+
+def test_an_offgrid_leg_books_the_cash_the_venue_settled():
+    rec = Reconciler()
+    sent(rec, own("0xa", price=721_000, size=20 * U))
+    out = rec.on_trade_event(trade("t1", makers=[maker("0xa", "11.371898", "0.7210000476613491")]), 1.0)
+    (fill,) = of(out, Fill)
+    assert (fill.size, fill.price, fill.notional_e12) == (11_371_898, 721_000, 8_199_139 * U)
+    ongrid = of(rec.on_trade_event(trade("t2", makers=[maker("0xa", "1.000001", "0.72")]), 2.0), Fill)[0]
+    assert ongrid.notional_e12 is None and ongrid.price == 720_000  # price x size is exact as it is
+
+
+def test_an_offgrid_taker_buy_paying_fee_shares_keeps_the_cash_pro_rata(monkeypatch):
+    import bot.execution.reconciler as r
+
+    monkeypatch.setattr(r, "taker_fee", lambda side, price, size, bps: 1_000_000)  # one share kept
+    rec = Reconciler()
+    sent(rec, own("0xt", side=Side.BUY, price=310_000, size=20 * U))
+    t = trade("t1", taker="0xt", side="BUY", size="2.365591", price="0.3099999112272578")
+    (fill,) = of(rec.on_trade_event(t, 1.0), Fill)
+    kept = 733_333 * U * 1_365_591 // 2_365_591
+    assert (fill.size, fill.notional_e12, fill.fee) == (1_365_591, kept, (733_333 * U - kept) // U)
+    monkeypatch.setattr(r, "taker_fee", lambda side, price, size, bps: 0)
+    (free,) = of(rec.on_trade_event(dict(t, id="t2"), 2.0), Fill)
+    assert (free.size, free.notional_e12, free.fee) == (2_365_591, 733_333 * U, 0)
+
+
+def test_an_unreadable_leg_of_ours_is_told_once_kept_and_booked_when_readable():
+    rec = Reconciler()
+    sent(rec, own("0xa"), own("0xb"))
+    bad = trade("t1", "MATCHED", makers=[maker("0xa", "2", "0.4.1"), maker("0xb", "1", "0.4")])
+    out = rec.on_trades_page([bad], 1.0, cursor="MA==", next_cursor="LTE=")
+    assert [f.order_id for f in of(out, Fill)] == ["0xb"]  # the readable leg of ours is booked
+    (told,) = of(out, TradeUnbooked)
+    assert told.trade_id == "t1" and told.tokens == (TOK,) and told.reason.startswith("order 0xa: ")
+    assert "0.4.1" in told.reason
+    assert rec.blocked_tokens() == {TOK} and rec.unbooked["t1"].since == 1.0
+    assert rec.trades_cursor == "MA=="  # the next read starts no later than it
+    again = rec.on_trades_page([dict(bad, status="MINED")], 2.0, cursor="MA==", next_cursor="LTE=")
+    assert of(again, TradeUnbooked) == [] and of(again, Fill) == []  # told once, booked once
+    assert rec.unbooked["t1"].item.status is TradeStatus.MINED  # the latest record is kept
+    fixed = trade("t1", "MINED", makers=[maker("0xa", "2", "0.4"), maker("0xb", "1", "0.4")])
+    out = rec.on_trades_page([fixed], 3.0, cursor="MA==", next_cursor="LTE=")
+    assert [(f.order_id, f.size) for f in of(out, Fill)] == [("0xa", 2 * U)]
+    assert of(out, TradeBooked) == [TradeBooked("t1", (TOK,))]
+    assert rec.unbooked == {} and rec.blocked_tokens() == set()
+
+
+def test_a_page_with_nothing_unsettled_but_an_unreadable_record_is_read_again():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    page = [trade("t1", "CONFIRMED", makers=[maker("0xa", "2")]), trade("t2", "WHATEVER")]
+    rec.on_trades_page(page, 1.0, cursor="MA==", next_cursor="MTAw")
+    assert rec.trades_cursor == "MA==" and set(rec.unbooked) == {"t2"}
+    rec.on_trades_page(page[:1], 2.0, cursor="MA==", next_cursor="MTAw")
+    assert rec.trades_cursor == "MTAw"  # without it the read moves on
+
+
+def test_an_unreadable_leg_of_another_key_is_no_concern_of_ours():
+    rec = Reconciler(ReconcilerConfig(owner="me"))
+    sent(rec, own("0xa"))
+    t = trade("t1", makers=[maker("0xq", "1", "bad", owner="them"), maker("0xa", "2", "0.4", owner="me")])
+    out = rec.on_trade_event(t, 1.0)
+    assert [f.order_id for f in of(out, Fill)] == ["0xa"] and rec.unbooked == {}
+    # nothing of ours known yet: an unreadable leg of another key still is not ours, one of
+    # ours (our key) or of no key may be, and holds its token until the trade is read
+    fresh = Reconciler(ReconcilerConfig(owner="me"))
+    fresh.on_trade_event(dict(t, id="t2"), 1.0)
+    assert fresh.unbooked == {} and fresh.held_trades == ["t2"]
+    mine = trade("t3", makers=[maker("0xm", "1", "bad", owner="me")])
+    assert of(fresh.on_trade_event(mine, 2.0), TradeUnbooked) == [TradeUnbooked("t3", mine_reason(fresh, "t3"), (TOK,))]
+    keyless = Reconciler()
+    out = keyless.on_trade_event(trade("t4", makers=[maker("0xm", "1", "bad")]), 1.0)
+    assert [u.trade_id for u in of(out, TradeUnbooked)] == ["t4"] and keyless.held_trades == ["t4"]
+    # the order turns out to be another leg's: the unreadable one was not ours after all
+    out = sent(keyless, own("0xt"), now=2.0)
+    assert keyless.unbooked["t4"].tokens == (TOK,)
+    keyless.on_trade_event(trade("t4", taker="0xt", makers=[maker("0xm", "1", "bad")]), 3.0)
+    assert keyless.unbooked == {}
+
+
+def mine_reason(rec, tid):
+    return rec.unbooked[tid].reason
+
+
+def test_an_unreadable_leg_of_ours_naming_no_token_stops_its_orders_token():
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    t = trade("t1", makers=[maker("0xa", "2", "?")])
+    t["maker_orders"][0]["asset_id"] = ""
+    t["asset_id"] = ""
+    (told,) = of(rec.on_trade_event(t, 1.0), TradeUnbooked)
+    assert told.tokens == (TOK,)
+    forgotten = Reconciler()
+    sent(forgotten, own("0xf"))
+    forgotten.on_order_event(oevent("0xf", status="CANCELED", typ="CANCELLATION"), 1.0)
+    forgotten.orders.forget_closed(2.0)
+    assert forgotten.orders.get("0xf") is None
+    odd = dict(trade("t2", "?", taker="0xzz", makers=[maker("0xf")]), asset_id="222")
+    forgotten.on_trade_event(odd, 3.0)
+    assert forgotten.unbooked["t2"].tokens == (TOK,)  # the leg of an order of ours, forgotten since
+
+
+def test_an_unreadable_taker_leg_of_ours_is_unbooked():
+    rec = Reconciler()
+    sent(rec, own("0xt", side=Side.SELL))
+    out = rec.on_trade_event(trade("t1", taker="0xt", size="1e", makers=[maker("0xq")]), 1.0)
+    assert of(out, Fill) == [] and [u.tokens for u in of(out, TradeUnbooked)] == [(TOK,)]
+
+
+def test_a_record_that_cannot_be_read_never_stops_the_page():
+    rec = Reconciler(ReconcilerConfig(owner="me"))
+    sent(rec, own("0xa"), own("0xb"))
+    unknown_status = trade("t1", "SETTLING", makers=[maker("0xa", "2")])
+    out = rec.on_trades_page([unknown_status, trade("t2", makers=[maker("0xb", "1")])], 1.0,
+                             cursor="MA==", next_cursor="MTAw")
+    assert [f.trade_id for f in of(out, Fill)] == ["t2"]
+    (told,) = of(out, TradeUnbooked)
+    assert told.trade_id == "t1" and "SETTLING" in told.reason and told.tokens == (TOK,)
+    kept = rec.unbooked["t1"]
+    assert (kept.trade_id, kept.item, kept.since) == ("t1", unknown_status, 1.0)  # the item as it came
+    assert rec.trades_cursor == "MA=="
+    # what it names of ours decides its tokens; our key counts; nothing of ours: every token named
+    other = dict(trade("t3", "?", taker="0xzz", makers=[maker("0xr", owner="me")]), asset_id="222")
+    other["maker_orders"][0]["asset_id"] = "333"
+    rec.on_trade_event(other, 2.0)
+    assert rec.unbooked["t3"].tokens == ("333",)
+    strange = dict(trade("t4", "?", taker="0xzz", makers=[maker("0xr", owner="them")]), asset_id="222")
+    rec.on_trade_event(strange, 2.0)
+    assert rec.unbooked["t4"].tokens == (TOK, "222")
+    assert rec.blocked_tokens() == {TOK, "222", "333"}
+
+
+def test_a_record_without_an_id_is_kept_under_a_name_of_its_own():
+    rec = Reconciler()
+    nameless = trade("", makers=[maker("0xa")])
+    out = rec.on_trades_page([nameless, 42], 1.0, cursor="MA==", next_cursor="LTE=")
+    ids = [u.trade_id for u in of(out, TradeUnbooked)]
+    assert len(ids) == 2 and all(i.startswith("?") and len(i) == 17 for i in ids) and ids[0] != ids[1]
+    assert rec.unbooked[ids[0]].tokens == (TOK,)  # the tokens it names, no empty one
+    assert of(rec.on_trades_page([nameless], 2.0), TradeUnbooked) == []  # the same name again
+    assert rec.unbooked[ids[1]].tokens == ()
+
+
+def test_a_kept_trade_is_not_forgotten():
+    rec = Reconciler(ReconcilerConfig(trade_retention_s=1.0))
+    sent(rec, own("0xa"), own("0xb"))
+    bad = trade("t1", "CONFIRMED", makers=[maker("0xb", "1"), maker("0xa", "2", "?")])
+    rec.on_trades_page([bad], 1.0, cursor="MA==", next_cursor="MQ==")
+    assert rec.trades_cursor == "MA=="  # settled, but a leg of ours is not booked: read it again
+    rec.cursors["trades"] = "MTAw"
+    assert rec.forget_settled(10.0) == 0 and rec.trade_status("t1") is TradeStatus.CONFIRMED
+
+
+def test_a_maker_leg_naming_no_side_on_the_complement_took_the_takers_side():
+    t = trade_record(dict(trade("t1", side="BUY", makers=[maker("0xa", side="")]),
+                          maker_orders=[{"order_id": "0xa", "matched_amount": "2", "price": "0.6",
+                                         "asset_id": "NO"}, {"order_id": "0xb", "matched_amount": "1",
+                                                             "price": "0.4", "asset_id": TOK}]))
+    assert [(leg.order_id, leg.side, leg.token_id) for leg in trade_legs(t)] == [
+        ("0xother", Side.BUY, TOK), ("0xa", Side.BUY, "NO"), ("0xb", Side.SELL, TOK)]
+
+
+@pytest.mark.parametrize("status", ["ORDER_STATUS_CANCELED", "order_status_canceled", "CANCELED",
+                                    "CANCELED_order couldn't be fully filled. FOK orders are fully filled or killed."])
+def test_a_canceled_status_in_any_spelling_closes_the_order(status):
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_ack("0xa", ack("0xa"), 0.5)
+    rec.on_order_event(oevent("0xa", status=status, typ="UPDATE"), 1.0)
+    assert rec.orders.get("0xa").state is S.CANCELED
+
+
+@pytest.mark.parametrize("status, state", [("ORDER_STATUS_LIVE", S.LIVE), ("ORDER_STATUS_MATCHED", S.FILLED),
+                                           ("ORDER_STATUS_INVALID", S.CANCELED), ("order_status_live", S.LIVE)])
+def test_order_statuses_read_with_the_documented_prefix(status, state):
+    rec = Reconciler()
+    sent(rec, own("0xa"))
+    rec.on_ack("0xa", ack("0xa"), 0.5)
+    rec.on_open_orders([oevent("0xa", status=status, typ="")], 1.0, as_of=0.9)
+    assert rec.orders.get("0xa").state is state
+    assert order_result(ack("0xb", status="ORDER_STATUS_LIVE")).accepted
+
+
+def test_the_reason_names_the_first_unreadable_leg_by_its_order_id_cut_to_eighteen():
+    rec = Reconciler()
+    oid = "0x" + "ab" * 32
+    sent(rec, own(oid))
+    (told,) = of(rec.on_trade_event(trade("t1", makers=[maker(oid, "2", "0.4.1")]), 1.0), TradeUnbooked)
+    assert told.reason.startswith(f"order {oid[:18]}: ") and not told.reason.startswith(f"order {oid[:19]}")
+
+
+def test_which_unreadable_legs_may_be_ours_when_nothing_of_ours_is_known():
+    # no owner key configured: a maker leg under any key may be ours
+    keyless = Reconciler()
+    out = keyless.on_trade_event(trade("t1", makers=[maker("0xm", "1", "bad", owner="them")]), 1.0)
+    assert [u.trade_id for u in of(out, TradeUnbooked)] == ["t1"]
+    # with our key: a taker leg (which names no key) may be ours
+    keyed = Reconciler(ReconcilerConfig(owner="me"))
+    out = keyed.on_trade_event(trade("t2", taker="0xt", size="bad"), 1.0)
+    assert [u.trade_id for u in of(out, TradeUnbooked)] == ["t2"]
+
+
+def test_a_maker_leg_keeps_the_side_it_names_when_the_taker_names_none():
+    rec = Reconciler()
+    sent(rec, own("0xa", side=Side.SELL))
+    (fill,) = of(rec.on_trade_event(trade("t1", taker="", side="", makers=[maker("0xa", side="SELL")]), 1.0), Fill)
+    assert fill.side is Side.SELL
