@@ -62,6 +62,7 @@ from bot.execution.records import (
 from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
 from bot.venue.fees import booked_fee, record_schedule
 from bot.venue.pagination import cursor_offset
+from bot.venue.units import UNIT
 
 S = OrderState
 _PENDING_SUBMIT, _PENDING_CANCEL, _UNKNOWN = S.PENDING_SUBMIT, S.PENDING_CANCEL, S.UNKNOWN  # bound once
