@@ -62,7 +62,7 @@ from bot.execution.records import (
 from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
 from bot.venue.fees import booked_fee, record_schedule
 from bot.venue.pagination import cursor_offset
-from bot.venue.units import UNIT
+from bot.venue.units import UNIT, fill_cash
 
 S = OrderState
 _PENDING_SUBMIT, _PENDING_CANCEL, _UNKNOWN = S.PENDING_SUBMIT, S.PENDING_CANCEL, S.UNKNOWN  # bound once
@@ -215,21 +215,46 @@ def trade_legs(rec: TradeRecord) -> list[Leg]:
     """Every order leg of a trade: the taker order, then each maker order at its own price. A
     maker leg that does not say its side took the other side of the taker's token, or the same
     side of its complement (a taker buying YES matched with a maker buying NO: shares minted);
-    one whose side could not be read is placed so too (it is never booked)."""
-    legs: list[Leg] = []
+    one whose side could not be read is placed so too (it is never booked).
+
+    A leg whose price times size is not a whole micro-unit (a 6-decimal fill) carries the cash the
+    venue moved for it (``fill_cash``: a maker buyer pays its price rounded down, a maker seller is
+    paid it rounded up), and the taker the sum of its makers' ends, as the venue settles it."""
+    makers: list[Leg] = []
     taker = rec.side
-    if rec.taker_order_id and taker is not None:
-        legs.append(Leg(rec.taker_order_id, rec.token_id, taker, rec.price, rec.size, False, rec.fee_rate_bps,
-                        cash=rec.cash, fault=rec.fault))
     for m in rec.maker_orders:
         side = m.side
         if side is None and taker is not None:
             side = taker if m.token_id and rec.token_id and m.token_id != rec.token_id else taker.opposite
         if side is None or not m.order_id:
             continue
-        legs.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True,
-                        m.fee_rate_bps or rec.fee_rate_bps, m.owner, cash=m.cash, fault=m.fault))
+        cash = m.cash
+        if cash is None and not m.fault and m.price * m.matched_amount % UNIT:
+            cash = fill_cash(m.price, m.matched_amount, buyer=side is Side.BUY)
+        makers.append(Leg(m.order_id, m.token_id or rec.token_id, side, m.price, m.matched_amount, True,
+                          m.fee_rate_bps or rec.fee_rate_bps, m.owner, cash=cash, fault=m.fault))
+    legs: list[Leg] = []
+    if rec.taker_order_id and taker is not None:
+        cash = rec.cash
+        if cash is None and not rec.fault and (rec.price * rec.size % UNIT or any(m.cash is not None for m in makers)):
+            cash = _taker_cash(rec, taker, makers)
+        legs.append(Leg(rec.taker_order_id, rec.token_id, taker, rec.price, rec.size, False, rec.fee_rate_bps,
+                        cash=cash, fault=rec.fault))
+    legs.extend(makers)
     return legs
+
+
+def _taker_cash(rec: TradeRecord, taker: Side, makers: list[Leg]) -> int:
+    """What the taker of ``rec`` paid or got: its makers' ends (the other end of a minted or merged
+    pair for a maker on the complement), when they cover its size; else its own price times size,
+    rounded against it."""
+    if makers and not any(m.fault for m in makers) and sum(m.size for m in makers) == rec.size:
+        total = 0
+        for m in makers:
+            c = m.cash if m.cash is not None else m.price * m.size // UNIT
+            total += c if m.token_id == rec.token_id else m.size - c
+        return total
+    return fill_cash(rec.price, rec.size, buyer=taker is not Side.BUY)
 
 
 class Reconciler:

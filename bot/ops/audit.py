@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from bot.core.vocabulary import UNIT
+from bot.venue.units import fill_cash
 from bot.execution.orders import OrderState
 
 # order id -> (terminal, time of the last state change: for a terminal order, when it closed)
@@ -64,6 +65,7 @@ class FillLine(msgspec.Struct, frozen=True):
     size: int
     fee: int = 0  # the taker's fee: token units on a BUY, collateral units on a SELL
     is_maker: bool = True
+    cash: int | None = None  # collateral units the fill moved before fees, when not ``price * size // UNIT``
 
 
 def exchange_fills(trades: Iterable[Any], account: str) -> dict[tuple[str, str], tuple[FillLine, str]]:
@@ -73,12 +75,18 @@ def exchange_fills(trades: Iterable[Any], account: str) -> dict[tuple[str, str],
     for t in trades:
         status = getattr(t.status, "value", t.status)
         if t.account == account:
+            ends = 0  # the taker gives or gets its makers' ends (the other end of a minted or merged pair)
+            for m in t.maker_orders:
+                c = fill_cash(m.price, m.matched_amount, buyer=_side(m.side) == _BUY)
+                ends += c if m.asset_id == t.asset_id else m.matched_amount - c
             out[(t.id, t.taker_order_id)] = (FillLine(t.id, t.taker_order_id, t.asset_id, _side(t.side), t.price,
-                                                       t.size, t.fee, False), status)
+                                                       t.size, t.fee, False, ends if t.maker_orders else None),
+                                             status)
         for m in t.maker_orders:
             if m.account == account:
+                cash = fill_cash(m.price, m.matched_amount, buyer=_side(m.side) == _BUY)
                 out[(t.id, m.order_id)] = (FillLine(t.id, m.order_id, m.asset_id, _side(m.side), m.price,
-                                                     m.matched_amount, 0, True), status)
+                                                     m.matched_amount, 0, True, cash), status)
     return out
 
 
@@ -88,13 +96,21 @@ def journal_fills(path: str | Path) -> dict[tuple[str, str], tuple[FillLine, boo
     db = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, timeout=5)
     try:
         statuses = dict(db.execute("SELECT trade_id, status FROM trades").fetchall())
-        rows = db.execute("SELECT trade_id, order_id, token_id, side, price, size, fee, is_maker, reversed, status"
-                          " FROM fills").fetchall()
+        rows = db.execute("SELECT trade_id, order_id, token_id, side, price, size, fee, is_maker, reversed, status,"
+                          " notional_e12 FROM fills").fetchall()
     finally:
         db.close()
-    return {(tid, oid): (FillLine(tid, oid, token, side, price, size, fee, bool(maker)), bool(rev),
-                         statuses.get(tid, status))
-            for tid, oid, token, side, price, size, fee, maker, rev, status in rows}
+    return {(tid, oid): (FillLine(tid, oid, token, side, price, size, fee, bool(maker), _booked_cash(
+        side, size, fee, bool(maker), notional)), bool(rev), statuses.get(tid, status))
+            for tid, oid, token, side, price, size, fee, maker, rev, status, notional in rows}
+
+
+def _booked_cash(side: str, size: int, fee: int, maker: bool, notional_e12: int | None) -> int | None:
+    """The collateral a journaled fill moved before fees, from the cash it was booked with (off the
+    price grid or lot: ``Fill.notional_e12``); a taker buyer's fee shares were taken out of it."""
+    if notional_e12 is None:
+        return None
+    return notional_e12 // UNIT + (fee if side == _BUY and not maker else 0)
 
 
 class FillAudit(msgspec.Struct, frozen=True):
@@ -136,12 +152,12 @@ def compare_fills(venue: Mapping[tuple[str, str], tuple[FillLine, str]],
 
 def holdings_change(lines: Iterable[FillLine]) -> tuple[int, dict[str, int]]:
     """What fills did to an account: collateral change and shares change per token, in micro-units
-    (the venue's own arithmetic: ``price * size // UNIT`` per fill, the taker's fee in tokens on a
-    BUY and in collateral on a SELL)."""
+    (the venue's own arithmetic: each fill's ``cash``, else ``price * size // UNIT``, the taker's fee
+    in tokens on a BUY and in collateral on a SELL)."""
     cash = 0
     shares: dict[str, int] = {}
     for f in lines:
-        cost = f.price * f.size // UNIT
+        cost = f.cash if f.cash is not None else f.price * f.size // UNIT
         if f.side == _BUY:
             cash -= cost
             shares[f.token_id] = shares.get(f.token_id, 0) + f.size - (0 if f.is_maker else f.fee)

@@ -15,7 +15,7 @@ import msgspec
 from bot.sim.accounts import Ledger
 from bot.sim.events import MakerOrderView, TradeView
 from bot.venue.enums import Side, TradeStatus
-from bot.venue.units import UNIT
+from bot.venue.units import UNIT, fill_cash
 
 
 class MakerFill(msgspec.Struct, gc=False):
@@ -79,13 +79,10 @@ def trade_id_prefix(rng: random.Random) -> str:
 
 
 def maker_cash(side: Side, price: int, size: int) -> int:
-    """Collateral units of a maker fill of ``size`` shares at ``price``: a maker BUY pays its
-    price rounded down, a maker SELL is paid it rounded up (exact for whole lots; a 6-decimal
-    fill rounds the unit in the maker's favour, and the taker gives or gets the same amount, or
-    the other end of a minted or merged pair)."""
-    if side is Side.BUY:
-        return price * size // UNIT
-    return -(-price * size // UNIT)
+    """Collateral units of a maker fill of ``size`` shares at ``price`` (``bot.venue.units.fill_cash``:
+    a maker BUY pays its price rounded down, a maker SELL is paid it rounded up; the taker gives or
+    gets the same amount, or the other end of a minted or merged pair)."""
+    return fill_cash(price, size, buyer=side is Side.BUY)
 
 
 def taker_cash(trade: Trade) -> int:

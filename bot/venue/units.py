@@ -110,6 +110,16 @@ def notional(price: int, size: int) -> int:
     return price * size // UNIT
 
 
+def fill_cash(price: int, size: int, *, buyer: bool) -> int:
+    """The USDC units one maker fill of ``size`` shares at ``price`` moves: the buyer pays the
+    price rounded down, the seller is paid it rounded up. Exact for whole lots; a 6-decimal fill
+    rounds its last unit in the maker's favour, and the taker gives or gets the same amount. The
+    local exchange settles so, and the bot books its fills so (one rule, both sides)."""
+    if buyer:
+        return price * size // UNIT
+    return -(-price * size // UNIT)
+
+
 def lot_floor(size: int) -> int:
     """``size`` share units floored to a whole lot: the most of a 6-decimal holding an order can
     sell (venue.md 3.2, 3.5: a SELL's shares leg is a multiple of ``LOT``); the rest, under one

@@ -1319,20 +1319,23 @@ def test_an_offgrid_leg_books_the_cash_the_venue_settled():
     (fill,) = of(out, Fill)
     assert (fill.size, fill.price, fill.notional_e12) == (11_371_898, 721_000, 8_199_139 * U)
     ongrid = of(rec.on_trade_event(trade("t2", makers=[maker("0xa", "1.000001", "0.72")]), 2.0), Fill)[0]
-    assert ongrid.notional_e12 is None and ongrid.price == 720_000  # price x size is exact as it is
+    # on the grid, but 0.72000072 USDC: the venue moves whole units, a maker buyer's rounded down
+    assert ongrid.notional_e12 == 720_000 * U and ongrid.price == 720_000
+    whole = of(rec.on_trade_event(trade("t3", makers=[maker("0xa", "1", "0.72")]), 3.0), Fill)[0]
+    assert whole.notional_e12 is None  # price x size is exact as it is
 
 
 def test_an_offgrid_taker_buy_paying_fee_shares_keeps_the_cash_pro_rata(monkeypatch):
     import bot.execution.reconciler as r
 
-    monkeypatch.setattr(r, "taker_fee", lambda side, price, size, bps: 1_000_000)  # one share kept
+    monkeypatch.setattr(r, "booked_fee", lambda side, price, size, schedule, is_maker: (size - U, price))  # one share kept
     rec = Reconciler()
     sent(rec, own("0xt", side=Side.BUY, price=310_000, size=20 * U))
     t = trade("t1", taker="0xt", side="BUY", size="2.365591", price="0.3099999112272578")
     (fill,) = of(rec.on_trade_event(t, 1.0), Fill)
     kept = 733_333 * U * 1_365_591 // 2_365_591
     assert (fill.size, fill.notional_e12, fill.fee) == (1_365_591, kept, (733_333 * U - kept) // U)
-    monkeypatch.setattr(r, "taker_fee", lambda side, price, size, bps: 0)
+    monkeypatch.setattr(r, "booked_fee", lambda side, price, size, schedule, is_maker: (size, 0))
     (free,) = of(rec.on_trade_event(dict(t, id="t2"), 2.0), Fill)
     assert (free.size, free.notional_e12, free.fee) == (2_365_591, 733_333 * U, 0)
 
@@ -1518,3 +1521,25 @@ def test_a_maker_leg_keeps_the_side_it_names_when_the_taker_names_none():
     sent(rec, own("0xa", side=Side.SELL))
     (fill,) = of(rec.on_trade_event(trade("t1", taker="", side="", makers=[maker("0xa", side="SELL")]), 1.0), Fill)
     assert fill.side is Side.SELL
+
+
+def test_a_six_decimal_fill_books_the_cash_the_venue_moves_for_each_leg():
+    """A maker BUY of 4.254901 shares at 0.51 pays 2.16999951 USDC rounded down, a maker SELL is
+    paid it rounded up; the taker gives or gets the sum of its makers' ends (the local exchange's
+    settlement, ``fill_cash``), so the books and the venue's ledger agree to the micro-unit."""
+    rec = Reconciler()
+    sent(rec, own("0xm", side=Side.BUY, price=510_000, size=10 * U), own("0xs", side=Side.SELL, price=510_000, size=10 * U))
+    buy = trade("t1", taker="0xother", side="SELL", size="4.254901", price="0.51",
+                makers=[maker("0xm", "4.254901", "0.51")])
+    (fill,) = of(rec.on_trade_event(buy, 1.0), Fill)
+    assert fill.notional_e12 == 2_169_999 * U  # floored: 2.16999951
+    sell = trade("t2", taker="0xother", side="BUY", size="4.254901", price="0.51",
+                 makers=[maker("0xs", "4.254901", "0.51", side="SELL")])
+    (fill,) = of(rec.on_trade_event(sell, 2.0), Fill)
+    assert fill.notional_e12 == 2_170_000 * U  # ceiled
+    taker = Reconciler()
+    sent(taker, own("0xt", side=Side.BUY, price=520_000, size=10 * U))
+    t = trade("t3", taker="0xt", side="BUY", size="6.529411", price="0.51",
+              makers=[maker("0xa", "4.254901", "0.51", side="SELL"), maker("0xb", "2.27451", "0.51", side="SELL")])
+    (fill,) = of(taker.on_trade_event(t, 3.0), Fill)
+    assert fill.notional_e12 == (2_170_000 + 1_160_001) * U  # each maker's end, ceiled
