@@ -40,6 +40,28 @@ def too_deep(data: bytes | str) -> bool:
     return json_depth(raw) > MAX_JSON_DEPTH
 
 
+def fixed_depth(model: Any) -> bool:
+    """Decoding JSON into ``model`` recurses no deeper than the model's own type tree: no free-form
+    (``Any``) value and no model that contains itself. msgspec skips the values a typed model does
+    not hold without recursing, so such a decode needs no depth scan; a free-form one does
+    (:func:`too_deep`), as its decoder recurses once per level of the text."""
+    import msgspec.inspect as mi
+
+    def fixed(t: Any, path: frozenset) -> bool:
+        if isinstance(t, mi.AnyType):
+            return False
+        if isinstance(t, mi.StructType):
+            if t.cls in path:
+                return False
+            inner = path | {t.cls}
+            return all(fixed(f.type, inner) for f in t.fields)
+        parts = [getattr(t, a) for a in ("item_type", "key_type", "value_type") if hasattr(t, a)]
+        parts += list(getattr(t, "types", ())) + list(getattr(t, "item_types", ()))
+        return all(fixed(p, path) for p in parts)
+
+    return fixed(mi.type_info(model), frozenset())
+
+
 class DecodeError(ValueError):
     """A payload that does not match the model it was decoded as."""
 
