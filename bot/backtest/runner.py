@@ -49,14 +49,16 @@ class BacktestError(Exception):
 def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,
                  seed: int | None = None, log: Any = None,
                  events: tuple[list[Any], Iterator[tuple[int, Any]]] | None = None,
-                 venue_view: Callable[[int, Any], Any] | None = None, source: Any = None) -> Any:
+                 venue_view: Callable[[int, Any], Any] | None = None, source: Any = None,
+                 results_format: str | None = None) -> Any:
     """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
     writes the results folder ``out`` when given). ``events``: the markets and events to replay
     instead of reading ``paths`` (a transformed replay); ``venue_view``: see ``Backtest``.
     ``source`` replaces the recordings with a data source that is not a file: an object with
     ``markets`` (``MarketInfo``) and ``events()`` (``(receive ns, event)`` in time order), such as
     ``bot.backtest.synthetic.SyntheticMarket``. Raises ``BacktestError`` for a run that cannot
-    start, ``RecordingError`` for a path that is not a recording."""
+    start, ``RecordingError`` for a path that is not a recording. ``results_format`` (``parquet``
+    or ``jsonl``) overrides the config's ``[results] format``."""
     from bot.backtest.results import ResultsSink, Series, summarize
 
     bt: BacktestConfig = config.backtest
@@ -75,7 +77,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         raise BacktestError(f"configured markets not in the recordings: {missing}")
     strategy = configured_strategy(config)
     clock = SimClock(0.0)
-    sink = ResultsSink(out)  # with no folder, it only counts
+    sink = ResultsSink(out, format=results_format or config.results.format)  # with no folder, it only counts
     engine = build_engine(
         strategy, markets, clock=clock, signing=Signing(None, seed),
         throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
