@@ -81,7 +81,8 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     engine = build_engine(
         strategy, markets, clock=clock, signing=Signing(None, seed),
         throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
-        reconciler=msgspec.structs.replace(config.reconciler, owner=config.reconciler.owner or "backtest"),
+        reconciler=msgspec.structs.replace(config.reconciler, owner=config.reconciler.owner or "backtest",
+                                           trades_listed=False),  # the simulated venue answers each trade once
         engine=config.engine, feed=config.feed, journal=sink, log=log, own_orders_shown=bt.own_orders_recorded,
     )
     sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
