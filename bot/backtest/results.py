@@ -30,8 +30,6 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import msgspec
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from bot.core.events import Fill
 from bot.execution.orders import OwnOrder
@@ -41,19 +39,21 @@ from bot.venue.units import format_units
 _enc = msgspec.json.Encoder()
 
 FORMATS = ("parquet", "jsonl")
-ROW_GROUP = 65_536  # rows a Parquet table holds in memory before they go out as one row group
+ROW_GROUP = 16_384  # rows a Parquet table holds in memory before they go out as one row group
 CLOSED_KEPT = 10_000  # closed orders whose counts the sink remembers (an order may be listed open again)
 _ACCEPTED, _FILLED = 1, 2
 
-_s, _i, _f, _b = pa.string(), pa.int64(), pa.float64(), pa.bool_()
-SCHEMAS: dict[str, pa.Schema] = {
-    "orders": pa.schema([("order_id", _s), ("token_id", _s), ("side", _s), ("price", _i), ("size", _i),
-                         ("state", _s), ("filled", _i), ("sent_at", _f), ("updated_at", _f), ("reason", _s)]),
-    "fills": pa.schema([("trade_id", _s), ("order_id", _s), ("token_id", _s), ("side", _s), ("price", _i),
-                        ("size", _i), ("fee", _i), ("is_maker", _b), ("status", _s), ("ts", _f), ("reversed", _b)]),
-    "series": pa.schema([("t", _f), ("realized", _i), ("unrealized", _i), ("fees", _i), ("total", _i),
-                         ("token_id", _s), ("position", _i), ("mark", _i), ("bid", _i), ("ask", _i),
-                         ("our_bid", _i), ("our_ask", _i)]),
+# Each table's columns (Parquet types); pyarrow, tens of MB once imported, loads only to write them.
+COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "orders": (("order_id", "string"), ("token_id", "string"), ("side", "string"), ("price", "int64"),
+               ("size", "int64"), ("state", "string"), ("filled", "int64"), ("sent_at", "float64"),
+               ("updated_at", "float64"), ("reason", "string")),
+    "fills": (("trade_id", "string"), ("order_id", "string"), ("token_id", "string"), ("side", "string"),
+              ("price", "int64"), ("size", "int64"), ("fee", "int64"), ("is_maker", "bool_"), ("status", "string"),
+              ("ts", "float64"), ("reversed", "bool_")),
+    "series": (("t", "float64"), ("realized", "int64"), ("unrealized", "int64"), ("fees", "int64"), ("total", "int64"),
+               ("token_id", "string"), ("position", "int64"), ("mark", "int64"), ("bid", "int64"), ("ask", "int64"),
+               ("our_bid", "int64"), ("our_ask", "int64")),
 }
 _TOKEN_FIELDS = ("position", "mark", "bid", "ask", "our_bid", "our_ask")
 
@@ -61,11 +61,15 @@ _TOKEN_FIELDS = ("position", "mark", "bid", "ask", "our_bid", "our_ask")
 class _Table:
     """One Parquet table written in row groups: rows gather in columns, ``ROW_GROUP`` at a time."""
 
-    def __init__(self, path: Path, schema: pa.Schema, rows: int) -> None:
-        self.schema = schema
-        self.columns: list[list[Any]] = [[] for _ in schema.names]
+    def __init__(self, path: Path, columns: tuple[tuple[str, str], ...], rows: int) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.pa = pa
+        self.schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
+        self.columns: list[list[Any]] = [[] for _ in columns]
         self.rows = rows
-        self.writer = pq.ParquetWriter(path, schema, compression="zstd")
+        self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
 
     def add(self, row: tuple) -> None:
         for col, value in zip(self.columns, row):
@@ -76,6 +80,7 @@ class _Table:
     def flush(self) -> None:
         if not self.columns[0]:
             return
+        pa = self.pa
         arrays = [pa.array(col, type=field.type) for col, field in zip(self.columns, self.schema)]
         self.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
         for col in self.columns:
@@ -133,10 +138,10 @@ class ResultsSink:
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
             if format == "jsonl":
-                self._files = {name: (self.folder / f"{name}.jsonl").open("wb") for name in SCHEMAS}
+                self._files = {name: (self.folder / f"{name}.jsonl").open("wb") for name in COLUMNS}
             else:
-                self._tables = {name: _Table(self.folder / f"{name}.parquet", schema, row_group)
-                                for name, schema in SCHEMAS.items()}
+                self._tables = {name: _Table(self.folder / f"{name}.parquet", columns, row_group)
+                                for name, columns in COLUMNS.items()}
         self._buf: dict[str, list[bytes]] = {name: [] for name in self._files}
         self._block = block
         self._columnar = bool(self._tables)

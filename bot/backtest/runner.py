@@ -42,6 +42,9 @@ ASSUMPTIONS = (
 )
 
 
+FORGOTTEN_KEPT = 10_000  # closed orders a backtest's order store still knows by id once forgotten
+
+
 class BacktestError(Exception):
     """A backtest cannot run (no recording, no market, a market the config names is missing)."""
 
@@ -85,6 +88,9 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
                                            trades_listed=False),  # the simulated venue answers each trade once
         engine=config.engine, feed=config.feed, journal=sink, log=log, own_orders_shown=bt.own_orders_recorded,
     )
+    # a forgotten order's late answer arrives within the latency model's delays: the last
+    # FORGOTTEN_KEPT closed orders' ids are plenty to recognise it, with memory to spare
+    engine.reconciler.orders.forgotten_kept = min(engine.reconciler.orders.forgotten_kept, FORGOTTEN_KEPT)
     sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
     venue = SimVenue(markets, sim)
     for m in markets:
