@@ -144,17 +144,24 @@ def test_a_stream_fed_broken_frames_delivers_the_next_good_one(kind, stream_type
 DEEP_FRAMES = (
     b"[" * 200_000 + b"]" * 200_000,
     b'{"a":' * 200_000 + b"1" + b"}" * 200_000,
-    # typed: the unknown key's value is skipped, never recursed into
+    # typed: the unknown key's value is skipped, never built
     b'{"event_type":"price_change","market":"m","timestamp":"1","price_changes":[],"x":'
     + b"[" * 200_000 + b"]" * 200_000 + b"}",
-    b'{"event_type":"book","asset_id":"1","market":"m","timestamp":"1","bids":[],"asks":[],"x":' + b'{"a":' * 200_000 + b"1"
-    + b"}" * 200_001,
+    b'{"event_type":"book","asset_id":"1","market":"m","timestamp":"1","bids":[],"asks":[],"x":' + b'{"a":' * 200_000
+    + b"1" + b"}" * 200_001,
     b'[{"event_type":"order","x":' + b"[" * 200_000 + b"]" * 200_000 + b"}]",  # no typed fit: scanned
+    # deep enough to exhaust the C stack even in a typed decoder's skip, were the limit lifted unscanned
+    b'{"event_type":"price_change","market":"m","timestamp":"1","price_changes":[],"x":'
+    + b"[" * 5_000_000 + b"]" * 5_000_000 + b"}",
+    # deeper than the scan's bound, within the interpreter's: the typed decoder skips the key
+    b'{"event_type":"price_change","market":"m","timestamp":"1","price_changes":[],"x":'
+    + b"[" * 500 + b"]" * 500 + b"}",
 )
 
 _DEEP_CHILD = """
 import sys
-sys.setrecursionlimit(1_000_000)  # the interpreter's guard off: only the decoders' own bound stands
+if sys.argv[1] != "default":
+    sys.setrecursionlimit(int(sys.argv[1]))
 from bot.venue.models import decode_market_frame, decode_user_frame
 from bot.venue.models.decoding import DecodeError
 from tests.property.test_payload_fuzz import DEEP_FRAMES
@@ -168,20 +175,24 @@ for frame in DEEP_FRAMES:
 """
 
 
-def test_deep_frames_never_reach_a_recursing_decoder_even_past_the_interpreters_guard() -> None:
-    """With the recursion limit lifted, a free-form decode of any of these frames exhausts the C
-    stack (a segfault): the frame decoders, typed first and unscanned, still answer each."""
+@pytest.mark.parametrize("limit", ["default", "100000000"])
+def test_deep_frames_never_exhaust_the_c_stack_whatever_the_recursion_limit(limit: str) -> None:
+    """Unscanned, a free-form decode of any of these frames, or a typed one of the last with the
+    recursion limit lifted, exhausts the C stack (a segfault). At the default limit the typed
+    decoders take what fits them unscanned (deeper than the interpreter's limit: a RecursionError,
+    the same DecodeError); lifted, every frame is scanned first."""
     import subprocess
     import sys
 
     from tests.conftest import REPO
 
-    done = subprocess.run([sys.executable, "-c", _DEEP_CHILD], cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", _DEEP_CHILD, limit], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr[-500:]
     lines = done.stdout.splitlines()
     assert len(lines) == 2 * len(DEEP_FRAMES)
-    typed = {4, 6}  # the market frames the typed decoder takes: it skipped the deep key
-    assert [lines[i] for i in sorted(typed)] == ["decode_market_frame list 1"] * 2
+    typed = {12} if limit == "default" else set()  # taken by the typed decoder, unscanned
+    assert [lines[i] for i in sorted(typed)] == ["decode_market_frame list 1"] * len(typed)
     assert all(ln.endswith("str cannot decode frame: JSON nested deeper than 32 levels")
                for i, ln in enumerate(lines) if i not in typed)
 

@@ -41,10 +41,11 @@ def too_deep(data: bytes | str) -> bool:
 
 
 def fixed_depth(model: Any) -> bool:
-    """Decoding JSON into ``model`` recurses no deeper than the model's own type tree: no free-form
-    (``Any``) value and no model that contains itself. msgspec skips the values a typed model does
-    not hold without recursing, so such a decode needs no depth scan; a free-form one does
-    (:func:`too_deep`), as its decoder recurses once per level of the text."""
+    """Decoding JSON into ``model`` builds nothing deeper than the model's own type tree: no
+    free-form (``Any``) value and no model that contains itself. What such a model does not hold
+    msgspec skips, level by level under the interpreter's recursion limit (a RecursionError, in
+    small C frames); a free-form decode recurses in large frames once per level of the text and
+    needs the depth scan (:func:`too_deep`) first."""
     import msgspec.inspect as mi
 
     def fixed(t: Any, path: frozenset) -> bool:
