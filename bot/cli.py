@@ -235,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--report", action="store_true", help="also write the HTML report into the results folder")
+    p.add_argument("--jsonl", action="store_true",
+                   help="write orders, fills and series as JSON lines, not Parquet (as [results] format = \"jsonl\")")
     _add_dataset_arguments(p)
     p.set_defaults(handler=cmd_backtest)
 

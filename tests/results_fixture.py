@@ -148,9 +148,10 @@ def play(*sinks: Any, sample: ResultsSink | None = None) -> None:
                        "total": realized + unrealized - fees, "tokens": tokens})
 
 
-def write_results(folder: Path) -> Path:
-    """The run as a backtest's results folder (no summary.json: the report computes one)."""
-    sink = ResultsSink(folder)
+def write_results(folder: Path, format: str = "parquet", row_group: int = 16) -> Path:
+    """The run as a backtest's results folder (no summary.json: the report computes one); the
+    Parquet tables in row groups of ``row_group`` rows, so that they hold several."""
+    sink = ResultsSink(folder, format=format, row_group=row_group)
     play(sink, sample=sink)
     sink.close()
     return folder

@@ -38,7 +38,7 @@ def run(config: Any, args: Any) -> int:
     try:
         source = synthetic_source(getattr(args, "synthetic", None), args.seed)
         summary = run_backtest(config, list(args.data or ()), out=out, progress=not args.no_progress, seed=args.seed,
-                               source=source)
+                               source=source, results_format="jsonl" if getattr(args, "jsonl", False) else None)
     except (BacktestError, RecordingError, ConfigError) as exc:
         print(f"bot backtest: {exc}", file=sys.stderr)
         held.release()

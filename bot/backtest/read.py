@@ -2,7 +2,8 @@
 in-memory form the report and later comparisons consume.
 
 - A results folder (``bot.backtest.results``) holds the orders' changes, the fills, the sampled
-  series and the summary: read as written.
+  series and the summary: read as written, from Parquet tables or JSON lines (a table's ``.parquet``
+  file when there is one, else its ``.jsonl``).
 - A journal (``bot.execution.journal``, SQLite) holds the orders with their state history and the
   fills, but no series: the series is rebuilt on a fixed clock from the fills (position, realized
   PnL, fees) and the orders (our best bid and ask); the books (best bid and ask, marks, hence
@@ -35,7 +36,8 @@ HORIZONS: tuple[float, ...] = (1.0, 10.0, 60.0)  # markout horizons, s: books ar
 from bot.venue.enums import Side, TradeStatus
 
 MAX_SAMPLES = 200_000  # a rebuilt series never holds more samples than this (its step grows)
-RESULT_FILES = ("orders.jsonl", "fills.jsonl", "series.jsonl")
+RESULT_FILES = ("orders.parquet", "fills.parquet", "series.parquet", "orders.jsonl", "fills.jsonl", "series.jsonl")
+BATCH_ROWS = 65_536  # rows of a Parquet table decoded at a time
 Time = Annotated[float, msgspec.Meta(ge=0, le=1e11)]  # unix seconds a calendar can show
 Amount = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]  # micro-units, as the journal stores them
 
@@ -196,19 +198,76 @@ def read_results(folder: str | Path) -> RunResults:
     if not folder.is_dir():
         raise ResultsError(f"{folder}: not a folder")
     if not any((folder / name).is_file() for name in (*RESULT_FILES, "summary.json")):
-        raise ResultsError(f"{folder}: not a results folder (no {', '.join(RESULT_FILES)} or summary.json)")
-    orders = _group_orders(_lines(folder / "orders.jsonl", _OrderLine))
-    fills, rev = split_reversed(_lines(folder / "fills.jsonl", FillRecord))
-    series = tuple(_lines(folder / "series.jsonl", Sample))
+        raise ResultsError(f"{folder}: not a results folder (no orders, fills or series table, no summary.json)")
+    orders = _group_orders(_table(folder, "orders", _OrderLine))
+    fills, rev = split_reversed(_table(folder, "fills", FillRecord))
+    series = tuple(_table(folder, "series", Sample))
     summary = None
     if (folder / "summary.json").is_file():
         try:
             summary = msgspec.json.decode((folder / "summary.json").read_bytes(), type=Summary)
         except msgspec.MsgspecError as exc:
             raise ResultsError(f"{folder / 'summary.json'}: {exc}") from None
-    notes = () if series else ("no series.jsonl samples: PnL, inventory, quotes and markouts need them",)
+    notes = () if series else ("no series samples: PnL, inventory, quotes and markouts need them",)
     return RunResults(source=str(folder), mode=summary.mode if summary else "backtest", orders=orders,
                       fills=fills, reversed=rev, series=series, summary=summary, notes=notes)
+
+
+def _table(folder: Path, name: str, kind: type) -> Iterator[Any]:
+    """The rows of table ``name`` of ``folder`` as ``kind``: its Parquet file, else its JSON lines."""
+    path = folder / f"{name}.parquet"
+    if not path.is_file():
+        return _lines(folder / f"{name}.jsonl", kind)
+    rows = _parquet_rows(path, kind)
+    return _samples(rows, path) if kind is Sample else rows
+
+
+_TOKEN_FIELDS = tuple(TokenSample.__struct_fields__)
+
+
+def _parquet_rows(path: Path, kind: type) -> Iterator[Any]:
+    """Each row of the Parquet file ``path`` as ``kind`` (a series row as a dict, see ``_samples``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 0
+    try:
+        pf = pq.ParquetFile(path)
+        for batch in pf.iter_batches(batch_size=BATCH_ROWS):
+            for row in batch.to_pylist():
+                n += 1
+                yield row if kind is Sample else msgspec.convert(row, kind)
+    except (pa.ArrowException, OSError) as exc:
+        raise ResultsError(f"{path}: not a readable Parquet table ({str(exc)[:200]})") from None
+    except msgspec.ValidationError as exc:
+        raise ResultsError(f"{path}: row {n}: {exc}") from None
+
+
+def _samples(rows: Iterable[dict[str, Any]], path: Path) -> Iterator[Sample]:
+    """Series rows (one per sample and token, a sample's rows together) as samples."""
+    head: tuple | None = None
+    tokens: dict[str, Any] = {}
+    n = 0
+    try:
+        for row in rows:
+            n += 1
+            key = (row["t"], row["realized"], row["fees"], row["unrealized"], row["total"])
+            if key != head:
+                if head is not None:
+                    yield _sample(head, tokens)
+                head, tokens = key, {}
+            if row["token_id"] is not None:
+                tokens[row["token_id"]] = {k: row[k] for k in _TOKEN_FIELDS}
+        if head is not None:
+            yield _sample(head, tokens)
+    except (KeyError, msgspec.ValidationError) as exc:
+        raise ResultsError(f"{path}: row {n}: {exc}") from None
+
+
+def _sample(head: tuple, tokens: dict[str, Any]) -> Sample:
+    t, realized, fees, unrealized, total = head
+    return msgspec.convert({"t": t, "realized": realized, "fees": fees, "unrealized": unrealized, "total": total,
+                            "tokens": tokens}, Sample)
 
 
 def _lines(path: Path, kind: type) -> Iterator[Any]:

@@ -227,7 +227,7 @@ def _line(name: str, x: list[str], y: list[Any], color: str | None = None, line:
 def pnl_parts(series: Sequence[Sample]) -> tuple[Part, ...]:
     """PnL over time (realized, unrealized, fees, total) and the drawdown of the total."""
     if not series:
-        return (Note("no series: PnL over time needs series.jsonl (or a journal's fills)"),)
+        return (Note("no series: PnL over time needs a series table (or a journal's fills)"),)
     pts = _thin(series)
     x = [_iso(s.t) for s in pts]
     marked = all(s.total is not None for s in series)
@@ -255,7 +255,7 @@ def pnl_parts(series: Sequence[Sample]) -> tuple[Part, ...]:
 def inventory_parts(series: Sequence[Sample], tokens: Sequence[str]) -> tuple[Part, ...]:
     """Our position in each token over time."""
     if not series:
-        return (Note("no series: inventory over time needs series.jsonl (or a journal's fills)"),)
+        return (Note("no series: inventory over time needs a series table (or a journal's fills)"),)
     pts = _thin(series)
     x = [_iso(s.t) for s in pts]
     traces = []

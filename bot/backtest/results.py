@@ -1,23 +1,31 @@
 """The results folder of a run (backtest or paper): every order change and fill, the PnL and
-inventory series, and the summary, as JSON lines and JSON a reader or a report can use.
+inventory series, and the summary, as Parquet tables (or JSON lines) a reader or a report can use.
 
-Layout (all JSON, micro-units as integers, times in unix seconds)::
+Layout (micro-units as integers, times in unix seconds)::
 
-    orders.jsonl    one line per own-order change: order_id, token_id, side, price, size, state,
+    orders.parquet  one row per own-order change: order_id, token_id, side, price, size, state,
                     filled, sent_at, updated_at, reason
-    fills.jsonl     one line per fill seen (trade_id, order_id, token_id, side, price, size, fee,
-                    is_maker, status, ts); a reversal repeats the fill with "reversed": true
-    series.jsonl    one line per sample: t, realized, unrealized, fees, total, and per token
-                    position, mark, best bid and ask, our best bid and ask
+    fills.parquet   one row per fill seen (trade_id, order_id, token_id, side, price, size, fee,
+                    is_maker, status, ts, reversed); a reversal repeats the fill with reversed true
+    series.parquet  one row per sample and token: t, realized, unrealized, fees, total, token_id,
+                    position, mark, bid, ask, our_bid, our_ask (a sample of no token: one row,
+                    token_id null)
     summary.json    the figures of ``Summary``
 
-Invariant: the sink is a journal sink (``bot.execution.reconciler.JournalSink``): it sees every
-order change and fill the reconciler makes, in order, so the files hold the run's whole story;
-lines are flushed in blocks, files closed by ``close``.
+``format="jsonl"`` writes ``orders.jsonl``, ``fills.jsonl`` and ``series.jsonl`` instead: one JSON
+object a line, the same fields (a series line holds its tokens as a ``tokens`` object, a fill
+line has ``"reversed": true`` only on a reversal).
+
+Invariants: the sink is a journal sink (``bot.execution.reconciler.JournalSink``): it sees every
+order change and fill the reconciler makes, in order, so the files hold the run's whole story.
+Its memory does not grow with the run: rows go out in blocks (JSON lines) or row groups
+(Parquet, ``ROW_GROUP`` rows), files are closed by ``close``, and what the summary counts per
+order is held only while the order is open (and for the last ``CLOSED_KEPT`` closed ones).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -29,6 +37,58 @@ from bot.venue.enums import Side, TradeStatus
 from bot.venue.units import format_units
 
 _enc = msgspec.json.Encoder()
+
+FORMATS = ("parquet", "jsonl")
+ROW_GROUP = 16_384  # rows a Parquet table holds in memory before they go out as one row group
+CLOSED_KEPT = 10_000  # closed orders whose counts the sink remembers (an order may be listed open again)
+_ACCEPTED, _FILLED = 1, 2
+
+# Each table's columns (Parquet types); pyarrow, tens of MB once imported, loads only to write them.
+COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "orders": (("order_id", "string"), ("token_id", "string"), ("side", "string"), ("price", "int64"),
+               ("size", "int64"), ("state", "string"), ("filled", "int64"), ("sent_at", "float64"),
+               ("updated_at", "float64"), ("reason", "string")),
+    "fills": (("trade_id", "string"), ("order_id", "string"), ("token_id", "string"), ("side", "string"),
+              ("price", "int64"), ("size", "int64"), ("fee", "int64"), ("is_maker", "bool_"), ("status", "string"),
+              ("ts", "float64"), ("reversed", "bool_")),
+    "series": (("t", "float64"), ("realized", "int64"), ("unrealized", "int64"), ("fees", "int64"), ("total", "int64"),
+               ("token_id", "string"), ("position", "int64"), ("mark", "int64"), ("bid", "int64"), ("ask", "int64"),
+               ("our_bid", "int64"), ("our_ask", "int64")),
+}
+_TOKEN_FIELDS = ("position", "mark", "bid", "ask", "our_bid", "our_ask")
+
+
+class _Table:
+    """One Parquet table written in row groups: rows gather in columns, ``ROW_GROUP`` at a time."""
+
+    def __init__(self, path: Path, columns: tuple[tuple[str, str], ...], rows: int) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.pa = pa
+        self.schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
+        self.columns: list[list[Any]] = [[] for _ in columns]
+        self.rows = rows
+        self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+
+    def add(self, row: tuple) -> None:
+        for col, value in zip(self.columns, row):
+            col.append(value)
+        if len(self.columns[0]) >= self.rows:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.columns[0]:
+            return
+        pa = self.pa
+        arrays = [pa.array(col, type=field.type) for col, field in zip(self.columns, self.schema)]
+        self.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        for col in self.columns:
+            col.clear()
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
 
 
 class Summary(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,17 +127,30 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
 class ResultsSink:
     """Journal sink writing the run's orders and fills, plus the series the runner samples."""
 
-    def __init__(self, folder: str | Path | None, block: int = 512) -> None:
-        """``folder`` None: count what the summary needs, write nothing."""
+    def __init__(self, folder: str | Path | None, block: int = 512, *, format: str = "parquet",
+                 row_group: int = ROW_GROUP) -> None:
+        """``folder`` None: count what the summary needs, write nothing. ``format``: ``parquet``
+        or ``jsonl`` (see the module doc)."""
+        if format not in FORMATS:
+            raise ValueError(f"results format must be one of {', '.join(FORMATS)}, not {format!r}")
         self.folder = Path(folder) if folder is not None else None
+        self.format = format
         self._files: dict[str, Any] = {}
+        self._tables: dict[str, _Table] = {}
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._files = {name: (self.folder / f"{name}.jsonl").open("wb") for name in ("orders", "fills", "series")}
+            if format == "jsonl":
+                self._files = {name: (self.folder / f"{name}.jsonl").open("wb") for name in COLUMNS}
+            else:
+                self._tables = {name: _Table(self.folder / f"{name}.parquet", columns, row_group)
+                                for name, columns in COLUMNS.items()}
         self._buf: dict[str, list[bytes]] = {name: [] for name in self._files}
         self._block = block
-        self.filled_orders: set[str] = set()
-        self.accepted: set[str] = set()
+        self._columnar = bool(self._tables)
+        self.accepted_orders = 0  # orders the venue answered (acked, or known to it)
+        self.filled_orders = 0  # orders with any fill
+        self._open: dict[str, int] = {}  # open order id -> what was counted of it (_ACCEPTED, _FILLED)
+        self._closed: OrderedDict[str, int] = OrderedDict()  # the same of the last CLOSED_KEPT closed orders
         self.maker_volume = 0
         self.volume = 0
         self.fill_count = 0
@@ -87,8 +160,11 @@ class ResultsSink:
 
     # --- JournalSink ----------------------------------------------------------------------
     def order(self, o: OwnOrder) -> None:
-        if o.answered_at:
-            self.accepted.add(o.order_id)
+        self._count(o.order_id, _ACCEPTED if o.answered_at else 0, o.state.terminal)
+        if self._columnar:
+            self._tables["orders"].add((o.order_id, o.token_id, o.side.value, o.price, o.size, o.state.value, o.filled,
+                                        o.sent_at, o.updated_at, o.reason))
+            return
         if not self._files:  # counting only: no row is built
             return
         self._write("orders", {
@@ -104,8 +180,10 @@ class ResultsSink:
         if f.is_maker:
             self.maker_fills += 1
             self.maker_volume += f.size
-        self.filled_orders.add(f.order_id)
-        if self._files:
+        self._count(f.order_id, _FILLED, None)
+        if self._columnar:
+            self._tables["fills"].add(_fill_values(f, False))
+        elif self._files:
             self._write("fills", _fill_row(f))
 
     def _fee(self, f: Fill, sign: int) -> None:
@@ -121,8 +199,36 @@ class ResultsSink:
         if f.is_maker:
             self.maker_fills -= 1
             self.maker_volume -= f.size
-        if self._files:
+        if self._columnar:
+            self._tables["fills"].add(_fill_values(f, True))
+        elif self._files:
             self._write("fills", {**_fill_row(f), "reversed": True})
+
+    def _count(self, oid: str, seen: int, terminal: bool | None) -> None:
+        """Count ``oid`` once as accepted and once as filled, whatever the number of its changes:
+        ``seen`` is what this change shows of it, ``terminal`` whether it is closed now (None for
+        a fill, which does not say). An open order's flags stay until it closes, a closed one's
+        among the last ``CLOSED_KEPT`` (a late fill, or the order listed open again, finds them)."""
+        open_, closed = self._open, self._closed
+        had = open_.get(oid)
+        if had is None:
+            had = closed.get(oid, 0)
+        new = seen & ~had
+        if new & _ACCEPTED:
+            self.accepted_orders += 1
+        if new & _FILLED:
+            self.filled_orders += 1
+        now = had | new
+        if terminal is False or (terminal is None and oid in open_):
+            open_[oid] = now
+            if terminal is False and oid in closed:
+                del closed[oid]
+            return
+        open_.pop(oid, None)
+        closed[oid] = now
+        closed.move_to_end(oid)
+        if len(closed) > CLOSED_KEPT:
+            closed.popitem(last=False)
 
     def trade_status(self, trade_id: str, status: TradeStatus) -> None:
         pass
@@ -138,7 +244,16 @@ class ResultsSink:
 
     # --- series -------------------------------------------------------------------------
     def sample(self, row: dict[str, Any]) -> None:
-        self._write("series", row)
+        if not self._columnar:
+            self._write("series", row)
+            return
+        head = (row["t"], row["realized"], row["unrealized"], row["fees"], row["total"])
+        table = self._tables["series"]
+        tokens = row.get("tokens") or {}
+        for token, figures in tokens.items():
+            table.add((*head, token, *(figures.get(k) for k in _TOKEN_FIELDS)))
+        if not tokens:
+            table.add((*head, None, None, None, None, None, None, None))
 
     def write_summary(self, summary: Summary) -> None:
         if self.folder is None:
@@ -149,11 +264,18 @@ class ResultsSink:
         for name, f in self._files.items():
             self._flush(name)
             f.close()
+        for table in self._tables.values():
+            table.close()
 
     @property
     def writes(self) -> bool:
         """Whether rows go to files (a folder was given), or the sink only counts."""
-        return bool(self._files)
+        return bool(self._files or self._tables)
+
+    @property
+    def held(self) -> int:
+        """Order ids the sink holds to count them (open orders, and the last closed ones)."""
+        return len(self._open) + len(self._closed)
 
     def _write(self, name: str, row: dict[str, Any]) -> None:
         if not self._files:
@@ -168,6 +290,11 @@ class ResultsSink:
         if buf:
             self._files[name].write(b"\n".join(buf) + b"\n")
             buf.clear()
+
+
+def _fill_values(f: Fill, reversed_: bool) -> tuple:
+    return (f.trade_id, f.order_id, f.token_id, f.side.value, f.price, f.size, f.fee, f.is_maker, f.status.value, f.ts,
+            reversed_)
 
 
 def _fill_row(f: Fill) -> dict[str, Any]:
@@ -241,7 +368,7 @@ def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, even
         events_per_s=events / wall_seconds if wall_seconds > 0 else 0.0,
         orders_sent=st.orders_sent, orders_rejected=st.orders_rejected, cancels_sent=st.cancels_sent,
         fills=sink.fill_count, maker_fills=sink.maker_fills, volume=sink.volume, notional=st.notional,
-        fill_rate=len(sink.filled_orders) / len(sink.accepted) if sink.accepted else 0.0,
+        fill_rate=sink.filled_orders / sink.accepted_orders if sink.accepted_orders else 0.0,
         maker_share=sink.maker_volume / sink.volume if sink.volume else 0.0,
         realized=realized, unrealized=unrealized, fees=fees, pnl=realized + unrealized - fees,
         max_drawdown=series.max_drawdown, inventory={t: series.inventory.get(t, (0, 0)) for t in tokens},

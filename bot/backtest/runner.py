@@ -43,6 +43,9 @@ ASSUMPTIONS = (
 )
 
 
+FORGOTTEN_KEPT = 10_000  # closed orders a backtest's order store still knows by id once forgotten
+
+
 class BacktestError(Exception):
     """A backtest cannot run (no recording, no market, a market the config names is missing)."""
 
@@ -50,14 +53,16 @@ class BacktestError(Exception):
 def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None = None, progress: bool = False,
                  seed: int | None = None, log: Any = None,
                  events: tuple[list[Any], Iterator[tuple[int, Any]]] | None = None,
-                 venue_view: Callable[[int, Any], Any] | None = None, source: Any = None) -> Any:
+                 venue_view: Callable[[int, Any], Any] | None = None, source: Any = None,
+                 results_format: str | None = None) -> Any:
     """Backtest ``config``'s strategy on the recordings ``paths``; returns the ``Summary`` (and
     writes the results folder ``out`` when given). ``events``: the markets and events to replay
     instead of reading ``paths`` (a transformed replay); ``venue_view``: see ``Backtest``.
     ``source`` replaces the recordings with a data source that is not a file: an object with
     ``markets`` (``MarketInfo``) and ``events()`` (``(receive ns, event)`` in time order), such as
     ``bot.backtest.synthetic.SyntheticMarket``. Raises ``BacktestError`` for a run that cannot
-    start, ``RecordingError`` for a path that is not a recording."""
+    start, ``RecordingError`` for a path that is not a recording. ``results_format`` (``parquet``
+    or ``jsonl``) overrides the config's ``[results] format``."""
     from bot.backtest.results import ResultsSink, Series, summarize
 
     bt: BacktestConfig = config.backtest
@@ -85,13 +90,17 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     markets = with_default_fee(markets, FeeSchedule(rate=config.sim.fee_rate_bps * BPS, exponent=config.sim.fee_exponent))
     strategy = configured_strategy(config)
     clock = SimClock(0.0)
-    sink = ResultsSink(out)  # with no folder, it only counts
+    sink = ResultsSink(out, format=results_format or config.results.format)  # with no folder, it only counts
     engine = build_engine(
         strategy, markets, clock=clock, signing=Signing(None, seed),
         throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
-        reconciler=msgspec.structs.replace(config.reconciler, owner=config.reconciler.owner or "backtest"),
+        reconciler=msgspec.structs.replace(config.reconciler, owner=config.reconciler.owner or "backtest",
+                                           trades_listed=False),  # the simulated venue answers each trade once
         engine=config.engine, feed=feed, journal=sink, log=log, own_orders_shown=bt.own_orders_recorded,
     )
+    # a forgotten order's late answer arrives within the latency model's delays: the last
+    # FORGOTTEN_KEPT closed orders' ids are plenty to recognise it, with memory to spare
+    engine.reconciler.orders.forgotten_kept = min(engine.reconciler.orders.forgotten_kept, FORGOTTEN_KEPT)
     sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
     venue = SimVenue(markets, sim)
     for m in markets:

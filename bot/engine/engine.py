@@ -660,6 +660,7 @@ class Engine:
         now = self.clock.now()
         self._publish(now)
         self.reconciler.orders.forget_closed(now - self.config.forget_closed_after_s)
+        self.reconciler.forget_settled(now)
         self.portfolio.compact()  # final fills folded in: memory holds the unsettled ones
         marks = self.marks()
         out = self._judge_losses(now, marks, self.books)

@@ -95,6 +95,10 @@ class ReconcilerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # a settled trade leaves memory this long after it was last seen, once behind the trades
     # cursor (``Reconciler.forget_settled``); longer than any user event's delay
     trade_retention_s: float = 600.0
+    # the venue lists trades again (``/data/trades`` pages): a settled trade leaves memory only once
+    # behind the trades cursor. False where no listing exists (a simulated venue answers each
+    # trade once): it leaves ``trade_retention_s`` after it was last seen.
+    trades_listed: bool = True
 
     def __post_init__(self) -> None:
         if self.orphan_policy not in ("adopt", "cancel", "ignore"):
@@ -576,13 +580,15 @@ class Reconciler:
         record of it has arrived for ``trade_retention_s`` (the user channel does not replay, and
         delays, duplicates or reorders an event by far less); and no held trade waits on it. A
         restart reads its fills from the journal. Trades known only from the journal or the user
-        channel, or when the cursor is not an offset, are kept. Costs what it forgets (a heap)."""
+        channel, or when the cursor is not an offset, are kept, unless no listing exists
+        (``trades_listed`` False). Costs what it forgets (a heap)."""
         heap = self._settled
         horizon = now - self.config.trade_retention_s
         if not heap or heap[0][0] >= horizon:
             return 0
         trades = self._trades
         behind = cursor_offset(self.cursors.get(TRADES_CURSOR))
+        listed = self.config.trades_listed
         n = 0
         while heap and heap[0][0] < horizon:
             tid = heapq.heappop(heap)[1]
@@ -590,7 +596,7 @@ class Reconciler:
             if st.seen_at >= horizon:  # seen again since: looked at once the window has passed it
                 heapq.heappush(heap, (st.seen_at, tid))
                 continue
-            if tid in self._held or tid in self.unbooked or behind is None or not 0 <= st.offset < behind:
+            if tid in self._held or tid in self.unbooked or listed and (behind is None or not 0 <= st.offset < behind):
                 heapq.heappush(heap, (now, tid))  # a read may still show it: looked at later
                 continue
             del trades[tid]

@@ -371,6 +371,12 @@ class BacktestConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError(f"backtest.dataset_stale_polls must be within 1..1000, got {self.dataset_stale_polls}")
 
 
+class ResultsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[results]``: how a run's results folder is written (``bot.backtest.results``)."""
+
+    format: Literal["parquet", "jsonl"] = "parquet"  # orders, fills and series as Parquet, or JSON lines
+
+
 class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The whole bot config file; every section and key is optional.
 
@@ -389,6 +395,7 @@ class BotConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only
     shell: ShellConfig = ShellConfig()
     sim: SimVenueConfig = SimVenueConfig()  # the simulated venue of paper trading and backtests
     backtest: BacktestConfig = BacktestConfig()
+    results: ResultsConfig = ResultsConfig()
     metrics: MetricsConfig = MetricsConfig()
     journal: JournalConfig = JournalConfig()
     log: LogConfig = LogConfig()

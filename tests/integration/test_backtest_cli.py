@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 pytestmark = pytest.mark.integration
@@ -31,15 +32,31 @@ def test_sample_backtest_writes_its_results_and_repeats_for_a_seed(tmp_path: Pat
         assert proc.returncode == 0, proc.stderr
         summary = json.loads(proc.stdout)
         assert summary["events"] > 2000 and summary["orders_sent"] > 0 and summary["fills"] > 0
-        assert {p.name for p in out.iterdir()} >= {"orders.jsonl", "fills.jsonl", "series.jsonl", "summary.json"}
+        assert {p.name for p in out.iterdir()} >= {"orders.parquet", "fills.parquet", "series.parquet", "summary.json"}
         assert json.loads((out / "summary.json").read_text())["pnl"] == summary["pnl"]
         # the recording ends in a gap (stale books): what is held is valued at the last marks seen
         assert any(summary["final_position"].values()) and summary["unrealized"] != 0
-        runs.append((summary, (out / "fills.jsonl").read_text(), (out / "orders.jsonl").read_text()))
+        runs.append((summary, pq.read_table(out / "fills.parquet").to_pylist(),
+                     pq.read_table(out / "orders.parquet").to_pylist()))
     (a, fills_a, orders_a), (b, fills_b, orders_b) = runs
-    assert fills_a == fills_b and orders_a == orders_b
+    assert fills_a == fills_b and orders_a == orders_b and fills_a
     assert {k: v for k, v in a.items() if "wall" not in k and k != "events_per_s"} == \
         {k: v for k, v in b.items() if "wall" not in k and k != "events_per_s"}
+
+
+def test_jsonl_writes_the_same_rows_as_json_lines(tmp_path: Path):
+    tables = {}
+    for fmt in ("parquet", "jsonl"):
+        out = tmp_path / fmt
+        proc = backtest(tmp_path, "--data", str(SAMPLE), "--out", str(out), "--seed", "7", "--json",
+                        *(["--jsonl"] if fmt == "jsonl" else []))
+        assert proc.returncode == 0, proc.stderr
+        if fmt == "jsonl":
+            assert not list(out.glob("*.parquet"))
+            tables[fmt] = [json.loads(line) for line in (out / "fills.jsonl").read_text().splitlines()]
+        else:
+            tables[fmt] = pq.read_table(out / "fills.parquet").to_pylist()
+    assert [{**f, "reversed": f.get("reversed", False)} for f in tables["jsonl"]] == tables["parquet"]
 
 
 def test_what_cannot_run_is_one_line_and_exit_2(tmp_path: Path):

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 import msgspec
+import pyarrow.parquet as pq
 import pytest
 
 from bot.backtest.replay import replay
@@ -170,10 +171,9 @@ def test_a_backtest_of_a_recorded_live_session_quotes_as_live_did(tmp_path: Path
             if getattr(ev, "event_type", None) == "last_trade_price" or type(ev).__name__ == "LastTradePriceEvent":
                 prints.setdefault(ev.asset_id, []).append((ns / 1e9, parse_units(ev.price)))
         sent = {}
-        for line in (out / "orders.jsonl").read_text().splitlines():
-            o = json.loads(line)
+        for o in pq.read_table(out / "orders.parquet").to_pylist():
             sent.setdefault(o["order_id"], o["sent_at"])
-        fills = [json.loads(line) for line in (out / "fills.jsonl").read_text().splitlines()]
+        fills = pq.read_table(out / "fills.parquet").to_pylist()
         assert fills
         for f in fills:
             assert f["is_maker"], f

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -138,3 +139,76 @@ def test_a_stream_fed_broken_frames_delivers_the_next_good_one(kind, stream_type
     c = stream.counters  # a broken frame is a decode error, or no event at all (not JSON)
     assert c.decode_errors >= 1 and c.decode_errors + c.ignored_frames >= len(broken)
     assert c.frames == 2 * len(broken) and c.messages >= len(broken) - 1
+
+
+DEEP_FRAMES = (
+    b"[" * 200_000 + b"]" * 200_000,
+    b'{"a":' * 200_000 + b"1" + b"}" * 200_000,
+    # typed: the unknown key's value is skipped, never built
+    b'{"event_type":"price_change","market":"m","timestamp":"1","price_changes":[],"x":'
+    + b"[" * 200_000 + b"]" * 200_000 + b"}",
+    b'{"event_type":"book","asset_id":"1","market":"m","timestamp":"1","bids":[],"asks":[],"x":' + b'{"a":' * 200_000
+    + b"1" + b"}" * 200_001,
+    b'[{"event_type":"order","x":' + b"[" * 200_000 + b"]" * 200_000 + b"}]",  # no typed fit: scanned
+    # deep enough to exhaust the C stack even in a typed decoder's skip, were the limit lifted unscanned
+    b'{"event_type":"price_change","market":"m","timestamp":"1","price_changes":[],"x":'
+    + b"[" * 5_000_000 + b"]" * 5_000_000 + b"}",
+    # deeper than the scan's bound, within the interpreter's: the typed decoder skips the key
+    b'{"event_type":"price_change","market":"m","timestamp":"1","price_changes":[],"x":'
+    + b"[" * 500 + b"]" * 500 + b"}",
+)
+
+_DEEP_CHILD = """
+import sys
+if sys.argv[1] != "default":
+    sys.setrecursionlimit(int(sys.argv[1]))
+from bot.venue.models import decode_market_frame, decode_user_frame
+from bot.venue.models.decoding import DecodeError
+from tests.property.test_payload_fuzz import DEEP_FRAMES
+for frame in DEEP_FRAMES:
+    for dec in (decode_market_frame, decode_user_frame):
+        try:
+            out = dec(frame)
+        except DecodeError as exc:
+            out = str(exc)
+        print(dec.__name__, type(out).__name__, len(out) if isinstance(out, list) else out[:60])
+"""
+
+
+@pytest.mark.parametrize("limit", ["default", "100000000"])
+def test_deep_frames_never_exhaust_the_c_stack_whatever_the_recursion_limit(limit: str) -> None:
+    """Unscanned, a free-form decode of any of these frames, or a typed one of the last with the
+    recursion limit lifted, exhausts the C stack (a segfault). At the default limit the typed
+    decoders take what fits them unscanned (deeper than the interpreter's limit: a RecursionError,
+    the same DecodeError); lifted, every frame is scanned first."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    done = subprocess.run([sys.executable, "-c", _DEEP_CHILD, limit], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 * len(DEEP_FRAMES)
+    typed = {12} if limit == "default" else set()  # taken by the typed decoder, unscanned
+    assert [lines[i] for i in sorted(typed)] == ["decode_market_frame list 1"] * len(typed)
+    assert all(ln.endswith("str cannot decode frame: JSON nested deeper than 32 levels")
+               for i, ln in enumerate(lines) if i not in typed)
+
+
+class Loose(msgspec.Struct):
+    extra: dict[str, Any]
+
+
+class Nested(msgspec.Struct):
+    child: Nested | None = None
+
+
+def test_the_frame_models_are_of_fixed_depth_and_a_free_form_model_is_not() -> None:
+    from bot.venue.models import ws
+    from bot.venue.models.decoding import fixed_depth
+
+    assert ws._TYPED_FIXED
+    assert not fixed_depth(Loose) and not fixed_depth(list[Any]) and not fixed_depth(Nested)
+    assert fixed_depth(list[dict[str, int]]) and fixed_depth(ws.PriceChangeEvent)

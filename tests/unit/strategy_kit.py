@@ -4,13 +4,14 @@ on the sample recording whose results are checked against each other."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
+from bot.backtest.read import read_results
 from bot.backtest.runner import run_backtest
 from bot.backtest.synthetic import SyntheticConfig, SyntheticMarket
 from bot.core.intents import QuoteTarget
@@ -107,7 +108,8 @@ def backtest(tmp: Path, path: str, params: dict[str, Any] | None = None, *,
 
 
 def rows(out: Path, name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / f"{name}.jsonl").read_text().splitlines() if line]
+    """The rows of a results table (``orders``, ``fills``), read as anyone reads them."""
+    return pq.read_table(out / f"{name}.parquet").to_pylist()
 
 
 def check_accounts(summary: Any, out: Path, markets: list[MarketInfo] | None = None,
@@ -123,8 +125,7 @@ def check_accounts(summary: Any, out: Path, markets: list[MarketInfo] | None = N
     for token, size in summary.final_position.items():
         assert size == held.get(token, 0), token
     if max_inventory is not None and markets:
-        for sample in rows(out, "series"):
-            tokens = sample["tokens"]
+        for sample in read_results(out).series:
             for m in markets:
-                yes, no = (tokens.get(t, {}).get("position", 0) for t in m.tokens)
-                assert abs(yes - no) <= max_inventory, sample["t"]
+                yes, no = (sample.tokens[t].position if t in sample.tokens else 0 for t in m.tokens)
+                assert abs(yes - no) <= max_inventory, sample.t

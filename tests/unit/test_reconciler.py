@@ -675,6 +675,20 @@ def test_a_settled_trade_is_kept_while_a_read_can_still_bring_it_back():
     assert not of(out, Fill)
 
 
+def test_with_no_trade_listing_a_settled_trade_leaves_memory_after_its_retention():
+    """A simulated venue answers each trade once: no cursor is needed to forget it (the default
+    keeps it, as a listing could bring it back)."""
+    for listed in (True, False):
+        rec = Reconciler(ReconcilerConfig(trade_retention_s=60.0, trades_listed=listed))
+        sent(rec, own("0xa"))
+        rec.on_acks(["0xa"], [ack("0xa")], 0.5)
+        rec.on_trade_event(trade("t2", status="CONFIRMED", makers=[maker("0xa", "1")]), 1.0)
+        assert rec.forget_settled(60.0) == 0  # within its retention: kept either way
+        assert rec.forget_settled(62.0) == (0 if listed else 1)
+        assert (rec.trade_status("t2") is TradeStatus.CONFIRMED) is listed
+        assert len(rec.fills()) == (1 if listed else 0)
+
+
 def test_trade_retention_is_bounded_in_config():
     for bad in (0.0, -1.0, 0.999, 30 * 86400.0 + 0.5, 1e9):
         with pytest.raises(ValueError, match="trade_retention_s"):

@@ -204,7 +204,7 @@ def test_bot_report_writes_the_page_of_a_folder_and_of_a_journal(files, tmp_path
 @pytest.mark.parametrize("args, says", [
     (["report", "/nonexistent/run"], "error: /nonexistent/run: no such results folder or journal\n"),
     (["report", "RUN", "--every", "0"], "got '0', expected a number in [0.001, 86400]"),
-    (["report", "RUN/orders.jsonl"], "not a journal (file is not a database)\n"),
+    (["report", "RUN/orders.parquet"], "not a journal (file is not a database)\n"),
 ])
 def test_bot_report_bad_input_is_one_line_and_exit_2(files, capsys, args, says):
     args = [a.replace("RUN", str(files[0])) for a in args]

@@ -42,6 +42,32 @@ def test_results_folder_holds_orders_with_their_history_and_standing_fills(files
     assert r.tokens == [YES, NO]
 
 
+def test_the_results_as_parquet_tables_and_as_json_lines_read_back_the_same(files, tmp_path):
+    """Either format holds the whole run; Parquet in several row groups, each table one read away."""
+    import pyarrow.parquet as pq
+
+    jsonl = write_results(tmp_path / "jsonl", format="jsonl")
+    assert {p.name for p in jsonl.iterdir()} == {"orders.jsonl", "fills.jsonl", "series.jsonl"}
+    assert {p.name for p in files[0].iterdir()} == {"orders.parquet", "fills.parquet", "series.parquet"}
+    a, b = read_results(files[0]), read_results(jsonl)
+    assert (a.orders, a.fills, a.reversed, a.series) == (b.orders, b.fills, b.reversed, b.series)
+    orders = pq.ParquetFile(files[0] / "orders.parquet")
+    assert orders.metadata.num_row_groups > 1
+    rows = pq.read_table(files[0] / "orders.parquet").to_pylist()
+    assert rows[0]["order_id"] == "o1" and rows[0]["state"] == "PENDING_SUBMIT"
+    series = pq.read_table(files[0] / "series.parquet")
+    assert series.num_rows == 2 * len(a.series) and set(series.column("token_id").to_pylist()) == {YES, NO}
+
+
+def test_a_damaged_parquet_table_is_a_results_error_naming_it(files, tmp_path):
+    import shutil
+
+    folder = shutil.copytree(files[0], tmp_path / "copy")
+    (folder / "fills.parquet").write_bytes(b"PAR1 not a table")
+    with pytest.raises(ResultsError, match=r"fills.parquet: not a readable Parquet table"):
+        read_results(folder)
+
+
 def test_a_journal_gives_the_same_orders_and_fills(files):
     folder, journal = read_run(files[0]), read_run(files[1])
     assert journal.mode == "live"

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import msgspec
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -265,7 +266,7 @@ def test_two_strategies_backtest_on_one_account_on_the_synthetic_market(tmp_path
     ))
     out = tmp_path / "results"
     summary = run_backtest(config, [], source=source, out=out)
-    fills = [json.loads(line) for line in (out / "fills.jsonl").read_text().splitlines() if line]
+    fills = pq.read_table(out / "fills.parquet").to_pylist()
     by_market = {m.condition_id: sum(1 for f in fills if f["token_id"] in m.tokens) for m in (m1, m2)}
     assert all(by_market.values()), by_market  # both strategies traded, on one account
     assert summary.fills == len(fills)
@@ -280,7 +281,7 @@ def test_the_example_config_backtests_two_strategies_on_the_sample_recording(tmp
     config = load_bot_config(REPO / "config" / "strategies.example.toml")
     out = tmp_path / "results"
     summary = run_backtest(config, [REPO / "data" / "sample"], out=out)
-    fills = [json.loads(line) for line in (out / "fills.jsonl").read_text().splitlines() if line]
+    fills = pq.read_table(out / "fills.parquet").to_pylist()
     markets = {m.condition_id: m for m in sample_markets()}
     for s in config.strategies:
         tokens = {t for c in s.markets for t in markets[c].tokens}

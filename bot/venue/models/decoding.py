@@ -40,6 +40,29 @@ def too_deep(data: bytes | str) -> bool:
     return json_depth(raw) > MAX_JSON_DEPTH
 
 
+def fixed_depth(model: Any) -> bool:
+    """Decoding JSON into ``model`` builds nothing deeper than the model's own type tree: no
+    free-form (``Any``) value and no model that contains itself. What such a model does not hold
+    msgspec skips, level by level under the interpreter's recursion limit (a RecursionError, in
+    small C frames); a free-form decode recurses in large frames once per level of the text and
+    needs the depth scan (:func:`too_deep`) first."""
+    import msgspec.inspect as mi
+
+    def fixed(t: Any, path: frozenset) -> bool:
+        if isinstance(t, mi.AnyType):
+            return False
+        if isinstance(t, mi.StructType):
+            if t.cls in path:
+                return False
+            inner = path | {t.cls}
+            return all(fixed(f.type, inner) for f in t.fields)
+        parts = [getattr(t, a) for a in ("item_type", "key_type", "value_type") if hasattr(t, a)]
+        parts += list(getattr(t, "types", ())) + list(getattr(t, "item_types", ()))
+        return all(fixed(p, path) for p in parts)
+
+    return fixed(mi.type_info(model), frozenset())
+
+
 class DecodeError(ValueError):
     """A payload that does not match the model it was decoded as."""
 

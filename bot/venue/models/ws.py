@@ -7,22 +7,26 @@ Invariants:
   ``event_type`` are recognised by their keys when the shape is unambiguous, else skipped;
 - ``price_change`` always comes out in the current schema (``price_changes[]``): the obsolete one
   (top-level ``asset_id`` with ``changes[]`` or a single price/side/size) is converted;
-- a recognised event with a bad shape, or JSON nested deeper than ``MAX_JSON_DEPTH`` (found by a
-  flat scan before any decoder recurses), raises :class:`~bot.venue.models.decoding.DecodeError`
-  (nothing else escapes);
+- a recognised event with a bad shape, or JSON nested deeper than ``MAX_JSON_DEPTH``, raises
+  :class:`~bot.venue.models.decoding.DecodeError` (nothing else escapes). Depth is found by a flat
+  scan before a free-form decode recurses into the text; the typed decoders tried first recurse
+  past their models' fixed depth (``fixed_depth``, checked at import) only to skip what they do
+  not hold, under the interpreter's recursion limit, so a frame they decode is not scanned while
+  that limit is below ``SAFE_RECURSION_LIMIT``;
 - encoding any event with :func:`msgspec.json.encode` yields the venue's field names, with
   ``event_type`` first and unset optional fields left out.
 """
 
 from __future__ import annotations
 
+from sys import getrecursionlimit
 from typing import Any, Union
 
 import msgspec
 
 from .book import Level, OrderBook
 from .bodies import ApiCreds
-from .decoding import MAX_JSON_DEPTH, DecodeError, FastWire, Wire, too_deep
+from .decoding import MAX_JSON_DEPTH, DecodeError, FastWire, Wire, fixed_depth, too_deep
 from .timestamps import epoch_ms
 from .trade import Trade
 
@@ -212,6 +216,17 @@ USER_EVENT_TYPES: dict[str, type] = {"order": OrderEvent, "trade": TradeEvent}
 _market_fast = msgspec.json.Decoder(Union[list[MarketEvent], MarketEvent])  # type: ignore[valid-type]
 _user_fast = msgspec.json.Decoder(Union[list[UserEvent], UserEvent])  # type: ignore[valid-type]
 _any_json = msgspec.json.Decoder()
+# Only a free-form decode recurses once per level of the text (a deep enough frame would exhaust
+# the C stack): the typed decoders tried first must stay of fixed depth to go unscanned.
+_TYPED_FIXED = fixed_depth(Union[list[MarketEvent], MarketEvent]) and fixed_depth(Union[list[UserEvent], UserEvent])
+# What a typed decoder skips (a value it does not hold) it walks level by level under the
+# interpreter's recursion limit: a RecursionError, well within the C stack, while the limit stays
+# below this; a process that lifts it past this gets every frame scanned first.
+SAFE_RECURSION_LIMIT = 20_000
+
+
+def _scan_first() -> bool:
+    return not _TYPED_FIXED or getrecursionlimit() > SAFE_RECURSION_LIMIT
 
 
 # ``price_change`` frames are most of the market channel's traffic and arrive as one object whose
@@ -228,22 +243,22 @@ _PC_TAIL = -160  # the tag and what may follow it (a timestamp) fit in this many
 
 def decode_market_frame(data: bytes | str) -> list[MarketEvent]:
     """All market-channel events of one frame, in order (see the module invariants)."""
-    if too_deep(data):
+    if _scan_first() and too_deep(data):
         raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         return _market_frame(data)
     except RecursionError:
-        raise DecodeError("frame", "JSON nested too deeply") from None
+        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
 
 
 def decode_user_frame(data: bytes | str) -> list[UserEvent]:
     """All user-channel events of one frame, in order (see the module invariants)."""
-    if too_deep(data):
+    if _scan_first() and too_deep(data):
         raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         return _user_frame(data)
     except RecursionError:
-        raise DecodeError("frame", "JSON nested too deeply") from None
+        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
 
 
 def _market_frame(data: bytes | str) -> list[MarketEvent]:
@@ -268,6 +283,8 @@ def _user_frame(data: bytes | str) -> list[UserEvent]:
 
 
 def _decode_slow(data: bytes | str, table: dict[str, type], infer: Any) -> list:
+    if too_deep(data):  # before the free-form decoder recurses into it
+        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         parsed = _any_json.decode(data)
     except (msgspec.DecodeError, UnicodeDecodeError):
