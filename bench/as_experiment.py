@@ -21,9 +21,10 @@ The paper's unit trade is a lot of ``LOT`` = 100 shares, so one unit of the pape
 trade times a price unit) is ``PRICE * LOT`` = 1 USDC: a profit in USDC is the paper's profit.
 
 A quote at distance ``delta`` from the mid is reached in a step with probability ``min(1, A *
-exp(-k * delta) * dt)``, through the mid too (the synthetic market's ``takers_through_mid``). The symmetric strategy
-(``Symmetric`` here, a model maker like the shipped one) quotes the mid ``-+`` half the inventory
-strategy's average spread, the time-average of ``optimal_spread`` over the steps. Both meet the
+exp(-k * delta) * dt)``, through the mid too (the synthetic market's ``takers_through_mid``). The
+symmetric strategy (``Symmetric`` here, a model maker like the shipped one) quotes the mid ``-+``
+half the inventory strategy's average spread, the time-average of ``optimal_spread`` over the
+steps. Both meet the
 same market (the same seed per path: the same mid path and the same takers), so the comparison is
 paired. Profit is the backtest's PnL (cash plus the position at the final mid) in the paper's units.
 """
@@ -117,8 +118,8 @@ def average_spread(setting: Setting, gamma: float) -> float:
 
 def market(setting: Setting, seed: int) -> SyntheticConfig:
     """The synthetic market of one path: the paper's mid and takers at the two scales, 200 steps
-    of fills (the last at T - dt), a tick of 0.0001 and a background book far enough (0.29 from
-    the mid) that no quote of either strategy meets it."""
+    of takers (the last at T - dt), a tick of 0.0001 and a background book far enough from the
+    mid (0.29, 29 of the paper's units) that no quote of either strategy meets it."""
     return SyntheticConfig(
         seed=seed, duration_s=(setting.horizon - setting.dt) * TIME, dt=setting.dt * TIME, start=0.5,
         sigma=setting.sigma * PRICE / math.sqrt(TIME), a=setting.a / TIME, k=setting.k / PRICE, tick=TICK,
