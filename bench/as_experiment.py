@@ -15,7 +15,8 @@ A = 140, q0 = 0) maps onto the venue's prices in [0, 1] and its seconds by two s
   unit, gamma is ``gamma / PRICE`` per price unit, and a tick of 0.0001 is 0.01 of the paper's unit;
 - a time scale ``TIME = 100``: the paper's time unit is 100 seconds, so T = 100 s, dt = 0.5 s,
   A = 1.4 takers per second and sigma = 0.002 per square root of a second (the synthetic market's
-  own defaults for dt, sigma and k; the venue's rate limits allow a requote every step).
+  default dt and k, the sigma of ``config/synthetic.toml``; the venue's rate limits allow a
+  requote every step).
 
 The paper's unit trade is a lot of ``LOT`` = 100 shares, so one unit of the paper's cash (a unit
 trade times a price unit) is ``PRICE * LOT`` = 1 USDC: a profit in USDC is the paper's profit.
