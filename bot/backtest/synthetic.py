@@ -7,9 +7,14 @@ source=SyntheticMarket(config))``).
   into the range where the background book fits.
 - In every step of ``dt`` seconds, on each side of the market, a taker arrives with probability
   ``a * dt`` and reaches a distance from the mid drawn from an exponential law of rate ``k``
-  (``taker_reach``). A resting quote at distance ``delta`` is thus reached in a step with
+  (``taker_reach``). A resting quote at distance ``delta >= 0`` is thus reached in a step with
   probability exactly ``a * dt * exp(-k * delta)``: the intensity ``A * exp(-k * delta)`` of
-  Avellaneda and Stoikov, one step at a time.
+  Avellaneda and Stoikov, one step at a time. With ``takers_through_mid`` the law holds for every
+  ``delta``: one taker per side and step, reaching a quote at distance ``delta`` with probability
+  ``min(1, a * dt * exp(-k * delta))``, so a quote through the mid (``delta < 0``) is reached more
+  often than one at the mid, and surely once ``delta <= ln(a * dt) / k`` (the paper's literal rule;
+  without it such a quote is reached with probability ``a * dt``). A taker that stops short of the
+  mid prints there, through the mid.
 - A taker is a trade print at the farthest grid price it reached (floored for a buyer of YES,
   ceiled for a seller) of ``taker_size`` plus what the background shows there, and its mirror on
   the NO book (the other side, at ``1 - p``, the same ``transaction_hash``): the venue's two books
@@ -69,6 +74,7 @@ class SyntheticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     level_size: int = 100_000_000
     taker_size: int = 100_000_000
     complement_gap_sd: float = 0.0
+    takers_through_mid: bool = False  # the intensity a * exp(-k * delta) for delta < 0 too
     start_ts: float = START_TS
 
     def __post_init__(self) -> None:
@@ -104,9 +110,20 @@ class SyntheticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
         return edge, UNIT - edge
 
 
-def taker_reach(rng: random.Random, a: float, k: float, dt: float) -> float | None:
+def taker_reach(rng: random.Random, a: float, k: float, dt: float, through_mid: bool = False) -> float | None:
     """One side's taker in one step of ``dt``: the distance from the mid it reaches (price units),
-    or ``None`` when none came (probability ``1 - a * dt``). ``P(reach >= delta) = a dt e^(-k delta)``."""
+    or ``None`` when none came.
+
+    Invariant: ``P(reach >= delta) = a dt e^(-k delta)`` for ``delta >= 0`` (a taker comes with
+    probability ``a dt``; its reach is exponential of rate ``k``). With ``through_mid``,
+    ``P(reach >= delta) = min(1, a dt e^(-k delta))`` for every ``delta``: the reach is ``(ln(a dt)
+    - ln u) / k`` for ``u`` uniform on ``(0, 1]``, never below ``ln(a dt) / k``, below 0 when the
+    taker stops short of the mid (``None`` only when ``a = 0``)."""
+    if through_mid:
+        if a * dt <= 0.0:
+            return None
+        u = 1.0 - rng.random()  # (0, 1]
+        return (math.log(a * dt) - math.log(u)) / k
     if rng.random() >= a * dt:
         return None
     return rng.expovariate(k)
@@ -162,7 +179,7 @@ class _Market:
                                  tick_size=format_units(c.tick), min_order_size=format_units(c.min_size)))
         yes, no = self.info.tokens
         for buyer in (True, False):  # a buyer of YES is a seller of NO at 1 - p, and the other way
-            reach = taker_reach(rng, c.a, c.k, c.dt)
+            reach = taker_reach(rng, c.a, c.k, c.dt, c.takers_through_mid)
             if reach is None:
                 continue
             d = math.floor(min(reach, 1.0) * UNIT)

@@ -1,35 +1,61 @@
-"""The experiment of Avellaneda and Stoikov's section 3.3 on fewer paths: the theory's claim holds,
-the symmetric benchmark quotes the inventory strategy's average spread, and the table prints."""
+"""The experiment of Avellaneda and Stoikov's section 3.3 on fewer paths, through the trading path
+(the shipped strategy, the engine, risk, the router and the simulated venue on the synthetic
+market): the theory's claim holds, the scales carry the paper's setting onto the venue, and the
+table prints."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from bench.as_experiment import PAPER, experiment, main, table
+from bench.as_experiment import (
+    LOT, PRICE, TIME, Setting, average_spread, main, market, run_all, run_path, strategies, table,
+)
+from bot.backtest.synthetic import SyntheticMarket
+from strategies.avellaneda_stoikov import optimal_spread
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_all((0.1, 0.01, 1.0), paths=10, seed=5)
 
 
 @pytest.mark.parametrize("gamma", [0.1, 0.01, 1.0])
-def test_the_inventory_strategy_ends_with_markedly_less_spread_of_inventory_and_profit(gamma: float):
-    r = experiment(gamma, paths=250, seed=11)
-    inv, sym = r["inventory"], r["symmetric"]
-    assert inv.q_std < 0.75 * sym.q_std
-    assert inv.profit_std < 0.75 * sym.profit_std
-    assert sym.average_spread == pytest.approx(inv.average_spread, rel=1e-9)  # the same average spread
+def test_the_inventory_strategy_ends_with_less_spread_of_inventory_and_profit_than_the_symmetric_one(results, gamma):
+    inv, sym = results[gamma]["inventory"], results[gamma]["symmetric"]
+    assert inv.q_std < sym.q_std
+    assert inv.profit_std < sym.profit_std
+    assert inv.average_spread == sym.average_spread == pytest.approx(average_spread(Setting(), gamma))
 
 
-def test_the_figures_are_near_the_papers_where_the_setting_is_the_same():
-    """gamma = 0.1: the paper's own figures for the inventory strategy (the symmetric benchmark's
-    spread is defined the same way only for this gamma and 0.01; see docs/strategies)."""
-    inv = experiment(0.1, paths=400, seed=3)["inventory"]
-    paper = PAPER[0.1]["inventory"]
-    assert inv.profit_mean == pytest.approx(paper[1], rel=0.1)
-    assert inv.profit_std == pytest.approx(paper[2], rel=0.25)
-    assert inv.q_std == pytest.approx(paper[4], rel=0.2)
+def test_the_papers_setting_on_the_venue():
+    """The mid's step, the takers, the steps and the horizon are the paper's at the two scales."""
+    st = Setting()
+    m = market(st, 1)
+    assert m.sigma * math.sqrt(m.dt) == pytest.approx(PRICE * st.sigma * math.sqrt(st.dt))
+    assert m.a * m.dt == pytest.approx(st.a * st.dt) and m.k * PRICE == pytest.approx(st.k)
+    assert round(m.duration_s / m.dt) + 1 == st.steps == 200  # 200 rounds of takers
+    assert m.tick == 100 and m.start == 0.5
+    inv = strategies(st, 0.1)["inventory"].strategy.params
+    # the strategy's spread in venue prices is the paper's, scaled
+    assert optimal_spread(inv["gamma"], inv["sigma"], 0.5 * TIME, inv["k"]) == pytest.approx(
+        PRICE * optimal_spread(0.1, st.sigma, 0.5, st.k))
+    assert inv["session_s"] == st.horizon * TIME and inv["order_size"] == LOT
 
 
-def test_the_table_has_every_row_beside_the_papers(capsys: pytest.CaptureFixture[str]):
-    assert main(["--paths", "20", "--seed", "2"]) == 0
-    out = capsys.readouterr().out
-    assert out.count("inventory") == 3 and out.count("symmetric") == 3 and "ours | paper" in out
-    assert main(["--paths", "1"]) == 2
-    assert "symmetric" in table({0.5: experiment(0.5, paths=5)})  # a gamma the paper has not: ours only
+def test_a_path_is_a_backtest_whose_pnl_is_the_profit():
+    st = Setting()
+    config = strategies(st, 0.1)["inventory"]
+    profit, q = run_path(st, config, 7)
+    assert run_path(st, config, 7) == (profit, q)  # seeded
+    assert q == int(q) and 20 < profit < 120  # about 65 expected: a spread of 1.5 earned on ~90 fills
+    assert SyntheticMarket(market(st, 7)).markets[0].tick == 100
+
+
+def test_the_table_has_every_row_beside_the_papers(results, capsys: pytest.CaptureFixture[str]):
+    text = table(results)
+    assert text.count("inventory") == 3 and text.count("symmetric") == 3 and "ours | paper" in text
+    assert "62.94" in text and "33.92" in text  # the paper's figures, each under its own gamma
+    assert main(["--paths", "1"]) == 2 and main(["--paths", "2", "--jobs", "0"]) == 2
+    assert "--paths must be" in capsys.readouterr().err

@@ -18,14 +18,38 @@ from bot.venue.units import UNIT, parse_units
 from tests.unit.strategy_kit import config
 
 
-def test_a_quote_at_distance_delta_is_reached_with_probability_a_dt_exp_minus_k_delta():
+@pytest.mark.parametrize("a, k, dt, deltas", [
+    (1.4, 150.0, 0.5, (-0.003, -0.001, 0.0, 0.005, 0.01, 0.02)),
+    (140.0, 1.5, 0.005, (-0.5, -0.2, -0.1, 0.0, 0.65, 2.0)),  # the paper's setting, quotes through the mid
+])
+def test_through_the_mid_a_quote_at_distance_delta_is_reached_with_probability_min_1_a_dt_exp_minus_k_delta(
+        a, k, dt, deltas):
+    rng = random.Random(7)
+    n = 200_000
+    reaches = [taker_reach(rng, a, k, dt, through_mid=True) for _ in range(n)]
+    assert min(reaches) >= math.log(a * dt) / k  # the shortest reach: closer than that, every step
+    for delta in deltas:
+        p = min(1.0, a * dt * math.exp(-k * delta))
+        hits = sum(1 for r in reaches if r >= delta)
+        if p == 1.0:
+            assert hits == n, delta  # not a * dt: a quote far enough through the mid fills every step
+        else:
+            assert abs(hits / n - p) < 4 * math.sqrt(p * (1 - p) / n), delta
+
+
+def test_by_default_a_quote_at_distance_delta_is_reached_with_probability_a_dt_exp_minus_k_delta():
     rng = random.Random(7)
     a, k, dt, n = 1.4, 150.0, 0.5, 200_000
     reaches = [taker_reach(rng, a, k, dt) for _ in range(n)]
-    for delta in (0.0, 0.005, 0.01, 0.02):
-        p = a * dt * math.exp(-k * delta)
+    for delta in (-0.003, 0.0, 0.005, 0.01, 0.02):  # through the mid: a * dt, as at the mid
+        p = a * dt * math.exp(-k * max(delta, 0.0))
         hits = sum(1 for r in reaches if r is not None and r >= delta)
         assert abs(hits / n - p) < 4 * math.sqrt(p * (1 - p) / n), delta
+
+
+def test_no_takers_reach_anything():
+    assert taker_reach(random.Random(1), 0.0, 150.0, 0.5, through_mid=True) is None
+    assert taker_reach(random.Random(1), 0.0, 150.0, 0.5) is None
 
 
 def events(c: SyntheticConfig) -> list:
@@ -72,16 +96,23 @@ def test_books_and_prints_live_on_the_grid_and_mirror_each_other(tick: int):
         assert (ta, tb) == (yes, no) and sa != sb and pa + pb == UNIT
 
 
-def test_a_buyer_prints_where_it_reached_floored_and_a_seller_ceiled():
-    c = SyntheticConfig(seed=9, duration_s=200.0, half_spread_ticks=1)
+@pytest.mark.parametrize("through_mid", [False, True])
+def test_a_buyer_prints_where_it_reached_floored_and_a_seller_ceiled(through_mid: bool):
+    c = SyntheticConfig(seed=9, duration_s=200.0, half_spread_ticks=1, takers_through_mid=through_mid)
     yes = SyntheticMarket(c).markets[0].tokens[0]
+    # through the mid a taker may stop short of it (< 0), never more than ln(a dt) / k
+    shortest = math.floor(math.log(c.a * c.dt) / c.k * UNIT) if through_mid else 0
     mids = {}
+    short = 0
     for t, ev in events(c):
         if isinstance(ev, BookEvent) and ev.asset_id == yes:
             mids[t] = (parse_units(ev.bids[-1].price) + parse_units(ev.asks[-1].price)) / 2
         elif isinstance(ev, LastTradePriceEvent) and ev.asset_id == yes:
             price = parse_units(ev.price)
-            assert (price >= mids[t] - 10_000) if ev.side == "BUY" else (price <= mids[t] + 10_000)
+            # the grid (a tick), the book's mid (half a tick off the model's) and the shortest reach
+            assert (price > mids[t] + shortest - 15_000) if ev.side == "BUY" else (price < mids[t] - shortest + 15_000)
+            short += (price < mids[t] - 10_000) if ev.side == "BUY" else (price > mids[t] + 10_000)
+    assert bool(short) == through_mid  # takers that stopped short of the mid print through it
 
 
 def test_bad_settings_are_refused():
