@@ -57,11 +57,13 @@ def test_the_market_maker_trades_real_markets_chosen_by_slug_throughout_the_day(
     span = pc.max(table["ts"]).as_py().timestamp() - start
     assert summary["seconds"] == span > 3 * 3600
 
-    orders = [json.loads(line) for line in (out / "orders.jsonl").read_text().splitlines()]
-    fills = [json.loads(line) for line in (out / "fills.jsonl").read_text().splitlines()]
-    sent = [o["sent_at"] for o in orders if o["state"] == "PENDING_SUBMIT"]
+    from bot.backtest.read import read_results
+
+    results = read_results(out)  # the tables as written (Parquet by default)
+    sent = [o.sent_at for o in results.orders]
     assert min(thirds(sent, start, span)) > 50, thirds(sent, start, span)
-    assert min(thirds([f["ts"] for f in fills], start, span)) > 20, thirds([f["ts"] for f in fills], start, span)
+    filled = [f.ts for f in results.fills]
+    assert min(thirds(filled, start, span)) > 20, thirds(filled, start, span)
     assert max(sent) > start + span - 600  # quoting until the last polls
 
     notes = [a for a in summary["assumptions"] if a.startswith(("books are L1 only", "depth:", "staleness"))]

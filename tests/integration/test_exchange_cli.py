@@ -89,18 +89,24 @@ def _banner(lines: list[str]) -> dict[str, str]:
     return fields
 
 
+def _banner_lines(proc: subprocess.Popen) -> list[str]:
+    """The lines ``bot exchange`` printed up to its last export line (it is listening by then)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + 30
+    while not any(line.startswith("export BOT_API_PASSPHRASE=") for line in lines):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else lines
+        line = proc.stdout.readline()
+        if line:
+            lines.append(line.rstrip("\n"))
+    return lines
+
+
 @pytest.mark.anyio
 async def test_run_prints_urls_and_a_funded_demo_key():
     proc = subprocess.Popen([sys.executable, "-m", "bot.exchange.cli", "--flow", "off", "--free-ports"], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        lines: list[str] = []
-        deadline = time.monotonic() + 30
-        while not any(line.startswith("export BOT_API_PASSPHRASE=") for line in lines):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else lines
-            line = proc.stdout.readline()
-            if line:
-                lines.append(line.rstrip("\n"))
+        lines = _banner_lines(proc)
         f = _banner(lines)
         for surface in ("catalog", "clob", "data"):
             assert f[surface].startswith("http://127.0.0.1:")
@@ -222,13 +228,7 @@ def test_the_env_file_holds_the_banners_export_lines_owner_only_and_goes_with_th
                              "--env-file", str(env)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
-        lines: list[str] = []
-        deadline = time.monotonic() + 30
-        while not any(line.startswith("export BOT_API_PASSPHRASE=") for line in lines):
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else lines
-            line = proc.stdout.readline()
-            if line:
-                lines.append(line.rstrip("\n"))
+        lines = _banner_lines(proc)
         assert env.read_text().splitlines() == [line for line in lines if line.startswith("export BOT_")]
         assert stat.S_IMODE(env.stat().st_mode) == 0o600
         proc.send_signal(signal.SIGINT)

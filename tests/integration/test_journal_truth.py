@@ -20,7 +20,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from bench.chaos import bot_env
@@ -28,6 +27,7 @@ from bot.execution.exclusive import Exclusive
 from bot.execution.journal import Journal
 from bot.venue.enums import OrderType, Side
 from tests.integration.exchange_fixture import start_exchange, wait_for
+from tests.integration.test_journal_damage import market
 from tests.integration.test_live_restart import config_text, start_bot, stop_cleanly
 from tests.integration.test_live_trading import TICK, counterparty_order, open_orders, ours_on
 
@@ -44,11 +44,6 @@ def ex():  # one exchange per test: trading into the bot's bids thins a market's
         yield e
     finally:
         e.stop()
-
-
-def market(ex) -> tuple[str, str]:
-    m = httpx.get(ex.urls.clob + "/markets").json()["data"][0]
-    return m["condition_id"], m["tokens"][0]["token_id"]
 
 
 def fills_of(journal: Path) -> list[tuple]:

@@ -25,13 +25,13 @@ from bot.venue.eip712 import Wallet
 from bot.venue.enums import OrderType, Side
 from bot.venue.orders import OrderBuilder, orders_body
 from bot.venue.units import LOT, UNIT, lot_floor
-from tests.integration.exchange_fixture import start_exchange, wait_for
+from tests.integration.exchange_fixture import wait_for
 from bot.live.shell import LiveShell, load_markets, make_engine, seed_positions
 from bot.execution.router import RouterConfig
 from bot.ops.config import ShellConfig
 from bot.risk.limits import RiskLimits
 from bot.venue.auth import auth_timestamp, l2_headers
-from tests.integration.test_live_trading import _venue, creds_of, signed
+from tests.integration.test_live_trading import _venue, creds_of, ex, signed  # noqa: F401 - ex: the module's exchange
 
 pytestmark = pytest.mark.integration
 
@@ -112,13 +112,6 @@ def best(ex, token: str) -> tuple[int, int]:
     return (max(units(lv["price"]) for lv in book["bids"]), min(units(lv["price"]) for lv in book["asks"]))
 
 
-@pytest.fixture(scope="module")
-def ex():
-    e = start_exchange()
-    try:
-        yield e
-    finally:
-        e.stop()
 
 
 class Bot:

@@ -55,6 +55,9 @@ orphan_policy = "ignore"  # the other processes' orders are not orphans
 [metrics]
 enabled = false
 
+[shell]
+stop_timeout_s = 30.0  # the stop's cancels wait their turn in the shared windows like any other
+
 [journal]
 path = "{journal}"
 """

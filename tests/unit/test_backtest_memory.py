@@ -101,7 +101,7 @@ def _sizes(monkeypatch, tmp_path, duration_s: float) -> tuple[dict[str, int], An
     monkeypatch.setattr(results, "ResultsSink", sink)
     monkeypatch.setattr(results, "CLOSED_KEPT", 100)
     monkeypatch.setattr(engine_module, "SETTLEMENTS_KEPT", 100)
-    monkeypatch.setattr(router_module, "_PRUNE_MIN", 100)
+    monkeypatch.setattr(router_module, "_PRUNE_MIN", 16)
     source = SyntheticMarket(SyntheticConfig(seed=3, duration_s=duration_s, a=2.0))
     config = BotConfig(strategy=StrategyConfig(path="strategies.market_maker:MarketMaker"),
                        sim=SimVenueConfig(closed_memory=100))
