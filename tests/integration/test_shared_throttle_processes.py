@@ -56,7 +56,7 @@ orphan_policy = "ignore"  # the other processes' orders are not orphans
 enabled = false
 
 [shell]
-stop_timeout_s = 30.0  # the stop's cancels wait their turn in the shared windows like any other
+stop_timeout_s = 12.0  # the stop's cancels wait their turn in the 10 s shared windows like any other
 
 [journal]
 path = "{journal}"
@@ -132,7 +132,7 @@ def test_three_processes_on_one_key_get_no_429_and_use_the_allowed_rate(redis_se
                  "an order journaled by each process", 0.2)
         for p in procs:
             p.send_signal(signal.SIGTERM)
-        outs = [p.communicate(timeout=30)[0] for p in procs]
+        outs = [p.communicate(timeout=60)[0] for p in procs]
         for p, out, log in zip(procs, outs, logs):
             err = log.read_text()
             assert p.returncode == 0 and "Traceback" not in out + err, out + err[-3000:]
