@@ -165,6 +165,11 @@ class ProcessPool(Executor):
                 yield from (f.result() for f in done)
         except BrokenProcessPool as exc:  # a worker killed (out of memory, a signal): no outcome to give
             raise ExecutorError(f"a worker process of the pool died: {exc}") from None
+        except KeyboardInterrupt:  # interrupted while waiting: the runs already back are still given
+            for f in [f for f in pending if f.done() and not f.cancelled() and f.exception() is None]:
+                pending.discard(f)
+                yield f.result()
+            raise
         finally:
             for f in pending:
                 f.cancel()
