@@ -34,7 +34,6 @@ import msgspec
 from bot.core.events import Fill
 from bot.execution.orders import OwnOrder
 from bot.venue.enums import Side, TradeStatus
-from bot.venue.units import format_units
 
 _enc = msgspec.json.Encoder()
 
@@ -386,14 +385,3 @@ def strategy_estimates(strategy: Any) -> dict[str, dict[str, float]]:
     return {str(token): {str(k): float(v) for k, v in values.items()
                          if isinstance(v, (int, float)) and not isinstance(v, bool)}
             for token, values in found().items()}
-
-
-def strategy_rows(figures: dict[str, dict[str, int]]) -> list[tuple[str, str]]:
-    """Each strategy's figures when several share the account (``StrategySet.figures``)."""
-    m = format_units
-    rows: list[tuple[str, str]] = []
-    for name, f in figures.items():
-        rows += [(f"strategy {name}: fills", f"{f['fills']:,}"), (f"strategy {name}: volume (shares)", m(f["volume"])),
-                 (f"strategy {name}: realized (USDC)", m(f["realized_pnl"])),
-                 (f"strategy {name}: rejections", f"{f['rejections']:,}")]
-    return rows

@@ -32,6 +32,7 @@ from bot.portfolio.pnl import DailyPnl
 from bot.risk import RiskGate, RiskLimits
 from bot.strategy import Strategy, StrategyContext, StrategyError, intents_of, load_strategy
 from bot.venue.limits import LimitsConfig, RouteLimiter, paced_writes
+from bot.venue.units import format_units
 
 DEFAULT_TICK = 10_000
 
@@ -375,6 +376,18 @@ class StrategySet(Strategy):
         self.tallies = tuple(StrategyTally(m.name, tuple(sorted(m.tokens)), m.fills, m.volume, m.realized,
                                            tuple(sorted(m.rejections.items())))
                              for m in self.members)
+
+
+def strategy_rows(figures: dict[str, dict[str, int]]) -> list[tuple[str, str]]:
+    """Each strategy's figures when several share the account (``StrategySet.figures``), as
+    (figure, value) rows: what the live view, the summaries and the reports all show."""
+    m = format_units
+    rows: list[tuple[str, str]] = []
+    for name, f in figures.items():
+        rows += [(f"strategy {name}: fills", f"{f['fills']:,}"), (f"strategy {name}: volume (shares)", m(f["volume"])),
+                 (f"strategy {name}: realized (USDC)", m(f["realized_pnl"])),
+                 (f"strategy {name}: rejections", f"{f['rejections']:,}")]
+    return rows
 
 
 def configured_strategy(config: Any) -> Strategy:

@@ -33,7 +33,7 @@ from bot.core.intents import CancelAll, CancelOrder, Intent, QuoteTarget, Take
 from bot.core.levels import PriceLevels
 from bot.core.markets import MarketIndex
 from bot.core.touch import Touch, net_touch, own_levels
-from bot.engine.results import (
+from bot.execution.protocol import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
     RequestFailed, Result, TradeSeen, TradesPage,
 )
@@ -513,7 +513,7 @@ class Engine:
                 self.metrics.reconnects.labels(ev.channel).inc()
         return out + self._poll()
 
-    # --- answers and venue news (typed results, ``bot.engine.results``) ---------------------------
+    # --- answers and venue news (typed results, ``bot.execution.protocol``) ---------------------------
     def on_result(self, result: Result) -> list[Action]:
         """One typed result from whatever executes the actions (live shell or simulated venue)."""
         return self._handlers[type(result)](result)

@@ -49,7 +49,7 @@ from anyio.lowlevel import checkpoint
 
 from bot.core.markets import MarketIndex, MarketInfo, RewardTerms
 from bot.engine.engine import CheckPositions, Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
-from bot.engine.results import (
+from bot.execution.protocol import (
     CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
     RequestFailed, TradeSeen, TradesPage,
 )

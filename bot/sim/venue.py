@@ -1,6 +1,6 @@
 """The simulated venue of paper trading and backtests: it executes the engine's places and cancels
 against the external L2 book (a replayed recording, or the live feed) and answers with the typed
-results the live shell builds from the real venue's answers (``bot.engine.results``).
+results the live shell builds from the real venue's answers (``bot.execution.protocol``).
 
 Time is a parameter, never read: every method takes ``now`` (unix seconds). An order reaches the
 matching logic ``entry`` latency after it was sent and its answer leaves ``response`` latency after
@@ -51,7 +51,7 @@ import msgspec
 from bot.core.book import BookError, Books, event_type, parse_levels, price_units, size_units
 from bot.core.levels import PriceLevels
 from bot.core.markets import MarketInfo
-from bot.engine.results import CancelsAnswered, OrderSeen, PlacesAnswered, Result, TradeSeen
+from bot.execution.protocol import CancelsAnswered, OrderSeen, PlacesAnswered, Result, TradeSeen
 from bot.execution.orders import OwnOrder
 from bot.execution.records import CancelResult, MakerLeg, OrderRecord, OrderResult, TradeRecord
 from bot.execution.router import CancelBatch, PlaceBatch

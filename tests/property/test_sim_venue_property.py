@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.engine.results import CancelsAnswered, OrderSeen, PlacesAnswered, TradeSeen
+from bot.execution.protocol import CancelsAnswered, OrderSeen, PlacesAnswered, TradeSeen
 from bot.sim.accounts import cost
 from bot.sim.latency import LatencyConfig
 from bot.sim.trades import maker_cash

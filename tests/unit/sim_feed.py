@@ -14,7 +14,7 @@ from typing import Any
 from bot.core.book import Books
 from bot.core.events import Fill, FillReversal
 from bot.core.markets import MarketInfo
-from bot.engine.results import CancelsAnswered, OrderSeen, PlacesAnswered, TradeSeen
+from bot.execution.protocol import CancelsAnswered, OrderSeen, PlacesAnswered, TradeSeen
 from bot.execution.orders import OwnOrder
 from bot.execution.reconciler import Reconciler, ReconcilerConfig
 from bot.execution.router import CancelBatch, PlaceBatch

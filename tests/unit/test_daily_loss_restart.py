@@ -10,7 +10,7 @@ import msgspec
 
 from bot.core.clock import SimClock
 from bot.engine.engine import Engine, SendPlaces, VenueCancelAll
-from bot.engine.results import TradeSeen, all_live
+from bot.execution.protocol import TradeSeen, all_live
 from bot.execution.records import trade_record
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.journal import Journal

@@ -6,7 +6,7 @@ import json
 
 from bot.core.clock import SimClock
 from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
-from bot.engine.results import CancelsAnswered, PlacesFailed, TradeSeen, all_live
+from bot.execution.protocol import CancelsAnswered, PlacesFailed, TradeSeen, all_live
 from bot.execution.records import cancel_result, trade_record
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.orders import OrderState
@@ -150,7 +150,7 @@ def test_an_order_of_unknown_outcome_is_not_resent_until_positions_are_confirmed
     """After the user channel comes back nothing new leaves until the venue's holdings are the
     booked ones: an order whose submit outcome was unknown and that the venue's listing does not
     show is closed, not resent; a resend asked for before the reconnect is not sent either."""
-    from bot.engine.results import OpenOrders
+    from bot.execution.protocol import OpenOrders
     from bot.execution.reconciler import ResendOrder
     clock = SimClock(1_000.0)
     eng, out = start(clock)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.engine.results import CancelsAnswered, OrderSeen, PlacesAnswered, TradeSeen
+from bot.execution.protocol import CancelsAnswered, OrderSeen, PlacesAnswered, TradeSeen
 from bot.execution.orders import OrderState, OwnOrder
 from bot.sim import results as R
 from bot.sim.latency import LatencyConfig

@@ -13,7 +13,7 @@ from structlog.testing import capture_logs
 from bot.core.clock import SimClock
 from bot.core.events import Fill
 from bot.engine.engine import SendCancels
-from bot.engine.results import TradesPage, all_live
+from bot.execution.protocol import TradesPage, all_live
 from bot.execution.orders import OrderState
 from bot.execution.reconciler import TradeBooked, TradeUnbooked
 from bot.live.shell import LiveShell

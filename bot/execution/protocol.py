@@ -1,4 +1,6 @@
-"""What comes back to the engine from whatever executes its actions: one typed shape per event.
+"""The protocol between the engine and whatever executes its actions: what comes back, one typed
+shape per event. It sits with execution, below the engine, so the simulated venue (paper and
+backtest) speaks it without importing the engine.
 
 The live shell builds these from the venue's answers at the edge (HTTP responses, user-channel
 frames, REST pages); the simulated venue of paper trading and backtests builds them directly.
