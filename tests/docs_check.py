@@ -26,6 +26,7 @@ hour-long soak) is preceded by ``<!-- skip: next "why" -->``, and the reason is 
 
 from __future__ import annotations
 
+import difflib
 import doctest
 import os
 import re
@@ -33,8 +34,9 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
+import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +98,6 @@ class DocShell:
 
     def start(self, command: str) -> None:
         """Start ``command`` in the background; return once it has printed a line, or failed."""
-        import time
-
         path = self.root / f"background-{len(self.background)}.log"
         with open(path, "w") as log:
             proc = subprocess.Popen(["bash", "-c", command], cwd=self.root, env=self.env, stdout=log,
@@ -210,8 +210,6 @@ def compare_file(example: Example, name: str) -> str | None:
         return f"the document shows {name}, which no command before it wrote"
     got = path.read_text()
     if got != example.parsed:
-        import difflib
-
         diff = "".join(difflib.unified_diff(example.parsed.splitlines(True), got.splitlines(True),
                                             "shown", "written"))
         return f"{name} as shown differs from the file written:\n{diff}"
@@ -219,8 +217,6 @@ def compare_file(example: Example, name: str) -> str | None:
 
 
 def evaluate_toml(example: Example) -> str | None:
-    import tomllib
-
     name = shown_file(example)
     if name is not None:
         return compare_file(example, name)
@@ -237,6 +233,3 @@ def evaluate_python(example: Example) -> str | None:
     exec(code, example.namespace)  # noqa: S102 - the document's own example
     return None
 
-
-def python_executable() -> str:
-    return str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable

@@ -94,13 +94,13 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     engine = build_engine(
         strategy, markets, clock=clock, signing=Signing(None, seed),
         throttles=simulated_throttles(config.venue.limits, clock), risk=config.risk, router=config.router,
+        # the simulated venue answers each trade once; a forgotten order's late answer arrives within
+        # the latency model's delays: the last FORGOTTEN_KEPT closed orders' ids are plenty to know it
         reconciler=msgspec.structs.replace(config.reconciler, owner=config.reconciler.owner or "backtest",
-                                           trades_listed=False),  # the simulated venue answers each trade once
+                                           trades_listed=False,
+                                           forgotten_kept=min(config.reconciler.forgotten_kept, FORGOTTEN_KEPT)),
         engine=config.engine, feed=feed, journal=sink, log=log, own_orders_shown=bt.own_orders_recorded,
     )
-    # a forgotten order's late answer arrives within the latency model's delays: the last
-    # FORGOTTEN_KEPT closed orders' ids are plenty to recognise it, with memory to spare
-    engine.reconciler.orders.forgotten_kept = min(engine.reconciler.orders.forgotten_kept, FORGOTTEN_KEPT)
     sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
     venue = SimVenue(markets, sim)
     for m in markets:

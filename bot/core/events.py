@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from bot.venue.enums import Side, TradeStatus
+from bot.venue.units import UNIT
 
 
 class Fill(msgspec.Struct, frozen=True):
@@ -26,13 +27,19 @@ class Fill(msgspec.Struct, frozen=True):
     status: TradeStatus = TradeStatus.MATCHED
     ts: float = 0.0  # venue time, unix seconds
     # what the shares cost or fetched, in ``price * size`` units (micro-USDC times UNIT), when it
-    # is not ``price * size``: a fill priced off the 6-decimal grid, booked at the USDC the venue
-    # settled (``bot.venue.units.traded_price``; ``price`` is then that price rounded). None: price * size
+    # is not ``price * size``: a fill priced off the 6-decimal grid, or of a size off the lot grid,
+    # booked at the USDC the venue settled (``bot.venue.units.traded_price``, ``fill_cash``; ``price``
+    # is then that price rounded). None: price * size
     notional_e12: int | None = None
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.trade_id, self.order_id)
+
+    @property
+    def notional(self) -> int:
+        """The USDC units the shares cost or fetched (floored where not whole)."""
+        return (self.price * self.size if self.notional_e12 is None else self.notional_e12) // UNIT
 
 
 class FillReversal(msgspec.Struct, frozen=True):

@@ -793,7 +793,7 @@ class Engine:
                 if self.portfolio.apply(x):
                     self.stats.fills += 1
                     self.stats.volume += x.size
-                    self.stats.notional += x.price * x.size // 1_000_000
+                    self.stats.notional += x.notional
                     self.recent_fills.append(x)
                     _note(self.settlement, x.trade_id, x.status)
                     if self.metrics is not None:
@@ -814,15 +814,13 @@ class Engine:
                 self.router.cancel(x.order_id)
             elif isinstance(x, (LookupOrder, ResendOrder, FetchTrades)):
                 out.append(x)
-            elif isinstance(x, TradeUnbooked):
-                self.stats.unbooked += 1
-                if self.metrics is not None:
-                    self.metrics.trades_unbooked.inc()
+            elif isinstance(x, (TradeUnbooked, TradeBooked)):
+                if type(x) is TradeUnbooked:
+                    self.stats.unbooked += 1
+                    if self.metrics is not None:
+                        self.metrics.trades_unbooked.inc()
                 self._block()
                 out.append(x)  # the shell logs it, once
-            elif isinstance(x, TradeBooked):
-                self._block()
-                out.append(x)
         if intents:
             return out + self._run(intents, checked=True)
         return out + (self._poll() if poll else [])

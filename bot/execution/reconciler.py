@@ -62,7 +62,7 @@ from bot.execution.records import (
 from bot.venue.enums import OrderType, Side, TradeStatus, is_canceled_status
 from bot.venue.fees import booked_fee, record_schedule
 from bot.venue.pagination import cursor_offset
-from bot.venue.units import UNIT, fill_cash
+from bot.venue.units import UNIT, fill_cash, makers_cash
 
 S = OrderState
 _PENDING_SUBMIT, _PENDING_CANCEL, _UNKNOWN = S.PENDING_SUBMIT, S.PENDING_CANCEL, S.UNKNOWN  # bound once
@@ -99,6 +99,8 @@ class ReconcilerConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # behind the trades cursor. False where no listing exists (a simulated venue answers each
     # trade once): it leaves ``trade_retention_s`` after it was last seen.
     trades_listed: bool = True
+    # closed orders forgotten but still known by id and token (``OrderStore.forgotten_kept``)
+    forgotten_kept: int = 100_000
 
     def __post_init__(self) -> None:
         if self.orphan_policy not in ("adopt", "cancel", "ignore"):
@@ -253,11 +255,8 @@ def _taker_cash(rec: TradeRecord, taker: Side, makers: list[Leg]) -> int:
     pair for a maker on the complement), when they cover its size; else its own price times size,
     rounded against it."""
     if makers and not any(m.fault for m in makers) and sum(m.size for m in makers) == rec.size:
-        total = 0
-        for m in makers:
-            c = m.cash if m.cash is not None else m.price * m.size // UNIT
-            total += c if m.token_id == rec.token_id else m.size - c
-        return total
+        return makers_cash(rec.token_id, ((m.token_id, m.cash if m.cash is not None else m.price * m.size // UNIT,
+                                           m.size) for m in makers))
     return fill_cash(rec.price, rec.size, buyer=taker is not Side.BUY)
 
 
@@ -271,7 +270,7 @@ class Reconciler:
         journal: JournalSink | None = None,
     ) -> None:
         self.config = config or ReconcilerConfig()
-        self.orders = store if store is not None else OrderStore()
+        self.orders = store if store is not None else OrderStore(self.config.forgotten_kept)
         self._journal = journal
         self.fees: dict = {}  # token id -> its market's FeeSchedule (bot.venue.fees); absent: none
         self._trades: dict[str, TradeState] = {}

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from bot.core.vocabulary import UNIT
-from bot.venue.units import fill_cash
+from bot.venue.units import fill_cash, makers_cash
 from bot.execution.orders import OrderState
 
 # order id -> (terminal, time of the last state change: for a terminal order, when it closed)
@@ -75,10 +75,8 @@ def exchange_fills(trades: Iterable[Any], account: str) -> dict[tuple[str, str],
     for t in trades:
         status = getattr(t.status, "value", t.status)
         if t.account == account:
-            ends = 0  # the taker gives or gets its makers' ends (the other end of a minted or merged pair)
-            for m in t.maker_orders:
-                c = fill_cash(m.price, m.matched_amount, buyer=_side(m.side) == _BUY)
-                ends += c if m.asset_id == t.asset_id else m.matched_amount - c
+            ends = makers_cash(t.asset_id, ((m.asset_id, fill_cash(m.price, m.matched_amount, buyer=_side(m.side) == _BUY),
+                                              m.matched_amount) for m in t.maker_orders))
             out[(t.id, t.taker_order_id)] = (FillLine(t.id, t.taker_order_id, t.asset_id, _side(t.side), t.price,
                                                        t.size, t.fee, False, ends if t.maker_orders else None),
                                              status)

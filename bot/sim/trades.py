@@ -15,7 +15,7 @@ import msgspec
 from bot.sim.accounts import Ledger
 from bot.sim.events import MakerOrderView, TradeView
 from bot.venue.enums import Side, TradeStatus
-from bot.venue.units import UNIT, fill_cash
+from bot.venue.units import UNIT, fill_cash, makers_cash
 
 
 class MakerFill(msgspec.Struct, gc=False):
@@ -88,12 +88,7 @@ def maker_cash(side: Side, price: int, size: int) -> int:
 def taker_cash(trade: Trade) -> int:
     """The collateral the taker of ``trade`` pays (BUY) or receives (SELL), before fees: the sum
     over its maker fills of their cash, or of the pair's other end for complement fills."""
-    total = 0
-    tok = trade.token
-    for m in trade.makers:
-        c = maker_cash(m.side, m.price, m.size)
-        total += c if m.token == tok else m.size - c
-    return total
+    return makers_cash(trade.token, ((m.token, maker_cash(m.side, m.price, m.size), m.size) for m in trade.makers))
 
 
 def apply_trade(ledger: Ledger, trade: Trade, fee_account: str, sign: int = 1) -> None:

@@ -7,6 +7,7 @@ with more than six significant decimals is refused, never rounded silently.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
 
 UNIT = 1_000_000
@@ -118,6 +119,13 @@ def fill_cash(price: int, size: int, *, buyer: bool) -> int:
     if buyer:
         return price * size // UNIT
     return -(-price * size // UNIT)
+
+
+def makers_cash(token: str, ends: Iterable[tuple[str, int, int]]) -> int:
+    """What the taker of a trade on ``token`` pays (BUY) or gets (SELL) before fees: the sum over
+    its makers of ``(maker's token, its cash, its shares)``, each maker's cash, or the other end of
+    a minted or merged pair (shares less cash) for a maker on the complement."""
+    return sum(cash if maker_token == token else shares - cash for maker_token, cash, shares in ends)
 
 
 def lot_floor(size: int) -> int:
