@@ -9,6 +9,7 @@ from __future__ import annotations
 import msgspec
 
 from bot.venue.enums import OrderType, Side
+from bot.venue.units import lot_floor
 
 
 class Quote(msgspec.Struct, frozen=True):
@@ -40,6 +41,17 @@ class Take(msgspec.Struct, frozen=True):
     price: int
     amount: int
     order_type: OrderType = OrderType.FOK
+
+
+def whole_lots(x: Quote | Take) -> Quote | Take:
+    """``x`` with its shares cut to whole lots (``lot_floor``): the most an order may sell of a
+    6-decimal holding (venue.md 3.2, 3.5). Every other field is kept; ``x`` itself when its shares
+    are whole lots already."""
+    if type(x) is Take:
+        whole = lot_floor(x.amount)
+        return x if whole == x.amount else msgspec.structs.replace(x, amount=whole)
+    whole = lot_floor(x.size)
+    return x if whole == x.size else msgspec.structs.replace(x, size=whole)
 
 
 class CancelOrder(msgspec.Struct, frozen=True):

@@ -25,7 +25,7 @@ Invariants:
   its place ("not found"), so the order is cancelled again at once; a cancel request that failed
   as a whole (``cancels_failed``: 5xx, 425, 429) goes again after ``failed_cancel_retry_after``;
 - a SELL quote or take of a 6-decimal holding (the whole of an off-lot position, say) goes out
-  as its whole lots (``lot_floor``), the most an order may sell (venue.md 3.2, 3.5), so it is
+  as its whole lots (``bot.core.intents.whole_lots``), the most an order may sell (venue.md 3.2, 3.5), so it is
   diffed against live orders as it will rest; one under a lot is dropped (dust, that no order
   can close);
 - a POST batch holds at most ``max_batch`` (<= 15) orders, a DELETE batch at most
@@ -43,12 +43,12 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import msgspec
 
-from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take
+from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take, whole_lots
 from bot.execution.diff import diff, on_tick
 from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import OrderType, Side
 from bot.venue.orders import MAX_BATCH  # POST /orders: 1 to 15 items
-from bot.venue.units import LOT, UNIT, lot_floor
+from bot.venue.units import LOT, UNIT
 
 _PENDING_CANCEL = OrderState.PENDING_CANCEL
 _SELL = Side.SELL
@@ -242,10 +242,9 @@ class Router:
 
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
         if take.side is _SELL and take.amount % LOT:  # a 6-decimal holding: its whole lots
-            whole = lot_floor(take.amount)
-            if not whole:
+            take = whole_lots(take)
+            if not take.amount:
                 return
-            take = Take(take.token_id, take.side, take.price, whole, take.order_type)
         self._takes.append((take, reducing, now))
         self._blocked = None
 
@@ -614,9 +613,10 @@ def _whole_lots(target: QuoteTarget, flags: tuple) -> tuple[QuoteTarget, tuple]:
     and the reducing flags of the quotes kept."""
     quotes, kept = [], []
     for q, flag in zip(target.quotes, flags):
-        size = lot_floor(q.size) if q.side is _SELL else q.size
-        if size:
-            quotes.append(q if size == q.size else Quote(q.token_id, q.side, q.price, size, q.post_only, q.expiration))
+        if q.side is _SELL:
+            q = whole_lots(q)
+        if q.size:
+            quotes.append(q)
             kept.append(flag)
     return QuoteTarget(target.token_id, tuple(quotes)), tuple(kept)
 

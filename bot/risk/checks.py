@@ -15,7 +15,7 @@ Invariants:
   linked markets) at most its current value, that of the positions alone: a leg that shrinks
   its own market's exposure but unhedges the event does not pass.
 - A SELL may name a 6-decimal number of shares (the whole of an off-lot holding, say): what it
-  is checked as, projected as and accepted as is its whole lots (``lot_floor``), the most the
+  is checked as, projected as and accepted as is its whole lots (``bot.core.intents.whole_lots``), the most the
   venue lets an order sell; one under a lot is refused as SIZE_OFF_GRID. Every other size
   (a BUY's shares or USDC amount) must already be whole lots.
 - Only the projection of tokens the intents can read (their markets, neg-risk groups and
@@ -29,10 +29,10 @@ from typing import Any, Iterable, Mapping, Protocol
 
 import msgspec
 
-from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take
+from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take, whole_lots
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.venue.enums import Side
-from bot.venue.units import LOT, UNIT, lot_floor
+from bot.venue.units import LOT, UNIT
 
 from .limits import RiskLimits
 from .state import TradingState
@@ -333,7 +333,7 @@ def _decide(intents: list[Intent], state: TradingState, limits: RiskLimits, univ
             floored = False  # a SELL quote was cut to its whole lots
             for q in intent.quotes:
                 if q.side is _SELL and q.size % LOT and q.size >= LOT:
-                    q = Quote(q.token_id, q.side, q.price, lot_floor(q.size), q.post_only, q.expiration)
+                    q = whole_lots(q)
                     floored = True
                 side, price, size = q.side, q.price, q.size
                 key = (side, price, size)
@@ -348,7 +348,7 @@ def _decide(intents: list[Intent], state: TradingState, limits: RiskLimits, univ
             reducing.append(tuple([checker.shrinks(token, q.side) for q in ok]))
         elif isinstance(intent, Take):
             if intent.side is _SELL and intent.amount % LOT and intent.amount >= LOT:
-                intent = Take(intent.token_id, intent.side, intent.price, lot_floor(intent.amount), intent.order_type)
+                intent = whole_lots(intent)
             if checker.take(intent):
                 accepted.append(intent)
                 reducing.append(checker.shrinks(intent.token_id, intent.side))

@@ -784,3 +784,16 @@ def test_a_sell_of_an_off_lot_holding_is_checked_and_accepted_as_its_whole_lots(
     # cut to whole lots, a sell is checked as such: within the position limit of what is held
     d = check(gate(), [QuoteTarget("Y1", (q(side=Side.SELL, size=11_379_999),))], positions=Positions({"Y1": 11_370_000}))
     assert d.rejections == [] and d.accepted[0].quotes[0].size == 11_370_000
+
+
+def test_a_sell_cut_to_its_whole_lots_keeps_every_other_field_of_its_intent():
+    """Cut to whole lots, a post-only GTD quote stays post-only and GTD, a FAK take stays FAK."""
+    from bot.venue.enums import OrderType
+
+    pos = Positions({"Y1": 11_371_898})
+    quote = Quote("Y1", Side.SELL, 500_000, 11_371_898, post_only=True, expiration=1_900_000_000)
+    d = check(gate(), [QuoteTarget("Y1", (quote,))], positions=pos)
+    assert d.accepted == [QuoteTarget("Y1", (Quote("Y1", Side.SELL, 500_000, 11_370_000, True, 1_900_000_000),))]
+    take = Take("Y1", Side.SELL, 480_000, 11_371_898, OrderType.FAK)
+    d = check(gate(), [take], positions=pos)
+    assert d.accepted == [Take("Y1", Side.SELL, 480_000, 11_370_000, OrderType.FAK)]

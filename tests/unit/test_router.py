@@ -1237,3 +1237,12 @@ def test_sells_of_an_off_lot_holding_go_out_as_their_whole_lots():
     assert [(r.side, r.order_type, r.price, r.amount, r.size, r.reducing) for r in h.signed if r.token_id == "v"] == [
         (Side.SELL, OrderType.FOK, 500_000, 7_650_000, 7_650_000, True),
         (Side.BUY, OrderType.FOK, 500_000, 3 * U + 1, 6 * U + 2, False)]
+
+
+def test_a_sell_cut_to_its_whole_lots_keeps_post_only_expiry_and_order_type():
+    h = Harness()
+    h.router.set_target(QuoteTarget("t", (Quote("t", Side.SELL, 600_000, 11_371_898, True, 1_900_000_000),)))
+    assert h.router.targets()["t"].quotes == (Quote("t", Side.SELL, 600_000, 11_370_000, True, 1_900_000_000),)
+    h.router.take(Take("v", Side.SELL, 500_000, 7_654_321, OrderType.FAK), 0.0)
+    h.step(0.0)
+    assert [(r.order_type, r.amount) for r in h.signed if r.token_id == "v"] == [(OrderType.FAK, 7_650_000)]
