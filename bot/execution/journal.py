@@ -118,6 +118,17 @@ _INSERT_STATE = "INSERT INTO order_states (order_id, state, filled, at) VALUES (
 _FSYNCING = frozenset({"FULL", "EXTRA"})  # the levels whose commit waits for the disk
 
 
+_FILL_INSERT = (" INTO fills (trade_id, order_id, token_id, side, price, size, fee, is_maker, status, ts, reversed,"
+                " seq, notional_e12) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def _fill_row(f: Fill, reversed_: bool, seq: int) -> tuple:
+    """A fill's row of the ``fills`` table (``_FILL_INSERT``): every field, the cash it was booked
+    at included."""
+    return (f.trade_id, f.order_id, f.token_id, f.side.value, f.price, f.size, f.fee, int(f.is_maker),
+            f.status.value, f.ts, int(reversed_), seq, f.notional_e12)
+
+
 class JournalError(ValueError):
     """A journal that cannot be trusted (not SQLite, truncated, corrupt rows): the bot refuses to
     start on it rather than trade on a state it cannot read."""
@@ -325,12 +336,7 @@ class Journal:
 
     def fill(self, f: Fill) -> None:
         self._fill_seq += 1
-        self._write(
-            "INSERT OR IGNORE INTO fills (trade_id, order_id, token_id, side, price, size, fee, is_maker,"
-            " status, ts, reversed, seq, notional_e12) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
-            (f.trade_id, f.order_id, f.token_id, f.side.value, f.price, f.size, f.fee, int(f.is_maker),
-             f.status.value, f.ts, self._fill_seq, f.notional_e12),
-        )
+        self._write("INSERT OR IGNORE" + _FILL_INSERT, _fill_row(f, False, self._fill_seq))
 
     def replace_fills(self, trade_id: str, fills: list[Fill], reversed_ids: set[str]) -> None:
         """A trade's fills as the venue's records tell them, in place of the journaled ones (a
@@ -343,12 +349,7 @@ class Journal:
             else:
                 self._fill_seq += 1
                 seq = self._fill_seq
-            self._write(
-                "INSERT OR REPLACE INTO fills (trade_id, order_id, token_id, side, price, size, fee, is_maker,"
-                " status, ts, reversed, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (f.trade_id, f.order_id, f.token_id, f.side.value, f.price, f.size, f.fee, int(f.is_maker),
-                 f.status.value, f.ts, int(f.order_id in reversed_ids), seq),
-            )
+            self._write("INSERT OR REPLACE" + _FILL_INSERT, _fill_row(f, f.order_id in reversed_ids, seq))
         self._commit()
 
     def reversal(self, f: Fill) -> None:

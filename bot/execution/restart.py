@@ -19,7 +19,7 @@ processes share the key, and their orders are not ours to rebuild).
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import msgspec
 
@@ -27,7 +27,7 @@ from bot.core.events import Fill
 from bot.execution.journal import JournalState
 from bot.execution.orders import OrderState, OwnOrder
 from bot.execution.reconciler import Output, Reconciler, ReconcilerConfig, trade_legs
-from bot.execution.records import TradeRecord, order_record, trade_record
+from bot.execution.records import RecordError, TradeRecord, order_record, trade_record
 
 S = OrderState
 
@@ -95,6 +95,18 @@ class FillCheck(msgspec.Struct):
     rebuilt: list[str]  # order ids the journal had lost, rebuilt from the trades naming them
     checked: int = 0  # journaled fills of trades in the venue's window, compared field by field
 
+    def replaced(self) -> dict[str, tuple[list[Fill], set[str]]]:
+        """Each repaired trade's fills as they now stand, with the order ids among them reversed:
+        what ``Journal.replace_fills`` writes in place of the journaled ones."""
+        out: dict[str, tuple[list[Fill], set[str]]] = {r.trade_id: ([], set()) for r in self.repairs}
+        for f in self.state.fills:
+            if f.trade_id in out:
+                out[f.trade_id][0].append(f)
+        for tid, oid in self.state.reversed:
+            if tid in out:
+                out[tid][1].add(oid)
+        return out
+
 
 def our_legs(rec: TradeRecord, owner: str) -> list[Any]:
     """The legs of a trade from the account's own trade list that are ours: the taker leg when the
@@ -143,20 +155,28 @@ def _differs(a: Fill, b: Fill) -> tuple[str, ...]:
 
 
 def check_fills(journal: JournalState, trades: Iterable[Any], open_orders: Iterable[Any],
-                config: ReconcilerConfig | None = None) -> FillCheck:
+                config: ReconcilerConfig | None = None, fees: Mapping[str, Any] | None = None) -> FillCheck:
     """The journal held to the venue's trades (invariants 4 and 5 above), purely: the venue's
     records are booked by a scratch reconciler holding the journal's orders (the same rules as the
     live path: taker fee, maker prices), and each trade's journaled fills are compared with what
     it books. A journaled fill whose order the venue's trade does not name, while a leg of ours
     in it is not journaled, is that leg damaged (its order id). Trades outside the window, and
-    fills the venue's records do not explain, are left as they are."""
+    fills the venue's records do not explain, are left as they are. ``fees``: each token's fee
+    rule (``Reconciler.fees``), so fees and rebates are booked as the live path books them; a
+    record that cannot be read proves nothing and is passed over (the live read keeps it aside)."""
     config = config or ReconcilerConfig()
-    records = [trade_record(t) for t in trades]
+    records = []
+    for t in trades:
+        try:
+            records.append(trade_record(t))
+        except RecordError:
+            continue
     # ``ignore``: other processes trade on this key (docs/operations.md), so a trade of the key is
     # not proof that an order unknown here was this process's: nothing is rebuilt
     rebuilt = _rebuild(journal, records, open_orders, config.owner) if config.orphan_policy != "ignore" else []
     scratch = Reconciler(msgspec.structs.replace(config, orphan_policy="ignore"))
     scratch.updates = False
+    scratch.fees = dict(fees or {})
     scratch.load([_copy(o) for o in [*journal.orders, *rebuilt]], (), (), {}, {})
     venue: dict[str, dict[str, Fill]] = {}
     for out in scratch.on_trades_page(records, 0.0):

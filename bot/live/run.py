@@ -67,7 +67,7 @@ async def _run(config: Any, args: Any) -> int:
         check = None
         if state.orders or state.fills:
             trades = [t async for t in venue.clob.get_trades()]
-            check = held_to_venue(journal, state, trades, open_orders, engine.reconciler.config, metrics)
+            check = held_to_venue(journal, state, trades, open_orders, engine.reconciler, metrics)
             state = check.state
             engine.restore(state, open_orders, trades)
             log.info("journal_restored", records=len(state.orders) + len(state.fills), open_orders=len(open_orders),
@@ -107,30 +107,21 @@ async def _run(config: Any, args: Any) -> int:
         await venue.aclose()
 
 
-def held_to_venue(journal: Any, state: Any, trades: list[Any], open_orders: list[Any], config: Any,
+def held_to_venue(journal: Any, state: Any, trades: list[Any], open_orders: list[Any], reconciler: Any,
                   metrics: Any = None) -> Any:
     """``check_fills`` of the restored ``state`` against the venue's trades: each repair written
     to the journal, counted (``bot_journal_repairs``) and logged; returns the check (its ``state``
     is what to restore)."""
     from bot.execution.restart import check_fills
 
-    check = check_fills(state, trades, open_orders, config)
-    repaired: dict[str, list[Any]] = {}
+    check = check_fills(state, trades, open_orders, reconciler.config, reconciler.fees)
     for r in check.repairs:
         log.warning("journal_fill_repaired", trade_id=r.trade_id, order_id=r.venue.order_id[:12], fields=list(r.fields))
-        repaired.setdefault(r.trade_id, [])
         if metrics is not None:
             for f in r.fields:
                 metrics.journal_repairs.labels(f).inc()
-    if repaired:
-        reversed_ids: dict[str, set[str]] = {}
-        for tid, oid in check.state.reversed:
-            reversed_ids.setdefault(tid, set()).add(oid)
-        for f in check.state.fills:
-            if f.trade_id in repaired:
-                repaired[f.trade_id].append(f)
-        for tid, fills in repaired.items():
-            journal.replace_fills(tid, fills, reversed_ids.get(tid, set()))
+    for tid, (fills, reversed_ids) in check.replaced().items():
+        journal.replace_fills(tid, fills, reversed_ids)
     if check.rebuilt:
         log.warning("journal_orders_rebuilt", orders=len(check.rebuilt))
         if metrics is not None:

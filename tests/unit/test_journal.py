@@ -250,3 +250,17 @@ def test_a_fill_off_the_price_grid_keeps_its_cash_through_a_restart(tmp_path):
     db.close()
     (fill,) = Journal(old).restore().fills
     assert (fill.trade_id, fill.notional_e12) == ("t9", None)
+
+
+def test_replaced_fills_keep_the_cash_they_were_booked_at(tmp_path):
+    """A restart's repair writes a trade's fills anew: every field, the off-grid cash included."""
+    from bot.venue.enums import Side
+
+    path = tmp_path / "j.sqlite"
+    j = Journal(path)
+    j.fill(Fill("t1", "0xa", "111", Side.BUY, 721_000, 11_000_000))
+    j.commit()
+    off = Fill("t1", "0xa", "111", Side.BUY, 721_000, 11_371_898, notional_e12=8_199_139 * 1_000_000)
+    j.replace_fills("t1", [off], set())
+    j.close()
+    assert Journal(path).restore().fills == [off]

@@ -143,3 +143,37 @@ def test_any_single_flipped_bit_is_repaired(trades, data):
     check = check_fills(state(orders, damaged), records, [], CONFIG)
     assert check.state.fills == true
     assert [(r.trade_id, r.fields) for r in check.repairs] == [(f"t{k}", (field,))]
+
+
+def test_a_maker_fill_with_a_rebate_is_checked_with_the_markets_rule_and_not_repaired():
+    """The check books the venue's records with each market's fee rule, as the live path does: a
+    journaled maker fill carrying its rebate (a negative fee) agrees, and is left as it is."""
+    from bot.execution.reconciler import Reconciler
+    from bot.venue.fees import FeeSchedule
+
+    fees = {"tok": FeeSchedule(rate=20_000, exponent=1, rebate=250_000)}
+    live = Reconciler(CONFIG)
+    live.fees = fees
+    live.load([OwnOrder("0xa", "tok", Side.BUY, 480_000, 10 * U, state=OrderState.LIVE)], (), (), {}, {})
+    (booked,) = [x for x in live.on_trades_page([maker_trade("t1", "0xa")], 0.0) if type(x) is Fill]
+    assert booked.fee < 0  # the rebate
+    journaled = msgspec.structs.replace(booked, status=TradeStatus.MATCHED)
+    check = check_fills(state([order("0xa")], [journaled]), [maker_trade("t1", "0xa")], [], CONFIG, fees)
+    assert check.repairs == [] and check.checked == 1
+    without = check_fills(state([order("0xa")], [journaled]), [maker_trade("t1", "0xa")], [], CONFIG)
+    assert [r.fields for r in without.repairs] == [("fee",)]  # what a check blind to the rule would do
+
+
+def test_an_unreadable_record_in_the_venues_list_does_not_stop_the_check():
+    bad = {"id": "t0", "status": "CONFIRMED", "taker_order_id": "0xtheirs", "asset_id": "tok", "side": "SELL",
+           "size": "1.2.3", "price": "0.48", "match_time": "5", "maker_orders": []}
+    s = state([order("0xa")], [fill("t1", "0xa", size=9 * U)])
+    check = check_fills(s, [bad, maker_trade("t1", "0xa")], [], CONFIG)
+    assert [r.fields for r in check.repairs] == [("size",)]
+
+
+def test_a_repaired_trade_is_replaced_with_its_fills_and_reversals():
+    s = state([order("0xa")], [fill("t1", "0xa", size=9 * U), fill("t2", "0xa")], [("t1", "0xa")])
+    check = check_fills(s, [maker_trade("t1", "0xa")], [], CONFIG)
+    (fills, reversed_ids), = check.replaced().values()
+    assert list(check.replaced()) == ["t1"] and [f.size for f in fills] == [10 * U] and reversed_ids == {"0xa"}
