@@ -226,8 +226,7 @@ class ClobRoutes:
         return json_response(NegRiskResponse(neg_risk=self.state.catalog.by_token[token].neg_risk))
 
     async def fee_rate(self, request: Request):
-        self.token_param(request)
-        bps = self.state.engine.config.fee_rate_bps
+        bps = self.state.engine.fee(self.token_param(request)).bps  # the rate its trades carry
         return json_response(FeeRateResponse(base_fee=str(bps) if self.live else bps))
 
     async def prices_history(self, request: Request):

@@ -1,7 +1,7 @@
 """The request log of ``bot exchange --log-requests``: one line per HTTP request.
 
 Invariant: a line carries the method, the path (no query string), the status, the account (the
-``SERVICE_ADDRESS`` header, an address; ``-`` without one) and the latency in ms, and nothing
+address header, ``SERVICE_ADDRESS`` or the venue's ``POLY_ADDRESS``; ``-`` without one) and the latency in ms, and nothing
 else of the request: no header value that is a key, a signature or a passphrase, no body.
 """
 
@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
+from starlette.datastructures import Headers
 
-from bot.venue.auth import ADDRESS
+from bot.venue.auth import ADDRESS, header_value
 
 log = structlog.get_logger("bot.exchange.requests")
-_ADDRESS = ADDRESS.lower().encode()
 _MAX_ACCOUNT = 42  # 0x + 40 hex digits: anything longer is not an address and is cut
 
 
@@ -46,9 +46,9 @@ class RequestLog:
 
 
 def account_of(scope: dict) -> str:
-    """The request's ``SERVICE_ADDRESS`` (printable ASCII, at most an address long), else ``-``."""
-    for name, value in scope.get("headers") or ():
-        if name == _ADDRESS:
-            text = value[:_MAX_ACCOUNT].decode("ascii", "replace")
-            return "".join(ch if ch.isalnum() else "?" for ch in text) or "-"
-    return "-"
+    """The request's address header in either spelling (``bot.venue.auth.header_value``; letters
+    and digits, at most an address long), else ``-``."""
+    value = header_value(Headers(scope=scope), ADDRESS)
+    if not value:
+        return "-"
+    return "".join(ch if ch.isalnum() else "?" for ch in value[:_MAX_ACCOUNT]) or "-"

@@ -171,6 +171,10 @@ class MatchingEngine:
     def market_of(self, token: str) -> MarketInfo:
         return self._state[token].info
 
+    def fee(self, token: str) -> FeeSchedule:
+        """The fee rule trades in ``token`` are settled with (its market's, else the engine's)."""
+        return self._state[token].fee
+
     def fund(self, account: str, collateral: int) -> None:
         self.ledger.fund(account, collateral)
 

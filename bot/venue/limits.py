@@ -210,14 +210,14 @@ class RouteLimiter:
         on_wait: WaitHook | None = None,
         make_throttle: Callable[[str, str, Sequence[RateWindow]], Throttle] | None = None,
     ) -> None:
-        self.config = config or LimitsConfig()
+        self.config = scale_folded(config or LimitsConfig())  # every window at its scaled capacity
         self.surface = surface
         self.clock = clock
         self.on_wait = on_wait
         self._sleep = sleep
         self._scopes: list[tuple[Scope, tuple[re.Pattern[str], ...], Throttle]] = []
         for scope in self.config.surface(surface).scopes:
-            windows = [w.scaled(self.config.scale) for w in scope.windows] if self.config.scale != 1.0 else scope.windows
+            windows = scope.windows
             th = (Throttle(windows, clock, name=scope.name) if make_throttle is None
                   else make_throttle(surface, scope.name, windows))
             self._scopes.append((scope, tuple(_pattern(r) for r in scope.routes), th))

@@ -82,6 +82,8 @@ def test_clob_markets_serves_the_rule_and_the_bot_reads_it(ex):
     assert fd == {"r": 0.02, "e": 2, "to": True, "rb": 0.25}
     (info,) = read_markets(ex)
     assert info.condition_id == COND and info.fee == RULE
+    # /fee-rate answers the market's rate, the one its trades carry, not the exchange's default
+    assert httpx.get(ex.urls.clob + "/fee-rate", params={"token_id": TOKEN}).json()["base_fee"] == "200"
 
 
 @pytest.mark.parametrize("taker_side", [Side.BUY, Side.SELL])

@@ -26,7 +26,9 @@ def test_each_request_is_one_line_without_secrets():
             wrong = dict(headers, SERVICE_PASSPHRASE="not-the-passphrase")
             assert httpx.get(ex.urls.clob + "/data/orders", headers=wrong).status_code == 401
             assert httpx.get(ex.urls.catalog + "/nowhere").status_code == 404
-            wait_for(lambda: len([x for x in lines if x.get("event") == "request"]) >= 4, what="four request lines")
+            live = {k.replace("SERVICE_", "POLY_"): v for k, v in headers.items()}  # the venue's own spelling
+            assert httpx.get(ex.urls.clob + "/data/orders", params={"market": "0xab"}, headers=live).status_code == 200
+            wait_for(lambda: len([x for x in lines if x.get("event") == "request"]) >= 5, what="five request lines")
     finally:
         ex.stop()
     requests = [x for x in lines if x.get("event") == "request"]
@@ -35,6 +37,7 @@ def test_each_request_is_one_line_without_secrets():
         ("GET", "/data/orders", 200, acct.address),
         ("GET", "/data/orders", 401, acct.address),
         ("GET", "/nowhere", 404, "-"),
+        ("GET", "/data/orders", 200, acct.address),
     ]
     assert all(isinstance(x["latency_ms"], float) and x["latency_ms"] >= 0 for x in requests)
     text = repr(lines)
