@@ -743,7 +743,8 @@ def cmd_keys_derive(s: Session) -> int:
 
 def cmd_keys_new(s: Session) -> int:
     """A fresh key, encrypted with a passphrase from BOT_KEYSTORE_PASSPHRASE or the terminal."""
-    from bot.ops.keystore import new_private_key, passphrase, write_keystore
+    from bot.ops.keystore import passphrase, write_keystore
+    from bot.venue.eip712 import new_private_key
     from bot.venue.eip712 import Wallet
 
     a = s.args

@@ -42,11 +42,11 @@ from bot.venue.models.bodies import (
     TickSizeResponse, TokenPrices, VersionResponse,
 )
 from bot.venue.orders import OrderError, parse_and_verify_order
+from bot.venue.pagination import LAST_CURSOR
 from bot.venue.units import UNIT, format_units
 
 PAGE = 100
 TRADES_PAGE = 100
-END_OF_LIST = "LTE="  # the cursor that ends a list (every list in the live venue's spelling)
 BATCH_TOKENS = 500  # the most tokens one POST /books or /prices names (as a WebSocket's asset cap)
 HISTORY_POINTS = 500  # the most points one prices-history answer carries (the latest ones)
 HISTORY_INTERVALS = {"1h": 3600, "6h": 6 * 3600, "1d": 86400, "1w": 7 * 86400, "1m": 30 * 86400, "max": 0}
@@ -100,7 +100,7 @@ class ClobRoutes:
         self.state = ex.state
         self.seen_hashes: set[str] = set()
         self.live = ex.config.spelling == "live"
-        self.list_end = END_OF_LIST if self.live else ""  # where markets and orders lists end
+        self.list_end = LAST_CURSOR if self.live else ""  # where markets and orders lists end
 
     # -- helpers -------------------------------------------------------------------------
     def token_param(self, request: Request) -> str:
@@ -551,7 +551,7 @@ class ClobRoutes:
     async def data_trades(self, request: Request):
         ident = await self._l2(request)
         items = self._trades(ident, request.query_params)
-        return json_response(page(items, request.query_params.get("next_cursor"), TRADES_PAGE, END_OF_LIST))
+        return json_response(page(items, request.query_params.get("next_cursor"), TRADES_PAGE, LAST_CURSOR))
 
     async def builder_trades(self, request: Request):
         if "builder_code" in request.query_params:  # the official client's public form
@@ -566,7 +566,7 @@ class ClobRoutes:
         """``GET /data/pre-migration-orders``: orders of the venue's previous order version; the
         local exchange only ever took version-2 orders, so the list is empty."""
         await self._l2(request)
-        return json_response(page([], request.query_params.get("next_cursor"), PAGE, END_OF_LIST))
+        return json_response(page([], request.query_params.get("next_cursor"), PAGE, LAST_CURSOR))
 
     def _unserved(self, what: str, l2: bool):
         """A route of the venue the local exchange does not serve: 501 in the venue's error body,

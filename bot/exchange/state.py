@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import secrets
 import time
 from collections.abc import Callable
 
@@ -28,14 +27,11 @@ from bot.exchange.wallets import AccountWallets, WalletRegistry
 from bot.sim.matching import EngineConfig, MatchingEngine
 from bot.sim.orders import OrderRequest
 from bot.sim.settlement import SettlementConfig as SimSettlement
-from bot.venue.eip712 import Wallet, to_checksum_address
+from bot.venue.eip712 import Wallet, new_private_key, to_checksum_address
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT, parse_units
 
 LIQUIDITY_ACCOUNT = "0x000000000000000000000000000000000000dEaD"
-SECP256K1_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
-
-
 class DemoAccount(msgspec.Struct, frozen=True):
     """A funded account ready to trade: wallet key, address (the signer EOA), L2 credentials and the
     wallets it may trade from (``wallets.of(signature_type)`` is an order's ``maker``)."""
@@ -60,14 +56,6 @@ class Heartbeat:
 def demo_private_key(seed: int, index: int = 0) -> str:
     """The reproducible key of demo account ``index`` (only with ``demo_credentials = "deterministic"``)."""
     return "0x" + hashlib.sha256(f"pmbot-local-exchange-demo|{seed}|{index}".encode()).hexdigest()
-
-
-def random_private_key() -> str:
-    """A wallet key from the CSPRNG (a valid secp256k1 scalar: below the group order, not zero)."""
-    while True:
-        key = secrets.token_bytes(32)
-        if 0 < int.from_bytes(key, "big") < SECP256K1_ORDER:
-            return "0x" + key.hex()
 
 
 class ExchangeState:
@@ -124,7 +112,7 @@ class ExchangeState:
         return self.config.demo_credentials == "deterministic"
 
     def _account_key(self, index: int) -> str:
-        return demo_private_key(self.config.seed, index) if self.reproducible else random_private_key()
+        return demo_private_key(self.config.seed, index) if self.reproducible else "0x" + new_private_key().hex()
 
     def _demo_credentials(self, address: str) -> Credentials:
         """Nonce 0 credentials of a demo account: random, or from the seed when asked for."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import getpass
 import json
 import os
-import secrets
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -132,19 +131,6 @@ def write_keystore(
         json.dump(doc, f)
         f.write("\n")
     return doc
-
-
-def new_private_key() -> bytes:
-    """32 random bytes that are a valid secp256k1 private key."""
-    from coincurve import PrivateKey
-
-    while True:
-        raw = secrets.token_bytes(32)
-        try:
-            PrivateKey(raw)
-        except ValueError:  # zero or not below the curve order: vanishingly rare
-            continue
-        return raw
 
 
 def passphrase(

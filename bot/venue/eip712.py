@@ -7,6 +7,7 @@ recovers. Type hashes and the four exchange domain separators are computed once 
 
 from __future__ import annotations
 
+import secrets
 import threading
 
 import coincurve
@@ -249,6 +250,17 @@ class PrivateKey:
 
     def __reduce__(self):  # never pickle a key by accident
         raise TypeError("a private key cannot be pickled")
+
+
+def new_private_key() -> bytes:
+    """32 bytes from the CSPRNG that are a valid secp256k1 private key (not zero, below the order)."""
+    while True:
+        raw = secrets.token_bytes(32)
+        try:
+            coincurve.PrivateKey(raw)
+        except ValueError:  # zero or not below the curve order: vanishingly rare
+            continue
+        return raw
 
 
 def _address_of(public_key: coincurve.PublicKey) -> str:

@@ -16,12 +16,13 @@ from typing import Protocol, TypeVar
 
 from bot.venue.errors import ParameterError
 
-__all__ = ["FIRST_CURSOR", "END_CURSORS", "is_end_cursor", "cursor_offset", "offset_items", "cursor_pages", "cursor_items"]
+__all__ = ["FIRST_CURSOR", "LAST_CURSOR", "END_CURSORS", "is_end_cursor", "cursor_offset", "offset_items", "cursor_pages", "cursor_items"]
 
 T = TypeVar("T")
 
 FIRST_CURSOR = "MA=="
-END_CURSORS = frozenset({"", "LTE="})
+LAST_CURSOR = "LTE="  # the cursor that ends a list (every list, in the live venue's spelling)
+END_CURSORS = frozenset({"", LAST_CURSOR})
 
 
 class CursorPage(Protocol[T]):  # type: ignore[misc]

@@ -13,10 +13,11 @@ import pytest
 from bot.cli import main
 from bot.ops.config import ConfigError, SecretsConfig
 from bot.ops.keystore import (
-    ENV_KEYSTORE_PASSPHRASE, MAX_PBKDF2_ROUNDS, MAX_SCRYPT_N, KeystoreError, new_private_key, passphrase, unlock,
+    ENV_KEYSTORE_PASSPHRASE, MAX_PBKDF2_ROUNDS, MAX_SCRYPT_N, KeystoreError, passphrase, unlock,
     write_keystore,
 )
 from bot.ops.secrets import load_secrets
+from bot.venue.eip712 import new_private_key
 from bot.venue.eip712 import Wallet
 
 KEY = bytes.fromhex("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")

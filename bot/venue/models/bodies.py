@@ -10,13 +10,14 @@ from typing import Generic, TypeVar
 
 import msgspec
 
+from bot.venue.pagination import END_CURSORS
+
 from .decoding import Wire
 from .numeric import NumericWire, WireDecimal, WireInt
 
 T = TypeVar("T")
 
 ACCEPTED_ORDER_STATUSES = frozenset({"live", "matched", "delayed"})
-END_CURSORS = frozenset({"", "LTE="})
 FIRST_CURSOR = "MA=="
 
 
