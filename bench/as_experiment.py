@@ -171,12 +171,6 @@ def _chunk(job: tuple[Setting, BotConfig, list[int]]) -> list[tuple[float, float
     return [run_path(setting, config, s) for s in seeds]
 
 
-def experiment(gamma: float, paths: int = 1000, seed: int = 1, setting: Setting | None = None,
-               jobs: int = 1) -> dict[str, Outcome]:
-    """The inventory and the symmetric strategies on the same ``paths`` paths for ``gamma``."""
-    return run_all((gamma,), paths, seed, setting, jobs)[gamma]
-
-
 def run_all(gammas: tuple[float, ...], paths: int, seed: int, setting: Setting | None = None,
             jobs: int = 1) -> dict[float, dict[str, Outcome]]:
     """Every ``gamma`` and both strategies on paths ``0 .. paths - 1`` of ``seed``, over ``jobs``

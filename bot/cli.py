@@ -1074,7 +1074,6 @@ def one_line_error(exc: BaseException) -> str:
 def main(argv: Sequence[str] | None = None, *, http_transport: httpx.AsyncBaseTransport | None = None) -> int:
     """Run the ``bot`` command; returns the exit code (``http_transport`` replaces the network)."""
     parser = build_parser()
-    _working_directory_importable()
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # --help, or a usage error already printed on one line
@@ -1101,15 +1100,6 @@ def main(argv: Sequence[str] | None = None, *, http_transport: httpx.AsyncBaseTr
             return EXIT_USAGE
         sys.stderr.write(f"error: internal error: {type(exc).__name__}: {one_line_error(exc)}\n")
         return EXIT_INTERNAL
-
-
-def _working_directory_importable() -> None:
-    """Modules in the working directory import, as under ``python -m``: a config's strategy path
-    (``join_the_touch:JoinTheTouch``) finds the file beside it when ``bot`` runs from there.
-    Appended, so an installed package of the same name still wins."""
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
-        sys.path.append(cwd)
 
 
 def _sole_error(exc: BaseException) -> BaseException:

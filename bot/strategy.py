@@ -8,6 +8,8 @@ decoded strictly from config, so a misspelt key fails at load time with its name
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import msgspec
@@ -202,11 +204,24 @@ def intents_of(result: Any) -> list[Intent]:
     return out
 
 
+def _import(module_name: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        cwd = os.getcwd()
+        if e.name != module_name.partition(".")[0] or cwd in sys.path or "" in sys.path:
+            raise
+        sys.path.append(cwd)
+        return importlib.import_module(module_name)
+
+
 def load_strategy(path: str, params: Mapping[str, Any] | None = None) -> Strategy:
     """Instantiate the strategy at ``"package.module:ClassName"`` with ``params`` (a dict).
 
     Any failure (bad path, missing class, not a Strategy, bad params) is a ``StrategyError``
-    with a one-line message.
+    with a one-line message. A module not installed is looked for in the working directory too
+    (a strategy file beside the config, as ``bot new strategy`` writes it), after the installed
+    packages, as under ``python -m``.
     """
     module_name, sep, attr = path.partition(":")
     if not sep:
@@ -214,7 +229,7 @@ def load_strategy(path: str, params: Mapping[str, Any] | None = None) -> Strateg
     if not module_name or not attr:
         raise StrategyError(f"strategy path {path!r} is not 'package.module:ClassName'")
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name)
     except ImportError as e:
         raise StrategyError(f"cannot import strategy module {module_name!r}: {e}") from None
     cls = getattr(module, attr, None)

@@ -19,8 +19,6 @@ class InUse(ValueError):
         holder = f"process {pid}" if pid else "another process"
         super().__init__(f"{what} {path} is in use by {holder}; one process at a time: stop it first, "
                          f"or give this run a path of its own")
-        self.path = path
-        self.pid = pid
 
 
 def lock_path(path: str | Path) -> Path:
@@ -51,10 +49,6 @@ class Exclusive:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
 
     def release(self) -> None:
         fd, self._fd = self._fd, None

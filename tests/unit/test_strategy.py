@@ -142,3 +142,17 @@ def test_strategy_modules_never_import_io():
                     f.name == "clock.py"
                 ), f"{f} imports {n}"
                 assert not n.startswith("bot.venue.") or n in {"bot.venue.units", "bot.venue.enums"}, f"{f}: {n}"
+
+
+def test_a_strategy_module_in_the_working_directory_is_found_after_the_installed_ones(tmp_path, monkeypatch):
+    import sys
+
+    from bot.ops.scaffold import new_strategy
+    from bot.strategy import StrategyError, load_strategy
+
+    new_strategy("beside_its_config", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    assert type(load_strategy("beside_its_config:BesideItsConfig")).__name__ == "BesideItsConfig"
+    with pytest.raises(StrategyError, match="cannot import strategy module 'not_anywhere'"):
+        load_strategy("not_anywhere:Nothing")
