@@ -52,9 +52,7 @@ def run(config: Any, args: Any) -> int:
         from rich.console import Console
 
         Console(file=sys.stdout).print(summary_table(summary))
-        from bot.backtest.dataset import data_notes
-
-        for note in data_notes(summary):
+        for note in summary.data_notes:
             print(f"data: {note}")
         print(f"results: {out}")
     if getattr(args, "report", False):

@@ -41,8 +41,6 @@ from bot.venue.units import UNIT, format_units
 TABLE_SUFFIXES = (".parquet", ".csv")
 RANKS = ("snapshots", "spread")
 PATTERN_CHARS = frozenset("*?[")
-# how the notes a dataset adds to a summary's assumptions begin (``Dataset.notes``, ``settlement``)
-NOTE_OPENINGS = ("books are L1 only:", "depth:", "staleness judged", "settlement:")
 SPREAD_FLOOR = 0.9  # ranking by spread: markets polled at least this share as often as the most polled one
 
 
@@ -335,10 +333,3 @@ def duration(seconds: float) -> str:
     if seconds < 172_800:
         return f"{seconds / 3600:.1f} h"
     return f"{seconds / 86_400:.1f} days"
-
-
-def data_notes(summary: Any) -> list[str]:
-    """What a summary's assumptions say of the books themselves rather than of the simulation:
-    a top-of-book dataset's notes (L1 only, the depth the fill model assumes, staleness,
-    settlement); none for recordings."""
-    return [a for a in summary.assumptions if a.startswith(NOTE_OPENINGS)]

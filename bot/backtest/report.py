@@ -172,7 +172,7 @@ def build_report(results: RunResults, *, horizons: Sequence[float] = stats.HORIZ
     notes = [Note(n) for n in results.notes]
     if results.reversed:
         notes.append(Note(f"{len(results.reversed)} fill(s) reversed (their trade failed): left out of every figure"))
-    data = _data_notes(summary)
+    data = summary.data_notes
     if data:  # what the books were (a top-of-book dataset's): said before any figure
         sections.insert(1, Section("data", "Data", tuple(Note(n) for n in data)))
     notes += [Note(f"assumption: {a}") for a in summary.assumptions if a not in data]
@@ -181,14 +181,6 @@ def build_report(results: RunResults, *, horizons: Sequence[float] = stats.HORIZ
     span = _span(results)
     return Report(title=f"{results.mode} run: {Path(results.source).name}",
                   subtitle=f"{results.source} · {span}", sections=tuple(sections))
-
-
-def _data_notes(summary: Summary) -> list[str]:
-    try:
-        from bot.backtest.dataset import data_notes
-    except ImportError:  # an install that reads results but cannot run backtests
-        return []
-    return data_notes(summary)
 
 
 def _span(results: RunResults) -> str:

@@ -116,6 +116,9 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     final_position: dict[str, int]
     seed: int | None = None
     assumptions: tuple[str, ...] = ()
+    # what the books themselves were, among the assumptions (a top-of-book dataset's notes: L1
+    # only, the depth the fill model assumes, staleness, settlement); none for recordings
+    data_notes: tuple[str, ...] = ()
     estimates: dict[str, dict[str, float]] = {}  # token -> what the strategy estimated at the end
     # several strategies on one account: name -> fills, volume, realized_pnl, rejections
     strategies: dict[str, dict[str, int]] = {}

@@ -138,8 +138,10 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
                         mode="backtest", events=run.events, seconds=span, wall_seconds=wall, seed=seed,
                         assumptions=ASSUMPTIONS + notes)
     settled = dataset.settlement(engine.portfolio, summary.pnl) if dataset is not None else ""
-    if settled:
-        summary = msgspec.structs.replace(summary, assumptions=summary.assumptions + (settled,))
+    data = (*notes, settled) if settled else tuple(notes)
+    if data:
+        summary = msgspec.structs.replace(summary, assumptions=summary.assumptions + ((settled,) if settled else ()),
+                                          data_notes=data)
     sink.write_summary(summary)
     sink.close()
     return summary
