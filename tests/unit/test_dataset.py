@@ -167,12 +167,14 @@ def test_the_report_says_what_the_books_were_before_any_figure(folder: Path) -> 
 
     ds = Dataset(table_files(folder), count=2)
     empty = RunResults(source="r", mode="backtest", orders=(), fills=())
-    summary = msgspec.structs.replace(summary_from_files(empty), assumptions=ASSUMPTIONS + ds.notes(360.0))
+    summary = msgspec.structs.replace(summary_from_files(empty), assumptions=ASSUMPTIONS + ds.notes(360.0),
+                                      data_notes=ds.notes(360.0))
     report = build_report(msgspec.structs.replace(empty, summary=summary))
     ids = [s.id for s in report.sections]
     assert ids[:2] == ["summary", "data"] and ids[-1] == "notes"
     data, notes = report.sections[1], report.sections[-1]
     assert [p.text for p in data.parts] == list(ds.notes(360.0))
     assert len(notes.parts) == len(ASSUMPTIONS)  # the simulation's assumptions stay in the notes
-    plain = build_report(msgspec.structs.replace(empty, summary=msgspec.structs.replace(summary, assumptions=ASSUMPTIONS)))
+    plain = build_report(msgspec.structs.replace(empty, summary=msgspec.structs.replace(
+        summary, assumptions=ASSUMPTIONS, data_notes=())))
     assert "data" not in [s.id for s in plain.sections]
