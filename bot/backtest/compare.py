@@ -381,17 +381,31 @@ def session_span(live: RunResults) -> tuple[float, float] | None:
     return (min(o.sent_at for o in live.orders), max((o.ended_at or o.sent_at) for o in live.orders))
 
 
-def recording_span(recording: Sequence[str | Path]) -> tuple[float, float] | None:
-    """The receive times of the recordings' first and last events (epoch seconds), None if empty."""
-    from bot.backtest.replay import replay
+class _Stamp(msgspec.Struct):
+    t: int = 0
 
-    first = last = None
-    with replay(recording, cache=False) as events:
-        for t, _ in events:
-            if first is None:
-                first = t
-            last = t
-    return None if first is None else (first / 1e9, last / 1e9)
+
+def recording_span(recording: Sequence[str | Path]) -> tuple[float, float] | None:
+    """The receive times (epoch seconds) of the recordings' first line, from their runs' headers,
+    and of their last readable line, from each run's last file, whose lines are read as bytes with
+    only their time decoded (no frame is decoded); None if they hold nothing."""
+    from bot.backtest.recording import Damage, raw_lines
+    from bot.backtest.replay import runs
+
+    groups = runs(recording)
+    if not groups:
+        return None
+    stamp = msgspec.json.Decoder(_Stamp)
+    first = min(group[0][1].t for group in groups)
+    last = first
+    for group in groups:
+        for line in raw_lines(group[-1][0]):
+            if type(line) is not Damage:
+                try:
+                    last = max(last, stamp.decode(line).t)
+                except msgspec.DecodeError:
+                    continue
+    return first / 1e9, last / 1e9
 
 
 def missing_span(session: tuple[float, float] | None, recorded: tuple[float, float] | None,
