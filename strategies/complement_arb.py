@@ -30,7 +30,7 @@ import msgspec
 
 from bot.core.intents import Intent, Take
 from bot.core.markets import MarketInfo
-from bot.core.vocabulary import BPS, LOT, NO_FEE, UNIT, FeeSchedule, OrderType, Side, taker_fee
+from bot.core.vocabulary import LOT, NO_FEE, UNIT, FeeSchedule, OrderType, Side, taker_fee
 from bot.strategy import Strategy, StrategyContext
 
 _BUY, _SELL = Side.BUY, Side.SELL
@@ -267,7 +267,7 @@ class ComplementArbitrage(Strategy):
         self._pending: dict[str, Pending] = {}
         self._stats: dict[str, dict[str, float]] = {}
         self._published: dict[str, dict[str, float]] = {}
-        self._default_fee = FeeSchedule(rate=self.params.fee_rate_bps * BPS, exponent=self.params.fee_exponent)
+        self._default_fee = FeeSchedule.from_bps(self.params.fee_rate_bps, self.params.fee_exponent)
 
     def _tops(self, ctx: StrategyContext, tokens: tuple[str, ...]) -> list[Top]:
         out = []
@@ -276,7 +276,7 @@ class ComplementArbitrage(Strategy):
             held = max(0, ctx.portfolio.size(t))
             m = ctx.markets.get(t)
             tick = (b.tick if b is not None and b.tick else 0) or (m.tick if m is not None else 10_000)
-            fee = m.fee if m is not None and m.fee.rate else self._default_fee
+            fee = m.fee.or_default(self._default_fee) if m is not None else self._default_fee
             if b is None or b.stale:
                 out.append(Top(t, None, 0, None, 0, held, tick, fee))
             else:

@@ -29,7 +29,6 @@ import msgspec
 from bot.backtest.timeline import Backtest
 from bot.core.clock import SimClock
 from bot.core.markets import MarketInfo, with_default_fee
-from bot.venue.fees import BPS, FeeSchedule
 from bot.engine.assembly import Signing, build_engine, configured_strategy, simulated_throttles
 from bot.ops.config import BacktestConfig, traded_markets
 from bot.sim.venue import SimVenue
@@ -87,7 +86,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     if wanted - {m.condition_id for m in markets}:
         missing = ", ".join(sorted(wanted - {m.condition_id for m in markets}))
         raise BacktestError(f"configured markets not in the recordings: {missing}")
-    markets = with_default_fee(markets, FeeSchedule(rate=config.sim.fee_rate_bps * BPS, exponent=config.sim.fee_exponent))
+    markets = with_default_fee(markets, config.sim.fee)
     strategy = configured_strategy(config)
     clock = SimClock(0.0)
     sink = ResultsSink(out, format=results_format or config.results.format)  # with no folder, it only counts

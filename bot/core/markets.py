@@ -84,4 +84,4 @@ def with_default_fee(markets: "list[MarketInfo] | tuple[MarketInfo, ...]", defau
     a simulated venue and the books it feeds then charge and book the same rule."""
     if not default.rate:
         return list(markets)
-    return [m if m.fee.rate else msgspec.structs.replace(m, fee=default) for m in markets]
+    return [m if m.fee.rate else msgspec.structs.replace(m, fee=m.fee.or_default(default)) for m in markets]

@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from bot.core.markets import MarketInfo
-from bot.venue.fees import BPS, FeeSchedule
+from bot.venue.fees import FeeSchedule
 from bot.venue.units import format_units, parse_units
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -86,8 +86,7 @@ class Market(msgspec.Struct, frozen=True):
 
     @property
     def fee(self) -> FeeSchedule:
-        return FeeSchedule(rate=self.fee_rate_bps * BPS, exponent=self.fee_exponent,
-                           rebate=self.fee_rebate_bps * BPS)
+        return FeeSchedule.from_bps(self.fee_rate_bps, self.fee_exponent, self.fee_rebate_bps)
 
     @property
     def info(self) -> MarketInfo:

@@ -181,7 +181,6 @@ async def _paper(config: Any, args: Any) -> int:
     from bot.ops.metrics import Metrics
     from bot.sim.venue import SimVenueConfig, SimVenue
     from bot.ops.config import traded_markets
-    from bot.venue.fees import BPS, FeeSchedule
 
     v = config.venue
     venue = Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=None, address="",
@@ -192,8 +191,7 @@ async def _paper(config: Any, args: Any) -> int:
         if not markets:
             print("bot run --paper: none of the configured markets is listed by the venue", file=sys.stderr)
             return 2
-        markets = with_default_fee(markets, FeeSchedule(rate=config.sim.fee_rate_bps * BPS,
-                                                        exponent=config.sim.fee_exponent))
+        markets = with_default_fee(markets, config.sim.fee)
         strategy = configured_strategy(config)
         metrics = Metrics(mode="paper")
         if config.metrics.enabled:

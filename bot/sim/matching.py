@@ -55,7 +55,7 @@ from bot.sim.results import CancelResult, OrderResult, rejected
 from bot.sim.settlement import Settlement, SettlementConfig
 from bot.sim.ticks import TickConfig, next_tick
 from bot.sim.trades import MakerFill, Trade, apply_trade, maker_cash, taker_cash, trade_id_prefix
-from bot.venue.fees import BPS, FeeSchedule, maker_rebate, taker_fee
+from bot.venue.fees import FeeSchedule, maker_rebate, taker_fee
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
 from bot.venue.units import UNIT
 
@@ -100,7 +100,7 @@ class MarketState:
     def __init__(self, info: MarketInfo, enforce_min_size: bool = True,
                  default_fee: FeeSchedule | None = None) -> None:
         self.info = info
-        self.fee = info.fee if info.fee.rate or default_fee is None else default_fee
+        self.fee = info.fee.or_default(default_fee)
         self.tick = info.tick
         self.min_size = info.min_size if enforce_min_size else 0
         self.yes = Book(info.tokens[0], info.condition_id, info.outcomes[0])
@@ -152,7 +152,7 @@ class MatchingEngine:
         self._trade_count = 0  # trade ids: UUID-shaped, seeded prefix + 12-hex-digit counter
         self._settle = cfg.settlement.enabled
         self._fee_account = cfg.fee_account
-        self._default_fee = FeeSchedule(rate=cfg.fee_rate_bps * BPS, exponent=cfg.fee_exponent)
+        self._default_fee = FeeSchedule.from_bps(cfg.fee_rate_bps, cfg.fee_exponent)
 
     # setup -------------------------------------------------------------------------------
     def add_market(self, info: MarketInfo) -> MarketState:

@@ -67,7 +67,7 @@ from bot.sim.settlement import Settlement, SettlementConfig
 from bot.sim.trades import MakerFill, Trade, apply_trade, maker_cash, trade_id_prefix
 from bot.venue.amounts import TICK_RULES
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
-from bot.venue.fees import BPS, FeeSchedule, maker_rebate, taker_fee
+from bot.venue.fees import MAX_EXPONENT, FeeSchedule, maker_rebate, taker_fee
 from bot.venue.models.ws import BookEvent, LastTradePriceEvent, PriceChangeEvent
 from bot.venue.units import UNIT
 
@@ -120,8 +120,8 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError(f"mode must be backtest or paper, not {self.mode!r}")
         if not 0 <= self.fee_rate_bps <= 10_000:
             raise ValueError(f"fee_rate_bps must be within 0..10000, got {self.fee_rate_bps}")
-        if not 1 <= self.fee_exponent <= 8:
-            raise ValueError(f"fee_exponent must be within 1..8, got {self.fee_exponent}")
+        if not 1 <= self.fee_exponent <= MAX_EXPONENT:
+            raise ValueError(f"fee_exponent must be within 1..{MAX_EXPONENT}, got {self.fee_exponent}")
         if not self.account or len({self.account, self.fee_account, EXTERNAL}) != 3:
             raise ValueError(f"account and fee_account must be distinct, non-empty and not {EXTERNAL!r}")
         if not self.pair_window >= 0:
@@ -130,6 +130,11 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError("closed_memory must be >= 0")
         if self.collateral < 0 or self.holdings < 0:
             raise ValueError("collateral and holdings must be >= 0")
+
+    @property
+    def fee(self) -> FeeSchedule:
+        """The fee rule of markets whose info carries none (``fee_rate_bps``, ``fee_exponent``)."""
+        return FeeSchedule.from_bps(self.fee_rate_bps, self.fee_exponent)
 
 
 class _Token:
@@ -144,7 +149,7 @@ class _Token:
         self.own = OwnBook()
         self.info = info
         self.outcome = outcome
-        self.fee = info.fee if info.fee.rate or fee is None else fee  # the market's, else the default
+        self.fee = info.fee.or_default(fee)
 
 
 def market_amount(order: OwnOrder) -> int:
@@ -180,7 +185,7 @@ class SimVenue:
         self._apply = books is None
         self.books = Books() if books is None else books  # the feed's books, as orders meet them
         self._tokens: dict[str, _Token] = {}
-        default_fee = FeeSchedule(rate=cfg.fee_rate_bps * BPS, exponent=cfg.fee_exponent)
+        default_fee = cfg.fee
         for m in markets:
             if m.tick not in TICK_RULES:
                 raise ValueError(f"market {m.condition_id}: unsupported tick {m.tick} units")

@@ -59,6 +59,15 @@ class FeeSchedule(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         """The same schedule at a trade record's rate (``fee_rate_bps``)."""
         return msgspec.structs.replace(self, rate=bps * BPS)
 
+    @classmethod
+    def from_bps(cls, rate_bps: int, exponent: int = 1, rebate_bps: int = 0) -> FeeSchedule:
+        """A schedule from whole basis points, as configs write it."""
+        return cls(rate=rate_bps * BPS, exponent=exponent, rebate=rebate_bps * BPS)
+
+    def or_default(self, default: FeeSchedule | None) -> FeeSchedule:
+        """This market's rule, or ``default`` (a simulated venue's) when it charges none."""
+        return self if self.rate or default is None else default
+
 
 NO_FEE = FeeSchedule()
 
