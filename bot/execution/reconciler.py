@@ -876,17 +876,17 @@ class Reconciler:
         taken from it pro rata."""
         tok = leg.token_id or token
         size, fee = leg.size, 0
-        notional = leg.cash * UNIT if leg.cash is not None else leg.price * size
+        notional = None if leg.cash is None else leg.cash * UNIT  # None: ``price * size`` is the cash
         if self.config.taker_fee:
             size, fee = booked_fee(leg.side, leg.price, leg.size,
                                    record_schedule(self.fees.get(tok), leg.fee_rate_bps), leg.is_maker)
-            if leg.cash is not None and size != leg.size:  # a taker buyer's fee shares, worth their share of the cash
+            if notional is not None and size != leg.size:  # a taker buyer's fee shares, worth their share of the cash
                 kept = notional * size // leg.size
                 fee, notional = (notional - kept) // UNIT, kept
         return Fill(
             trade_id=trade_id, order_id=leg.order_id, token_id=tok, side=leg.side,
             price=leg.price, size=size, fee=fee, is_maker=leg.is_maker, status=status, ts=ts,
-            notional_e12=notional if leg.cash is not None else None,
+            notional_e12=notional,
         )
 
     def _after_fill(self, o: OwnOrder, now: float) -> None:

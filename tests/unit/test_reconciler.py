@@ -1557,3 +1557,38 @@ def test_a_six_decimal_fill_books_the_cash_the_venue_moves_for_each_leg():
               makers=[maker("0xa", "4.254901", "0.51", side="SELL"), maker("0xb", "2.27451", "0.51", side="SELL")])
     (fill,) = of(taker.on_trade_event(t, 3.0), Fill)
     assert fill.notional_e12 == (2_170_000 + 1_160_001) * U  # each maker's end, ceiled
+
+
+def test_a_takers_cash_is_its_makers_ends_when_they_cover_it_else_its_own_rounded_against_it():
+    """The taker gives or gets the sum of its makers' ends (a whole-lot maker's ``price * size``,
+    an off-lot one's rounded end) when the record's makers cover its size and all read; otherwise
+    its own ``price * size``, a buyer's rounded up and a seller's down. A trade whose every leg is
+    whole books ``price * size`` as it is (no cash carried)."""
+    def taker_fill(side, size, makers, price="0.51"):
+        rec = Reconciler()
+        sent(rec, own("0xt", side=Side.BUY if side == "BUY" else Side.SELL, price=600_000 if side == "BUY" else 400_000,
+                      size=10 * U))
+        (fill,) = [f for f in of(rec.on_trade_event(trade("t", taker="0xt", side=side, size=size, price=price,
+                                                            makers=makers), 1.0), Fill) if f.order_id == "0xt"]
+        return fill
+
+    mside = {"BUY": "SELL", "SELL": "BUY"}
+    # whole taker, off-lot makers: 1.254901 and 0.745099 at 0.51 -> 0.63999951 and 0.38000049
+    for side, ends in (("BUY", 640_000 + 380_001), ("SELL", 639_999 + 380_000)):
+        f = taker_fill(side, "2", [maker("0xa", "1.254901", "0.51", mside[side]), maker("0xb", "0.745099", "0.51", mside[side])])
+        assert f.notional_e12 == ends * U and type(f.notional_e12) is int
+    # a whole-lot maker beside an off-lot one: its end is price x size as it is
+    f = taker_fill("BUY", "6.254901", [maker("0xa", "5", "0.51", "SELL"), maker("0xb", "1.254901", "0.51", "SELL")])
+    assert f.notional_e12 == (2_550_000 + 640_000) * U and type(f.notional_e12) is int
+    # makers that do not cover the taker's size: its own price x size, rounded against it
+    f = taker_fill("BUY", "6.254901", [maker("0xa", "5", "0.51", "SELL")])
+    assert f.notional_e12 == 3_190_000 * U  # 3.18999951 rounded up
+    f = taker_fill("SELL", "6.254901", [maker("0xa", "5", "0.51", "BUY")])
+    assert f.notional_e12 == 3_189_999 * U  # rounded down
+    f = taker_fill("SELL", "6.254901", [])
+    assert f.notional_e12 == 3_189_999 * U
+    # a maker leg that cannot be read: the makers do not tell the cash, the taker's own price does
+    f = taker_fill("BUY", "6.254901", [maker("0xa", "6.254901", "0.5", "SELL"), maker("0xb", "1.2.3", "0.5", "SELL")])
+    assert f.notional_e12 == 3_190_000 * U
+    # every leg whole: nothing carried
+    assert taker_fill("BUY", "5", [maker("0xa", "3", "0.51", "SELL"), maker("0xb", "2", "0.51", "SELL")]).notional_e12 is None
