@@ -31,6 +31,7 @@ import msgspec
 
 from bot.ops.arguments import OneLineParser, decimal, integer, number, run_seconds, with_range
 from bot.venue.orders import MAX_SALT
+from bot.venue.units import MICRO
 from bot.ops.config import (DEFAULT_CONFIG_PATH, BotConfig, ConfigError, has_strategy, load_bot_config,
                             resolve_bot_config, summarize)
 from bot.ops.logging import configure as configure_logging
@@ -468,7 +469,7 @@ def cmd_markets(s: Session) -> int:
 
     print(f"{len(rows)} market(s)")
     for r in rows:
-        flags = [f for f in ("active", "closed", "archived", "neg_risk") if r[f]]
+        flags = [f for f in MARKET_FLAGS if r[f]]
         print()
         print(textwrap.fill(f"{r['question'] or ''}  [{', '.join(flags) or '-'}]", width=max(20, console.width)))
         print(f"condition id: {r['condition_id']}")
@@ -477,6 +478,7 @@ def cmd_markets(s: Session) -> int:
     return EXIT_OK
 
 
+MARKET_FLAGS = ("active", "closed", "archived", "neg_risk")  # shown for a market when true
 MIN_QUESTION_WIDTH = 24  # the question column folds down to this; the id columns never do
 
 
@@ -485,7 +487,7 @@ def _markets_table_width(rows: list[dict[str, Any]]) -> int:
     of ``MIN_QUESTION_WIDTH``: 3 columns of padding and a border each, and the ids' own lengths."""
     ids = max((len(r["condition_id"] or "") for r in rows), default=0)
     tokens = max((len(t["outcome"]) + 2 + len(t["token_id"]) for r in rows for t in r["tokens"]), default=1)
-    flags = max(len("active, closed, archived, neg_risk"), 5)
+    flags = len(", ".join(MARKET_FLAGS))
     return MIN_QUESTION_WIDTH + ids + tokens + flags + 4 * 3 + 1
 
 
@@ -499,7 +501,7 @@ def _markets_table(rows: list[dict[str, Any]]):
     table.add_column("flags")
     for r in rows:
         tokens = "\n".join(f"{t['outcome']}: {t['token_id']}" for t in r["tokens"]) or "-"
-        flags = [f for f in ("active", "closed", "archived", "neg_risk") if r[f]]
+        flags = [f for f in MARKET_FLAGS if r[f]]
         table.add_row(r["question"] or "", r["condition_id"], tokens, ", ".join(flags) or "-")
     return table
 
@@ -909,8 +911,6 @@ def _num(value: object) -> str:
     except InvalidOperation:  # more digits than a Decimal context holds: printed as given
         return str(value)
 
-
-MICRO = Decimal("0.000001")
 
 
 # --------------------------------------------------------------------------------------------

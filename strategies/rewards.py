@@ -24,7 +24,7 @@ Floats only for these rates (statistics); prices stay integer grid prices.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import msgspec
 
@@ -101,13 +101,18 @@ def reward_rate(ours: YesQuotes, others_bids: Iterable[tuple[int, int]], others_
     return terms.daily_rate / UNIT / DAY_S * q / (q + rest)
 
 
+def fill_rates(quotes: YesQuotes, mid: int, a: float, k: float) -> Iterator[tuple[Level, float]]:
+    """Each level of ``quotes`` with its expected fills per second, ``a * exp(-k * delta)`` at its
+    distance ``delta`` from ``mid`` (price units; a level through the mid counts as at it)."""
+    for lv in quotes.bids:
+        yield lv, a * math.exp(-k * (max(0, mid - lv.price) / UNIT))
+    for lv in quotes.asks:
+        yield lv, a * math.exp(-k * (max(0, lv.price - mid) / UNIT))
+
+
 def adverse_rate(quotes: YesQuotes, mid: int, a: float, k: float, markout: float) -> float:
     """USDC per second expected to be lost to informed flow: fill rate times size times markout."""
-    total = 0.0
-    for lv, bid in [(lv, True) for lv in quotes.bids] + [(lv, False) for lv in quotes.asks]:
-        delta = max(0, (mid - lv.price) if bid else (lv.price - mid)) / UNIT
-        total += a * math.exp(-k * delta) * (lv.size / UNIT) * markout
-    return total
+    return sum(rate * (lv.size / UNIT) * markout for lv, rate in fill_rates(quotes, mid, a, k))
 
 
 def rebate_rate(quotes: YesQuotes, mid: int, a: float, k: float, fee: FeeSchedule) -> float:
@@ -115,11 +120,7 @@ def rebate_rate(quotes: YesQuotes, mid: int, a: float, k: float, fee: FeeSchedul
     rebate on the quote's size at its price (``bot.venue.fees.maker_rebate``)."""
     if not fee.rebate:
         return 0.0
-    total = 0.0
-    for lv, bid in [(lv, True) for lv in quotes.bids] + [(lv, False) for lv in quotes.asks]:
-        delta = max(0, (mid - lv.price) if bid else (lv.price - mid)) / UNIT
-        total += a * math.exp(-k * delta) * maker_rebate(lv.price, lv.size, fee) / UNIT
-    return total
+    return sum(rate * maker_rebate(lv.price, lv.size, fee) / UNIT for lv, rate in fill_rates(quotes, mid, a, k))
 
 
 def widest_scoring(mid: int, terms: RewardTerms, tick: int, bid: bool) -> int:

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Iterable, Iterator, Sequence
 
 import msgspec
 
-from bot.backtest.results import Summary
+from bot.backtest.results import TOKEN_FIELDS, Summary
 from bot.core.events import Fill
 from bot.execution.orders import OrderState
 from bot.portfolio.positions import Portfolio
@@ -222,7 +222,6 @@ def _table(folder: Path, name: str, kind: type) -> Iterator[Any]:
     return _samples(rows, path) if kind is Sample else rows
 
 
-_TOKEN_FIELDS = tuple(TokenSample.__struct_fields__)
 
 
 def _parquet_rows(path: Path, kind: type) -> Iterator[Any]:
@@ -257,7 +256,7 @@ def _samples(rows: Iterable[dict[str, Any]], path: Path) -> Iterator[Sample]:
                     yield _sample(head, tokens)
                 head, tokens = key, {}
             if row["token_id"] is not None:
-                tokens[row["token_id"]] = {k: row[k] for k in _TOKEN_FIELDS}
+                tokens[row["token_id"]] = {k: row[k] for k in TOKEN_FIELDS}
         if head is not None:
             yield _sample(head, tokens)
     except (KeyError, msgspec.ValidationError) as exc:

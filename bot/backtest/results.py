@@ -54,7 +54,8 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
                ("token_id", "string"), ("position", "int64"), ("mark", "int64"), ("bid", "int64"), ("ask", "int64"),
                ("our_bid", "int64"), ("our_ask", "int64")),
 }
-_TOKEN_FIELDS = ("position", "mark", "bid", "ask", "our_bid", "our_ask")
+# a series row's figures of one token: the columns after ``token_id``
+TOKEN_FIELDS = tuple(name for name, _ in COLUMNS["series"][[n for n, _ in COLUMNS["series"]].index("token_id") + 1:])
 
 
 class _Table:
@@ -253,7 +254,7 @@ class ResultsSink:
         table = self._tables["series"]
         tokens = row.get("tokens") or {}
         for token, figures in tokens.items():
-            table.add((*head, token, *(figures.get(k) for k in _TOKEN_FIELDS)))
+            table.add((*head, token, *(figures.get(k) for k in TOKEN_FIELDS)))
         if not tokens:
             table.add((*head, None, None, None, None, None, None, None))
 

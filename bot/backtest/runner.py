@@ -152,12 +152,18 @@ def _paused(stream: Iterator[tuple[int, Any]], pauses: list[tuple[float, float]]
     anything inside the pause happens, the feed is told of it (``Feed.pause``: it ages no book)
     and the timeline skips its timers (``Backtest.skip_timers``: no strategy timer, kill-switch
     check or series sample in a silence of hours or weeks)."""
+    if not pauses:
+        yield from stream
+        return
     waiting = list(reversed(pauses))
+    next_ns = waiting[-1][1] * 1e9  # compared in the stream's own nanoseconds, not divided per event
     for item in stream:
-        while waiting and item[0] / 1e9 >= waiting[-1][1]:
-            start, end = waiting.pop()
-            feed.pause(start, end)
-            run.skip_timers(end)
+        if item[0] >= next_ns:
+            while waiting and item[0] >= waiting[-1][1] * 1e9:
+                start, end = waiting.pop()
+                feed.pause(start, end)
+                run.skip_timers(end)
+            next_ns = waiting[-1][1] * 1e9 if waiting else float("inf")
         yield item
 
 

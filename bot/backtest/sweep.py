@@ -49,6 +49,7 @@ import msgspec.inspect as mi
 
 from bot.backtest.executors import Executor, Job, Outcome
 from bot.backtest.results import Summary
+from bot.venue.units import MICRO
 
 T = TypeVar("T")
 
@@ -504,7 +505,7 @@ def exact_text(value: Fraction | float | None) -> str | None:
     f = Fraction(value)
     if f.denominator == 1:
         return str(f.numerator)
-    return str((Decimal(f.numerator) / Decimal(f.denominator)).quantize(Decimal("0.000001")))
+    return str((Decimal(f.numerator) / Decimal(f.denominator)).quantize(MICRO))
 
 
 def ranked_row(r: Ranked) -> dict[str, Any]:

@@ -235,3 +235,10 @@ def test_any_results_line_is_read_or_refused_with_a_results_error(lines, name):
             read_run(d)
         except ResultsError as exc:
             assert f"{name}.jsonl:" in str(exc) and "\n" not in str(exc)
+
+
+def test_a_series_tables_token_columns_are_the_fields_a_sample_reads():
+    from bot.backtest.read import TokenSample
+    from bot.backtest.results import TOKEN_FIELDS
+
+    assert TOKEN_FIELDS == tuple(TokenSample.__struct_fields__)
