@@ -241,7 +241,7 @@ class Router:
         self._targets_rev += 1
 
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
-        if take.side is _SELL and take.amount % LOT:  # a 6-decimal holding: its whole lots
+        if take.side is _SELL:  # a 6-decimal holding: its whole lots (none under a lot)
             take = whole_lots(take)
             if not take.amount:
                 return
