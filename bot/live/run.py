@@ -229,22 +229,16 @@ def paper_path(path: str) -> str:
 async def seed_paper(engine: Any, venue: Any, holdings: int) -> None:
     """The paper account's starting shares in the portfolio, valued at the venue's mids (as a
     live run values what it holds), and those mids as the day's opening marks."""
+    from bot.live.shell import opening_mids
     from bot.venue.errors import VenueError
-    from bot.venue.units import parse_units
 
-    tokens = [t for m in engine.markets for t in m.tokens]
-    batch = engine.feed.config.batch_size  # the venue names at most so many tokens per POST /books
     mids: dict[str, int] = {}
     try:
-        for b in [b for i in range(0, len(tokens), batch) for b in await venue.clob.books(tokens[i:i + batch])]:
-            bids = [parse_units(lv.price) for lv in b.bids or ()]
-            asks = [parse_units(lv.price) for lv in b.asks or ()]
-            if bids and asks:
-                mids[b.asset_id] = (max(bids) + min(asks)) // 2
+        mids = await opening_mids(engine, venue)
     except VenueError as exc:
         log.warning("paper_marks_failed", error=str(exc)[:200])
     if holdings:
-        for t in tokens:
+        for t in (t for m in engine.markets for t in m.tokens):
             engine.portfolio.seed(t, holdings, mids.get(t, 0))
     engine.opening_marks = mids
 

@@ -189,6 +189,9 @@ MAX_INBOX_PER_TURN = 1_000  # inbox messages handled before the market buffer ge
 MAX_MARKET_PENDING = 50_000  # market events buffered before the socket reader waits for the core
 
 
+MARKET_LOOKUPS = 8  # GET /clob-markets requests in flight at once while markets load
+
+
 async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), limit: int | None = None,
                        neg_risk: bool | None = None) -> list[MarketInfo]:
     """Markets to trade: the given condition ids, else every open market taking orders (the first
@@ -212,14 +215,23 @@ async def load_markets(clob: ClobClient, condition_ids: tuple[str, ...] = (), li
         ))
         if not condition_ids and limit is not None and len(out) >= limit:
             break
-    for i, info in enumerate(out):  # each market's fee rule: ``fd`` of GET /clob-markets/{condition_id}
-        try:
-            fd = (await clob.clob_market(info.condition_id)).fee
-        except NotFound:
-            log.warning("fee_schedule_missing", market=info.condition_id)
-            fd = None
-        out[i] = msgspec.structs.replace(info, fee=fee_schedule(fd))
-    return out
+    # each market's fee rule: ``fd`` of GET /clob-markets/{condition_id}, a few asked at once (each
+    # request still passes the client's rate limiter), so start-up does not wait them out in turn
+    fds: dict[str, Any] = {}
+    slots = anyio.Semaphore(MARKET_LOOKUPS)
+
+    async def fee_of(condition_id: str) -> None:
+        async with slots:
+            try:
+                fds[condition_id] = (await clob.clob_market(condition_id)).fee
+            except NotFound:
+                log.warning("fee_schedule_missing", market=condition_id)
+                fds[condition_id] = None
+
+    async with anyio.create_task_group() as tg:
+        for info in out:
+            tg.start_soon(fee_of, info.condition_id)
+    return [msgspec.structs.replace(info, fee=fee_schedule(fds[info.condition_id])) for info in out]
 
 
 def fee_schedule(fd: Any) -> FeeSchedule:
@@ -1103,6 +1115,22 @@ async def held_positions(venue: Venue) -> list[Any]:
     return [p async for p in venue.account.iter_positions(venue.holder, size_threshold=0)]
 
 
+async def opening_mids(engine: Engine, venue: Venue) -> dict[str, int]:
+    """Each tracked token's mid now, ``(best bid + best ask) // 2`` where both exist, read with
+    ``POST /books`` a batch of the feed's ``batch_size`` tokens at a time (the most the venue names
+    in one request); a ``VenueError`` is the caller's."""
+    tokens = [t for m in engine.markets for t in m.tokens]
+    batch = engine.feed.config.batch_size
+    mids: dict[str, int] = {}
+    for i in range(0, len(tokens), batch):
+        for b in await venue.clob.books(tokens[i:i + batch]):
+            bids = [parse_units(lv.price) for lv in b.bids or ()]
+            asks = [parse_units(lv.price) for lv in b.asks or ()]
+            if bids and asks:
+                mids[b.asset_id] = (max(bids) + min(asks)) // 2
+    return mids
+
+
 async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
     """Start the portfolio from the venue's holdings of the tracked tokens, valued at the
     current mid (so PnL counts only what this run trades). Fills already in the portfolio
@@ -1110,21 +1138,13 @@ async def seed_positions(engine: Engine, venue: Venue) -> dict[str, int]:
     mids become the engine's ``opening_marks``: at ``start()``, before anything trades, the day's
     PnL is valued at them (a fresh day starts, and is journaled, there; a day start restored from
     the journal goes on unchanged) and a day already past its loss limit halts."""
-    tokens = [t for m in engine.markets for t in m.tokens]
-    batch = engine.feed.config.batch_size  # the venue names at most so many tokens per POST /books
     try:
         items = await held_positions(venue)
-        books = [b for i in range(0, len(tokens), batch) for b in await venue.clob.books(tokens[i:i + batch])]
+        mids = await opening_mids(engine, venue)
     except VenueError as exc:
         log.warning("seed_positions_failed", error=str(exc)[:200])
         return {}
     held = venue_positions(items, engine.markets)
-    mids: dict[str, int] = {}
-    for b in books:
-        bids = [parse_units(lv.price) for lv in b.bids or ()]
-        asks = [parse_units(lv.price) for lv in b.asks or ()]
-        if bids and asks:
-            mids[b.asset_id] = (max(bids) + min(asks)) // 2
     for token, size in held.items():
         base = size - engine.portfolio.size(token)
         if base:
