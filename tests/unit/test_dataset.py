@@ -102,6 +102,9 @@ def test_the_real_dataset_folder_holds_its_two_days(data_dir: Path) -> None:
     ds = Dataset(day, slugs=chosen)
     assert 100 <= ds.cadence_s <= 130 and ds.rows >= 190  # a sweep about every two minutes
     assert len(ds.pauses(ds.stale_after_s(60.0))) == 1  # the collector stopped once that evening
+    later = Dataset(tables[1:], slugs=choose_markets(tables[1:], count=2))
+    longest = max(b - a for a, b in later.pauses(later.stale_after_s(60.0)))
+    assert round(longest / 3600, 1) == 10.6  # docs/real-data.md: 2026-08-01's 10.6-hour collector stop
 
 
 def test_a_journals_books_come_from_quotes_of_the_markets_it_traded(folder: Path) -> None:
