@@ -21,12 +21,24 @@ def results():
     return run_all((0.1, 0.01, 1.0), paths=10, seed=5)
 
 
+# the most the inventory strategy's std of final inventory and of profit may be of the symmetric
+# one's: markedly smaller where the paper finds it so (its ratios: 0.32 and 0.44 at gamma 0.1, 0.21
+# and 0.32 at 1), smaller at gamma 0.01 where the inventory term is weak (0.54 and 0.65)
+BOUND = {0.1: 0.75, 0.01: 1.0, 1.0: 0.5}
+
+
 @pytest.mark.parametrize("gamma", [0.1, 0.01, 1.0])
 def test_the_inventory_strategy_ends_with_less_spread_of_inventory_and_profit_than_the_symmetric_one(results, gamma):
     inv, sym = results[gamma]["inventory"], results[gamma]["symmetric"]
-    assert inv.q_std < sym.q_std
-    assert inv.profit_std < sym.profit_std
+    assert inv.q_std < BOUND[gamma] * sym.q_std
+    assert inv.profit_std < BOUND[gamma] * sym.profit_std
     assert inv.average_spread == sym.average_spread == pytest.approx(average_spread(Setting(), gamma))
+
+
+def test_where_the_setting_is_the_papers_the_mean_profit_is_near_its_figure(results):
+    """At gamma 0.1 the strategy quotes the paper's spread: its mean profit is near the paper's
+    62.94 (10 paths here; 1,000 give 64.77, the page's table)."""
+    assert results[0.1]["inventory"].profit_mean == pytest.approx(62.94, rel=0.1)
 
 
 def test_the_papers_setting_on_the_venue():
