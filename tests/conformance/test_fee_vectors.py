@@ -12,7 +12,7 @@ import pytest
 
 from bot.venue.enums import Side
 from bot.venue.fees import FeeSchedule, booked_fee, builder_fee, fee_value, fee_worth, schedule_from_wire, taker_fee
-from bot.venue.units import UNIT
+from bot.venue.units import UNIT, parse_units
 
 
 @pytest.fixture(scope="module")
@@ -22,9 +22,7 @@ def fee_vectors(data_dir):
 
 
 def units(value) -> int:
-    d = Decimal(str(value)) * UNIT
-    assert d == d.to_integral_value()
-    return int(d)
+    return parse_units(str(value))  # refuses a vector finer than a micro-unit
 
 
 def test_there_are_thirteen_vectors(fee_vectors):

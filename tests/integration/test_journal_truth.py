@@ -28,7 +28,7 @@ from bot.execution.journal import Journal
 from bot.venue.enums import OrderType, Side
 from tests.integration.exchange_fixture import start_exchange, wait_for
 from tests.integration.test_journal_damage import market
-from tests.integration.test_live_restart import config_text, start_bot, stop_cleanly
+from tests.integration.test_live_restart import config_text, journal_rows, start_bot, stop_cleanly
 from tests.integration.test_live_trading import TICK, counterparty_order, open_orders, ours_on
 
 pytestmark = pytest.mark.integration
@@ -47,8 +47,7 @@ def ex():  # one exchange per test: trading into the bot's bids thins a market's
 
 
 def fills_of(journal: Path) -> list[tuple]:
-    with closing(sqlite3.connect(journal)) as db:  # closed: no handle outlives the read
-        return db.execute(f"SELECT {FILL_COLUMNS} FROM fills ORDER BY seq").fetchall()
+    return journal_rows(journal, f"SELECT {FILL_COLUMNS} FROM fills ORDER BY seq")
 
 
 def fill_our_bid(ex, other, journal: Path, count: int = 1) -> None:

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ def start_bot(cfg: Path, env: dict, log: Path) -> subprocess.Popen:
 
 
 def journal_rows(path: Path, sql: str) -> list[tuple]:
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db:  # closed: no handle outlives the read
         return db.execute(sql).fetchall()
 
 

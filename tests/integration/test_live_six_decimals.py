@@ -24,7 +24,7 @@ from bot.strategy import Strategy
 from bot.venue.eip712 import Wallet
 from bot.venue.enums import OrderType, Side
 from bot.venue.orders import OrderBuilder, orders_body
-from bot.venue.units import LOT, UNIT, lot_floor
+from bot.venue.units import LOT, UNIT, lot_floor, parse_units
 from tests.integration.exchange_fixture import wait_for
 from bot.live.shell import LiveShell, load_markets, make_engine, seed_positions
 from bot.execution.router import RouterConfig
@@ -62,7 +62,7 @@ class Scripted(Strategy):
 
 
 def units(text) -> int:
-    return int(Decimal(str(text)) * UNIT)
+    return parse_units(str(text))
 
 
 def venue_sizes(ex, acct, market) -> dict[str, int]:

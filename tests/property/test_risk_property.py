@@ -247,7 +247,7 @@ def test_reducing_never_raises_a_neg_risk_events_worst_case(pos, quotes):
     assert project(pos, rest).worst_loss(EVENT) <= project(pos, []).worst_loss(EVENT)
 
 
-LOT = 10_000
+from bot.venue.units import LOT  # noqa: E402
 off_lot = st.integers(1, 40 * SH)  # a 6-decimal number of shares
 
 

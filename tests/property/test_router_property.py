@@ -204,7 +204,7 @@ def test_an_idle_router_has_nothing_a_fresh_plan_would_find(steps):
                                           for i in b.order_ids], now)
 
 
-LOT = 10_000
+from bot.venue.units import LOT  # noqa: E402
 off_lot_quote_st = st.builds(
     lambda side, tick, size: Quote("x", side, tick * 10_000, size if side is Side.SELL else size // LOT * LOT + LOT),
     st.sampled_from(Side), st.integers(1, 6), st.integers(1, 3 * U),

@@ -118,5 +118,9 @@ def test_no_per_order_structure_grows_with_the_length_of_a_backtest(monkeypatch,
     long, s4 = _sizes(monkeypatch, tmp_path, 4800.0)
     assert s4.orders_sent >= 3.5 * s1.orders_sent and s1.orders_sent > 800  # four times the orders...
     assert s4.fills >= 3 * s1.fills and s1.fills > 0  # ...and the fills
+    # the walk reached the per-order structures it is about (else an empty comparison would pass)
+    for name in ("orders._orders", "orders._forgotten", "._trades", "sink._open", "sink._closed", "venue._orders",
+                 "venue._closed", "router._emitted_cancels", "portfolio._fills"):
+        assert any(k.endswith(name) for k in short), name
     grew = {k: (short.get(k, 0), v) for k, v in long.items() if v > max(2 * short.get(k, 0), 64)}
     assert grew == {}  # ...and no structure twice as large (counted once: old name, short, long)
