@@ -20,8 +20,8 @@ if __package__ in (None, ""):
 
 from bot.core.clock import SimClock
 from bot.engine.assembly import Signing, build_engine
-from bot.engine.engine import Engine, EngineConfig, SendCancels, SendPlaces
-from bot.execution.protocol import CancelsAnswered, all_live
+from bot.engine.engine import Engine, EngineConfig
+from bot.execution.protocol import CancelsAnswered, SendCancels, SendPlaces, all_live
 from bot.execution.records import CancelResult
 from bot.core.markets import MarketInfo
 from bot.risk import RiskLimits

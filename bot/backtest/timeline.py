@@ -30,7 +30,8 @@ from collections import deque
 from typing import Any, Callable, Iterable
 
 from bot.core.levels import PriceLevels
-from bot.engine.engine import Engine, SendCancels, SendPlaces, VenueCancelAll
+from bot.engine.engine import Engine
+from bot.execution.protocol import SendCancels, SendPlaces, VenueCancelAll
 from bot.sim.venue import SimVenue
 from bot.venue.models.ws import LastTradePriceEvent, PriceChangeEvent
 

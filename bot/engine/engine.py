@@ -33,63 +33,24 @@ from bot.core.intents import CancelAll, CancelOrder, Intent, QuoteTarget, Take
 from bot.core.levels import PriceLevels
 from bot.core.markets import MarketIndex
 from bot.core.touch import Touch, net_touch, own_levels
-from bot.execution.protocol import (
-    CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
-    RequestFailed, Result, TradeSeen, TradesPage,
-)
 from bot.execution.orders import OrderState
-from bot.execution.reconciler import (
-    FetchTrades, LookupOrder, OrderUpdate, Reconciler, ResendOrder, TradeBooked, TradeUnbooked,
+from bot.execution.protocol import (
+    Action, CancelsAnswered, CancelsFailed, CheckPositions, FetchTrades, LookupOrder, OpenOrders, OrderLookup, OrderSeen,
+    PlacesAnswered, PlacesFailed, RequestFailed, ResendOrder, Result, SendCancels, SendPlaces, SyncOrders, TradeBooked,
+    TradeSeen, TradeUnbooked, TradesPage, VenueCancelAll,
 )
+from bot.execution.reconciler import OrderUpdate, Reconciler
 from bot.execution.restart import restore
-from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router
+from bot.execution.router import PlaceBatch, Router
 from bot.portfolio import DailyPnl, Portfolio, marks_from_books
 from bot.risk import Connectivity, HaltReason, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
 from bot.strategy import Strategy, StrategyContext, intents_of
-from bot.venue.enums import OrderType, TradeStatus
+from bot.venue.enums import TradeStatus
 from bot.venue.errors import classify_rejection
 
 _STATE_GAUGE = {TradingState.ACTIVE: 0, TradingState.REDUCING: 1, TradingState.HALTED: 2}
 _ACCEPT = VenueAccept()  # the kill switch's accept event (no fields: one serves every ack)
 
-
-# --- actions for the shell ---------------------------------------------------------------------
-
-
-class SendPlaces(msgspec.Struct, frozen=True):
-    """POST these orders (already signed and journaled); answer with ``PlacesAnswered`` or
-    ``PlacesFailed``. ``tick_at``: perf-counter time of the book update that caused it."""
-
-    batch: PlaceBatch
-    tick_at: float | None = None
-
-
-class SendCancels(msgspec.Struct, frozen=True):
-    """DELETE these order ids; answer with ``CancelsAnswered`` or ``CancelsFailed``."""
-
-    batch: CancelBatch
-
-
-class VenueCancelAll(msgspec.Struct, frozen=True):
-    """DELETE /cancel-all (halt or stop): catches anything the order store does not know."""
-
-    reason: str = ""
-
-
-class SyncOrders(msgspec.Struct, frozen=True):
-    """GET /data/orders (complete listing), answered with ``OpenOrders`` stamped with the time
-    it was asked for."""
-
-
-class CheckPositions(msgspec.Struct, frozen=True):
-    """GET /positions after ``delay_s`` (retried until read), answered with the holdings for
-    ``Engine.reconcile_positions``."""
-
-    delay_s: float = 0.0
-
-
-Action = (SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder | ResendOrder | FetchTrades
-          | CheckPositions)
 
 MAX_VERIFY_CHECKS = 30  # positions reads after a reconnect before an unconfirmed position halts
 VERIFY_EVERY_S = 1.0

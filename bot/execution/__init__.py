@@ -7,14 +7,8 @@ Synchronous and deterministic: values in, values out, ``now`` passed in; no HTTP
 from bot.execution.diff import diff
 from bot.execution.journal import Journal, JournalConfig, JournalState
 from bot.execution.orders import OrderState, OrderStore, OwnOrder
-from bot.execution.reconciler import (
-    FetchTrades,
-    LookupOrder,
-    OrderUpdate,
-    Reconciler,
-    ReconcilerConfig,
-    ResendOrder,
-)
+from bot.execution.reconciler import OrderUpdate, Reconciler, ReconcilerConfig
+from bot.execution.protocol import FetchTrades, LookupOrder, ResendOrder
 from bot.execution.restart import restore
 from bot.execution.router import CancelBatch, OrderRequest, PlaceBatch, Router, RouterConfig
 

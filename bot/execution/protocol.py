@@ -1,13 +1,14 @@
-"""The protocol between the engine and whatever executes its actions: what comes back, one typed
-shape per event. It sits with execution, below the engine, so the simulated venue (paper and
-backtest) speaks it without importing the engine.
+"""The protocol between the engine and whatever executes its actions, in one file: every action
+the engine emits (what it asks for) and every result it takes back (what happened), one typed
+shape each. It sits with execution, below the engine, so every executor (the live venue's, and
+the simulated venue of paper trading and backtests) speaks it without importing the engine.
 
-The live shell builds these from the venue's answers at the edge (HTTP responses, user-channel
-frames, REST pages); the simulated venue of paper trading and backtests builds them directly.
-Invariant: the engine sees only these Structs, with integer micro-units and one spelling of each
-field (the records of ``bot.execution.records``), never wire dicts; trades alone may come as the
-venue's decoded models, each turned into its record by the reconciler, so one it cannot read is
-kept aside without stopping the rest.
+The live executor turns actions into requests and builds results from the venue's answers at
+the edge (HTTP responses, user-channel frames, REST pages); the simulated venue builds results
+directly. Invariant: the engine sees only these Structs, with integer micro-units and one
+spelling of each field (the records of ``bot.execution.records``), never wire dicts; trades
+alone may come as the venue's decoded models, each turned into its record by the reconciler, so
+one it cannot read is kept aside without stopping the rest.
 """
 
 from __future__ import annotations
@@ -18,6 +19,84 @@ import msgspec
 
 from bot.execution.records import CancelResult, OrderRecord, OrderResult, TradeRecord
 from bot.execution.router import CancelBatch, PlaceBatch
+
+
+# --- actions: what the engine asks of its executor ---------------------------------------
+
+
+class SendPlaces(msgspec.Struct, frozen=True):
+    """POST these orders (already signed and journaled); answer with ``PlacesAnswered`` or
+    ``PlacesFailed``. ``tick_at``: perf-counter time of the book update that caused it."""
+
+    batch: PlaceBatch
+    tick_at: float | None = None
+
+
+class SendCancels(msgspec.Struct, frozen=True):
+    """DELETE these order ids; answer with ``CancelsAnswered`` or ``CancelsFailed``."""
+
+    batch: CancelBatch
+
+
+class VenueCancelAll(msgspec.Struct, frozen=True):
+    """DELETE /cancel-all (halt or stop): catches anything the order store does not know."""
+
+    reason: str = ""
+
+
+class SyncOrders(msgspec.Struct, frozen=True):
+    """GET /data/orders (complete listing), answered with ``OpenOrders`` stamped with the time
+    it was asked for."""
+
+
+class CheckPositions(msgspec.Struct, frozen=True):
+    """GET /positions after ``delay_s`` (retried until read), answered with the holdings for
+    ``Engine.reconcile_positions``."""
+
+    delay_s: float = 0.0
+
+
+class LookupOrder(msgspec.Struct, frozen=True):
+    """``GET /data/order/{order_id}``, answered with ``OrderLookup``."""
+
+    order_id: str
+
+
+class ResendOrder(msgspec.Struct, frozen=True):
+    """POST the same signed order again (venue showed it absent after an unknown outcome)."""
+
+    order_id: str
+    signed: Any = None
+
+
+class FetchTrades(msgspec.Struct, frozen=True):
+    """Read ``/data/trades`` from the trades cursor (an order closed without all its fills seen),
+    answered with ``TradesPage`` values."""
+
+    order_ids: tuple[str, ...] = ()
+
+
+class TradeUnbooked(msgspec.Struct, frozen=True):
+    """A trade record we cannot book yet (told once per trade id): ``tokens`` are those whose fill
+    of ours it may hold, which stop quoting until it is booked; ``reason`` is one line."""
+
+    trade_id: str
+    reason: str
+    tokens: tuple[str, ...] = ()
+
+
+class TradeBooked(msgspec.Struct, frozen=True):
+    """A trade told as ``TradeUnbooked`` before is booked now (or proved none of ours)."""
+
+    trade_id: str
+    tokens: tuple[str, ...] = ()
+
+
+Action = (SendPlaces | SendCancels | VenueCancelAll | SyncOrders | LookupOrder | ResendOrder | FetchTrades
+          | CheckPositions | TradeUnbooked | TradeBooked)
+
+
+# --- results: what comes back ----------------------------------------------------------
 
 
 class PlacesAnswered(msgspec.Struct, frozen=True):

@@ -48,6 +48,7 @@ import msgspec
 from bot.core.events import Fill, FillReversal, SettlementUpdate
 from bot.core.intents import CancelOrder
 from bot.execution.orders import OrderState, OrderStore, OwnOrder
+from bot.execution.protocol import FetchTrades, LookupOrder, ResendOrder, TradeBooked, TradeUnbooked
 from bot.execution.records import (
     OrderRecord,
     OrderResult,
@@ -120,41 +121,6 @@ class OrderUpdate(msgspec.Struct, frozen=True):
     filled: int
     remaining: int
     reason: str = ""
-
-
-class LookupOrder(msgspec.Struct, frozen=True):
-    """Shell: ``GET /data/order/{order_id}``, then feed ``on_order_lookup``."""
-
-    order_id: str
-
-
-class ResendOrder(msgspec.Struct, frozen=True):
-    """Shell: POST the same signed order again (venue showed it absent after an unknown outcome)."""
-
-    order_id: str
-    signed: Any = None
-
-
-class FetchTrades(msgspec.Struct, frozen=True):
-    """Shell: read ``/data/trades`` (an order closed without all its fills seen)."""
-
-    order_ids: tuple[str, ...] = ()
-
-
-class TradeUnbooked(msgspec.Struct, frozen=True):
-    """A trade record we cannot book yet (told once per trade id): ``tokens`` are those whose fill
-    of ours it may hold, which stop quoting until it is booked; ``reason`` is one line."""
-
-    trade_id: str
-    reason: str
-    tokens: tuple[str, ...] = ()
-
-
-class TradeBooked(msgspec.Struct, frozen=True):
-    """A trade told as ``TradeUnbooked`` before is booked now (or proved none of ours)."""
-
-    trade_id: str
-    tokens: tuple[str, ...] = ()
 
 
 class Unbooked:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import signal
 import time
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import anyio
 import msgspec
@@ -48,12 +48,12 @@ from anyio.abc import TaskGroup
 from anyio.lowlevel import checkpoint
 
 from bot.core.markets import MarketIndex, MarketInfo, RewardTerms
-from bot.engine.engine import CheckPositions, Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
+from bot.engine.engine import Engine
 from bot.execution.protocol import (
-    CancelsAnswered, CancelsFailed, OpenOrders, OrderLookup, OrderSeen, PlacesAnswered, PlacesFailed,
-    RequestFailed, TradeSeen, TradesPage,
+    CancelsAnswered, CancelsFailed, CheckPositions, FetchTrades, LookupOrder, OpenOrders, OrderLookup, OrderSeen,
+    PlacesAnswered, PlacesFailed, RequestFailed, ResendOrder, SendCancels, SendPlaces, SyncOrders, TradeBooked,
+    TradeSeen, TradeUnbooked, TradesPage, VenueCancelAll,
 )
-from bot.execution.reconciler import FetchTrades, LookupOrder, ResendOrder, TradeBooked, TradeUnbooked
 from bot.execution.records import cancel_result, order_record, order_result
 from bot.execution.router import CancelBatch
 from bot.live.writes import crossed_own

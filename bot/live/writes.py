@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.engine.engine import SendPlaces
+from bot.execution.protocol import SendPlaces
 from bot.venue.enums import Side
 from bot.venue.units import UNIT
 

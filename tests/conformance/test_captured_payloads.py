@@ -364,7 +364,8 @@ def run_path(data_dir: Path, rel: str) -> int:
     """``rel`` along its path; returns the fills it booked."""
     from bot.core.book import Books
     from bot.execution.orders import OrderState as S
-    from bot.execution.reconciler import LookupOrder, Reconciler
+    from bot.execution.reconciler import Reconciler
+    from bot.execution.protocol import LookupOrder
     from bot.execution.records import order_record
     from bot.portfolio.positions import Portfolio
     from bot.venue.units import decimal_to_units

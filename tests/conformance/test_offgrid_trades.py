@@ -16,7 +16,8 @@ from pathlib import Path
 
 from bot.core.events import Fill
 from bot.execution.orders import OwnOrder
-from bot.execution.reconciler import Reconciler, ReconcilerConfig, TradeBooked, TradeUnbooked
+from bot.execution.reconciler import Reconciler, ReconcilerConfig
+from bot.execution.protocol import TradeBooked, TradeUnbooked
 from bot.portfolio.positions import Portfolio
 from bot.venue.enums import Side, TradeStatus
 from bot.venue.models import Page, Trade, decode

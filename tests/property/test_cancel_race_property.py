@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.core.intents import CancelOrder, Quote, QuoteTarget
-from bot.execution.reconciler import LookupOrder, Reconciler
+from bot.execution.reconciler import Reconciler
+from bot.execution.protocol import LookupOrder
 from bot.execution.router import CancelBatch, PlaceBatch, Router
 from bot.venue.enums import Side
 

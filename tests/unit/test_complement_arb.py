@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -200,7 +199,7 @@ def test_sample_recording_has_no_mispriced_set(tmp_path: Path):
 def test_the_legs_leave_as_fok_orders_in_one_batch():
     """Through the engine, risk and router: both legs of a set are one placement request."""
     from bot.engine.assembly import Signing, build_engine, simulated_throttles
-    from bot.engine.engine import SendPlaces
+    from bot.execution.protocol import SendPlaces
     from bot.ops.config import BotConfig
     from bot.venue.stream import ConnectionEvent
 

@@ -9,8 +9,8 @@ import json
 import msgspec
 
 from bot.core.clock import SimClock
-from bot.engine.engine import Engine, SendPlaces, VenueCancelAll
-from bot.execution.protocol import TradeSeen, all_live
+from bot.engine.engine import Engine
+from bot.execution.protocol import SendPlaces, TradeSeen, VenueCancelAll, all_live
 from bot.execution.records import trade_record
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.journal import Journal

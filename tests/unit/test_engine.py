@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 from bot.core.clock import SimClock
-from bot.engine.engine import Engine, SendCancels, SendPlaces, SyncOrders, VenueCancelAll
-from bot.execution.protocol import CancelsAnswered, PlacesFailed, TradeSeen, all_live
+from bot.engine.engine import Engine
+from bot.execution.protocol import (
+    CancelsAnswered, PlacesFailed, SendCancels, SendPlaces, SyncOrders, TradeSeen, VenueCancelAll, all_live,
+)
 from bot.execution.records import cancel_result, trade_record
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.execution.orders import OrderState
@@ -135,7 +137,7 @@ def test_ack_fill_and_settlement_reach_portfolio_then_failed_reverses():
 
 
 def test_unknown_submit_outcome_asks_for_lookup_not_resend():
-    from bot.execution.reconciler import LookupOrder
+    from bot.execution.protocol import LookupOrder
     clock = SimClock(1_000.0)
     eng, out = start(clock)
     batch = next(a.batch for a in out if isinstance(a, SendPlaces))
@@ -150,8 +152,7 @@ def test_an_order_of_unknown_outcome_is_not_resent_until_positions_are_confirmed
     """After the user channel comes back nothing new leaves until the venue's holdings are the
     booked ones: an order whose submit outcome was unknown and that the venue's listing does not
     show is closed, not resent; a resend asked for before the reconnect is not sent either."""
-    from bot.execution.protocol import OpenOrders
-    from bot.execution.reconciler import ResendOrder
+    from bot.execution.protocol import OpenOrders, ResendOrder
     clock = SimClock(1_000.0)
     eng, out = start(clock)
     first, *rest = [a.batch for a in out if isinstance(a, SendPlaces)]

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.core.clock import SimClock
-from bot.engine.engine import Engine, EngineConfig, SendPlaces
-from bot.execution.protocol import PlacesAnswered, all_live
+from bot.engine.engine import Engine, EngineConfig
+from bot.execution.protocol import PlacesAnswered, SendPlaces, all_live
 from bot.execution.records import OrderResult
 from bot.ops.metrics import Metrics
 from bot.venue.models.ws import decode_market_frame

@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.engine.engine import SendPlaces
+from bot.execution.protocol import SendPlaces
 from bot.exchange.wire import frame_tokens, request_tokens, wire_latencies
 from bot.execution.orders import OwnOrder
 from bot.execution.router import PlaceBatch

@@ -14,8 +14,7 @@ from bot.core.book import Book
 from bot.core.clock import SimClock
 from bot.core.touch import net_touch, own_levels
 from bot.core.vocabulary import UNIT, Side
-from bot.engine.engine import SendPlaces
-from bot.execution.protocol import all_live
+from bot.execution.protocol import SendPlaces, all_live
 from strategies.market_maker import BookView, Params, quote
 from tests.unit.test_engine import NO, YES, book, make_engine, places, up
 

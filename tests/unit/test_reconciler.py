@@ -9,15 +9,8 @@ import pytest
 from bot.core.events import Fill, FillReversal, SettlementUpdate
 from bot.core.intents import CancelOrder
 from bot.execution.orders import OrderState, OwnOrder
-from bot.execution.reconciler import (
-    FetchTrades,
-    LookupOrder,
-    OrderUpdate,
-    Reconciler,
-    ReconcilerConfig,
-    ResendOrder,
-    advance_status,
-)
+from bot.execution.reconciler import OrderUpdate, Reconciler, ReconcilerConfig, advance_status
+from bot.execution.protocol import FetchTrades, LookupOrder, ResendOrder
 from bot.execution.records import order_record, order_result, trade_record
 from bot.venue.enums import OrderType, Side, TradeStatus
 
@@ -1323,7 +1316,8 @@ def test_a_record_naming_no_leg_does_not_let_a_held_trade_go():
 
 
 # --- prices off the grid, records that cannot be booked, status spellings ---------------------
-from bot.execution.reconciler import TradeBooked, TradeUnbooked, trade_legs  # noqa: E402
+from bot.execution.reconciler import trade_legs  # noqa: E402
+from bot.execution.protocol import TradeBooked, TradeUnbooked
 
 
 def test_an_offgrid_leg_books_the_cash_the_venue_settled():

@@ -22,7 +22,7 @@ from bot.core.clock import SimClock
 from bot.core.intents import CancelAll, Quote, QuoteTarget
 from bot.core.markets import MarketInfo
 from bot.engine.assembly import Signing, StrategySet, build_engine, configured_strategy, simulated_throttles
-from bot.engine.engine import SendCancels, SendPlaces
+from bot.execution.protocol import SendCancels, SendPlaces
 from bot.ops.config import (BotConfig, ConfigError, StrategyInstanceConfig, decode_bot_config, load_bot_config,
                             traded_markets)
 from bot.ops.metrics import Metrics

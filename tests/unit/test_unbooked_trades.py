@@ -12,10 +12,9 @@ from structlog.testing import capture_logs
 
 from bot.core.clock import SimClock
 from bot.core.events import Fill
-from bot.engine.engine import SendCancels
-from bot.execution.protocol import TradesPage, all_live
+from bot.execution.protocol import SendCancels, TradesPage, all_live
 from bot.execution.orders import OrderState
-from bot.execution.reconciler import TradeBooked, TradeUnbooked
+from bot.execution.protocol import TradeBooked, TradeUnbooked
 from bot.live.shell import LiveShell
 from bot.ops.metrics import Metrics
 from bot.venue.models import Page, Trade, decode
