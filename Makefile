@@ -7,11 +7,11 @@ STAMP  := $(VENV)/.installed
 BUILT   := $(VENV)/.built
 # The optional dependencies the tests use (Ray and Optuna for sweeps; hadolint and check-jsonschema
 # lint deploy/; the venue's official client, py-clob-client-v2, trades against the local exchange
-# in tests/conformance): requirements-extras.lock.
+# in tests/conformance; Sphinx builds the API reference, docs/api): requirements-extras.lock.
 EXTRAS  := $(VENV)/.extras
 SOURCES := $(wildcard bot/*.py bot/*/*.py bot/*/*.pxd strategies/*.py strategies/*.pxd)
 
-.PHONY: run test bench lock clean mutation
+.PHONY: run test bench docs lock clean mutation
 
 $(STAMP): requirements.lock pyproject.toml setup.py
 	@echo "setting up $(VENV): the locked dependencies of requirements.lock (a first install takes a minute or two)"
@@ -26,7 +26,7 @@ $(BUILT): $(STAMP) $(SOURCES)
 	touch $(BUILT)
 
 $(EXTRAS): $(STAMP) requirements-extras.lock
-	@echo "adding to $(VENV) the optional dependencies the tests use: requirements-extras.lock (Ray, Optuna, the official client)"
+	@echo "adding to $(VENV) the optional dependencies the tests use: requirements-extras.lock (Ray, Optuna, the official client, Sphinx)"
 	$(BIN)/python -m pip install --quiet -r requirements-extras.lock
 	touch $(EXTRAS)
 
@@ -38,6 +38,9 @@ test: $(BUILT) $(EXTRAS)
 
 bench: $(BUILT)
 	$(BIN)/python -m bench
+
+docs: $(BUILT) $(EXTRAS)  # the API reference for strategy authors, from the docstrings: build/api/index.html
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs/api build/api
 
 lock:  # --all keeps setuptools, which builds the hot path; the optional dependencies keep their own lock
 	$(BIN)/python -m pip freeze --all --exclude-editable | grep -v -e '^pmbot' -e '^pip==' \

@@ -150,27 +150,39 @@ class Strategy:
 
     @property
     def name(self) -> str:
+        """The strategy's name in logs, metrics and reports (its class name unless set)."""
         return type(self).__name__
 
     def on_start(self, ctx: StrategyContext) -> list[Intent] | None:
+        """The run starts (and again after an operator's resume): the books may still be stale."""
         return None
 
     def on_book(self, ctx: StrategyContext, token_id: str) -> list[Intent] | None:
+        """``token_id``'s book changed (once per changed token per batch of updates, on its newest
+        state; with ``reads = "top"`` only when its touch moved)."""
         return None
 
     def on_trade_print(self, ctx: StrategyContext, trade: Any) -> list[Intent] | None:
+        """A trade printed on the market channel (``last_trade_price``: ``asset_id``, ``price``,
+        ``size``, ``side``), anyone's; not called when the strategy does not override it."""
         return None
 
     def on_fill(self, ctx: StrategyContext, fill: "Fill") -> list[Intent] | None:
+        """One fill of ours (``bot.core.events.Fill``), told once, after the portfolio booked it."""
         return None
 
     def on_order_update(self, ctx: StrategyContext, update: Any) -> list[Intent] | None:
+        """One of our orders changed state or matched size (``order_id``, ``token_id``, ``state``,
+        ``filled``, ``remaining``, ``reason``)."""
         return None
 
     def on_timer(self, ctx: StrategyContext) -> list[Intent] | None:
+        """The engine's timer: every ``timer_interval_s`` (0.5 s by default) of the run's clock, wall or
+        simulated."""
         return None
 
     def on_stop(self, ctx: StrategyContext) -> list[Intent] | None:
+        """The run stops: what it returns is handled first, then every own order is cancelled."""
         return None
 
     def estimates(self) -> Mapping[str, Mapping[str, float]]:

@@ -22,7 +22,21 @@ _BUY, _SELL = Side.BUY, Side.SELL
 
 
 class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Market-maker parameters; prices in ticks, sizes in share micro-units."""
+    """Market-maker parameters (the ``[strategy.params]`` table); prices in ticks, sizes in share
+    micro-units (1 share = 1,000,000).
+
+    - ``tokens``: the tokens to quote; empty: every token of every market.
+    - ``fair``: ``"mid"``, or ``"micro"`` (the mid weighted by the sizes at the touch).
+    - ``half_spread_ticks``: each quote's distance from the fair price, at least 1.
+    - ``order_size``: each quote's size (10 shares by default).
+    - ``max_inventory``: the position at which no more bids go out and the skew is full.
+    - ``skew_ticks``: how far the centre moves against the inventory at ``max_inventory``.
+    - ``min_top_size``: a touch thinner than this counts as missing (no quote).
+    - ``requote_ticks``: a quote is replaced only when its price moves by at least this.
+    - ``post_only``: quotes never take liquidity (the venue refuses one that would cross).
+    - ``order_ttl_s``: above 0, GTD orders expiring after this many seconds (venue minimum 180).
+    - ``net_complement``: skew on the token's position net of its complement's, not its own alone.
+    """
 
     tokens: tuple[str, ...] = ()  # tokens to quote; empty: every token of every market
     fair: Literal["mid", "micro"] = "mid"  # micro: mid weighted by the sizes at the touch
