@@ -288,14 +288,16 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
 # --- the floor: a bare client on the same exchange ------------------------------------------------
 
 
-def floor(markets: int, seconds: float = FLOOR_SECONDS, workdir: Path | None = None, pin: bool = False) -> dict:
+def floor(markets: int, seconds: float = FLOOR_SECONDS, workdir: Path | None = None, pin: bool = False,
+          per_connection: int | None = None) -> dict:
     """The least wire-to-wire any client gets from this exchange on this machine: a fresh exchange
     of ``markets`` markets (its limits scaled up, so nothing is held or refused for rate) and a bare
     client that, for each ``price_change`` frame, writes a prebuilt ``POST /orders`` naming that
     frame's first token on a kept-alive connection: the frame's bytes searched for the token, no
     decode, no book, no strategy, no signing, no journal. The exchange stamps the request as it
     enters (before auth; it then refuses the unsigned order). Figures in seconds. ``pin``: the client
-    on the bot's core (this process, for the run), the exchange on its own."""
+    on the bot's core (this process, for the run), the exchange on its own. ``per_connection``: tokens
+    a market connection carries (the venue's 500 by default)."""
     import anyio
 
     tmp = Path(workdir or tempfile.mkdtemp(prefix="live-floor-"))
@@ -307,7 +309,7 @@ def floor(markets: int, seconds: float = FLOOR_SECONDS, workdir: Path | None = N
         held: list[float] = []
         if pin:
             os.sched_setaffinity(0, {pinned_cores()[0]})
-        sent = anyio.run(bare_client, info, seconds, held)
+        sent = anyio.run(bare_client, info, seconds, held, per_connection)
     finally:
         os.sched_setaffinity(0, cpus)
         ex.stdin.close()
@@ -320,7 +322,8 @@ def floor(markets: int, seconds: float = FLOOR_SECONDS, workdir: Path | None = N
 _TOKEN = re.compile(rb'"asset_id":\s*"([0-9]+)"')
 
 
-async def bare_client(info: dict, seconds: float, held: list[float] | None = None) -> int:
+async def bare_client(info: dict, seconds: float, held: list[float] | None = None,
+                      per_connection: int | None = None) -> int:
     """Subscribe to every token of the exchange on its market channel (as many tokens a connection
     as the venue allows, as the bot does), and answer each ``price_change`` frame at once with a prebuilt request;
     responses are read and dropped. Returns the requests written; ``held`` gets the client's own
@@ -336,7 +339,6 @@ async def bare_client(info: dict, seconds: float, held: list[float] | None = Non
     async with Transport(info["clob"]) as transport:
         tokens = [t.token_id async for m in ClobClient(transport).iter_markets() for t in m.tokens]
     host, _, port = info["clob"].split("//", 1)[1].partition(":")
-    stream = await anyio.connect_tcp(host, int(port))
     sent = 0
 
     def request(token: bytes) -> bytes:
@@ -344,7 +346,7 @@ async def bare_client(info: dict, seconds: float, held: list[float] | None = Non
         return (b"POST /orders HTTP/1.1\r\nHost: " + host.encode() + b"\r\nContent-Type: application/json\r\n"
                 b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 
-    async def drain() -> None:
+    async def drain(stream: anyio.abc.ByteStream) -> None:
         try:
             while await stream.receive():
                 pass
@@ -352,25 +354,33 @@ async def bare_client(info: dict, seconds: float, held: list[float] | None = Non
             pass
 
     async def listen(group: list[str]) -> None:
+        """One market connection and its own kept-alive request connection: a stream has one
+        writer (two tasks sending on one stream at once is an error, as past 500 tokens, where the
+        market channel takes two connections)."""
         nonlocal sent
-        async with websockets.connect(info["ws"] + "/ws/market", compression=None, max_size=None) as ws:
-            await ws.send(msgspec.json.encode(MarketSubscribe(assets_ids=group)).decode())
-            async for frame in ws:
-                got = time.perf_counter()
-                raw = frame.encode() if isinstance(frame, str) else frame
-                if b'"price_change"' in raw and (m := _TOKEN.search(raw)):
-                    await stream.send(request(m.group(1)))
-                    sent += 1
-                    if held is not None:
-                        held.append(time.perf_counter() - got)
+        stream = await anyio.connect_tcp(host, int(port))
+        try:
+            async with anyio.create_task_group() as reader:
+                reader.start_soon(drain, stream)
+                async with websockets.connect(info["ws"] + "/ws/market", compression=None, max_size=None) as ws:
+                    await ws.send(msgspec.json.encode(MarketSubscribe(assets_ids=group)).decode())
+                    async for frame in ws:
+                        got = time.perf_counter()
+                        raw = frame.encode() if isinstance(frame, str) else frame
+                        if b'"price_change"' in raw and (m := _TOKEN.search(raw)):
+                            await stream.send(request(m.group(1)))
+                            sent += 1
+                            if held is not None:
+                                held.append(time.perf_counter() - got)
+                reader.cancel_scope.cancel()
+        finally:
+            await stream.aclose()
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(drain)
-        for group in shard_assets(tokens, StreamConfig().max_assets_per_connection):
+        for group in shard_assets(tokens, per_connection or StreamConfig().max_assets_per_connection):
             tg.start_soon(listen, group)
         await anyio.sleep(seconds)
         tg.cancel_scope.cancel()
-    await stream.aclose()
     return sent
 
 

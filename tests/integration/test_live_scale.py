@@ -52,3 +52,12 @@ def test_the_floor_client_answers_book_updates_and_the_exchange_stamps_them(tmp_
     assert 0 < f["n"] <= f["sent"], f
     assert 0 < f["p50"] <= f["p99"] < 4.0, f
     assert f["client_p50"] is not None and 0 < f["client_p50"] < f["p50"], f  # its own share is a part
+
+
+def test_the_floor_client_keeps_one_writer_per_connection_past_one_market_connection(tmp_path: Path):
+    """Past 500 tokens (256 markets) the market channel takes more than one connection: each has
+    its own request connection, as two tasks writing one stream at once fail (BusyResourceError).
+    Here 2 markets at one token a connection: four listeners, all answering."""
+    f = floor(2, 4.0, workdir=tmp_path, per_connection=1)
+    assert f["sent"] > 0, f
+    assert 0 < f["n"] <= f["sent"], f

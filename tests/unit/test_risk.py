@@ -797,3 +797,14 @@ def test_a_sell_cut_to_its_whole_lots_keeps_every_other_field_of_its_intent():
     take = Take("Y1", Side.SELL, 480_000, 11_371_898, OrderType.FAK)
     d = check(gate(), [take], positions=pos)
     assert d.accepted == [Take("Y1", Side.SELL, 480_000, 11_370_000, OrderType.FAK)]
+
+
+def test_an_order_judged_by_its_level_before_stays_counted_for_the_next_one():
+    # 100 NO held: net exposure 100 > 50 already; a YES bid does not raise it, so it passes on the
+    # level before it, and it must still count when the next bid of the target is judged
+    g = gate(max_net_exposure=50 * SH, max_position=15 * SH, max_market_notional=None, max_event_notional=None,
+             max_event_loss=None)
+    pos = Positions({"N1": 100 * SH})
+    d = check(g, [QuoteTarget("Y1", (q(size=10 * SH), q(price=490_000, size=10 * SH)))], positions=pos)
+    assert reasons(d) == [Reason.POSITION]
+    assert d.accepted == [QuoteTarget("Y1", (q(size=10 * SH),))]
