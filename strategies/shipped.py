@@ -14,13 +14,16 @@ import msgspec
 
 
 class Shipped(msgspec.Struct, frozen=True):
-    """A strategy's ``path`` (``package.module:Class``), its demo parameters, and whether the demo
-    gives it every market the exchange lists (a neg-risk event is a set only when whole)."""
+    """A strategy's ``path`` (``package.module:Class``), its demo parameters, whether the demo
+    gives it every market the exchange lists (a neg-risk event is a set only when whole), and how
+    much faster than real time the demo's synthetic traders run for it (what it trades on is
+    rarer than a few seconds of a demo at real time)."""
 
     path: str
     demo_params: dict[str, Any] = {}
     all_markets: bool = False
     about: str = ""
+    demo_flow_speed: float = 1.0
 
 
 _FAST = {"half_life_s": 30.0, "warmup_s": 2.0, "min_moves": 3, "min_prints": 4, "sample_s": 0.5}  # warm within seconds
@@ -52,7 +55,7 @@ SHIPPED: dict[str, Shipped] = {
         about="bands moved into a (configured) rewarded spread, estimating the reward earned"),
     "complement-arbitrage": Shipped(
         "strategies.complement_arb:ComplementArbitrage", {"max_size": 10_000_000, "min_size": 5_000_000},
-        all_markets=True,
+        all_markets=True, demo_flow_speed=10.0,  # a neg-risk set is mispriced about a tenth of the time
         about="buys or sells whole sets of outcomes (a market's YES+NO, a neg-risk event's YES) when mispriced"),
 }
 

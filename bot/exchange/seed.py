@@ -279,6 +279,7 @@ def generate_catalog(
             m = make_market(f"Will {name} win election {j + 1}?", eid, "politics", True, nr_id, ("Yes", "No"),
                             EPOCH + timedelta(days=120))
             ms.append(m)
+        ms = [msgspec.structs.replace(m, mid=mid) for m, mid in zip(ms, event_mids(seed, j, len(ms)))]
         out_markets.extend(ms)
         events.append(Event(
             id=eid, ticker=_slug(title), slug=_slug(title), title=title,
@@ -295,6 +296,20 @@ def generate_catalog(
             name=creators[n % len(creators)].creatorName,
         ))
     return Catalog(out_markets, events, tags, series, creators, comments)
+
+
+def event_mids(seed: int, event: int, outcomes: int) -> list[str]:
+    """The YES mids of a neg-risk event's outcomes (exactly one wins): 2-decimal prices of at least
+    0.02 that sum to exactly 1, drawn from their own generator (the rest of the catalog's draws are
+    unchanged by the number of outcomes)."""
+    rng = random.Random(f"event-mids:{seed}:{event}")
+    cents = 100 - 2 * outcomes  # what is left over the 0.02 floor of each, shared by weights
+    weights = [rng.uniform(1.0, 3.0) for _ in range(outcomes)]
+    total = sum(weights)
+    shares = [int(cents * w / total) for w in weights]
+    for i in range(cents - sum(shares)):  # the rounding's remainder, a cent each to the first
+        shares[i % outcomes] += 1
+    return [f"0.{2 + c:02d}" for c in shares]
 
 
 def add_fixed_market(catalog: Catalog, seed: "object") -> Market:

@@ -85,7 +85,9 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
 
     console = Console(file=out)
     live_view = not opts.no_view and out.isatty()
-    config = ExchangeConfig(seed=opts.seed, markets=max(4, opts.markets), flow=FlowConfig(enabled=True),
+    shipped = SHIPPED[opts.strategy]
+    config = ExchangeConfig(seed=opts.seed, markets=max(4, opts.markets),
+                            flow=FlowConfig(enabled=True, speed=shipped.demo_flow_speed),
                             demo_credentials=opts.demo_credentials)
     async with LocalExchange(config) as ex:
         quiet_server_logs()
@@ -93,7 +95,6 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
         venue = Venue(clob_url=ex.urls.clob, data_url=ex.urls.data, ws_url=ex.urls.ws,
                       creds=acct.creds, address=acct.address, chain_id=config.chain_id)
         try:
-            shipped = SHIPPED[opts.strategy]
             markets = await load_markets(venue.clob, limit=None if shipped.all_markets else opts.markets)
             if not markets:
                 console.print("demo: the exchange lists no binary market")
@@ -128,6 +129,8 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
                 await seed_positions(engine, venue)
             urls = [("exchange", ex.urls.clob)] + ([("metrics", f"http://127.0.0.1:{port}/metrics")] if port else [])
             against = "on the local exchange's books, paper trading" if opts.paper else "against the local exchange"
+            if shipped.demo_flow_speed != 1.0:
+                against += f" (its synthetic traders {shipped.demo_flow_speed:g}x faster)"
             for line in header_lines(f"demo: {opts.strategy} on {len(markets)} market(s) for {opts.duration:.0f}s "
                                      f"{against}", urls):
                 console.print(line, soft_wrap=True)

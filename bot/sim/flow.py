@@ -1,7 +1,10 @@
 """A synthetic market: seeded background traders that keep one binary market's books alive.
 
 * A hidden fair value (the YES probability) follows a random walk in logit space with Poisson
-  jumps.
+  jumps. The markets of one neg-risk event share an ``EventValue`` instead: each outcome's latent
+  score walks on its own and its fair value is its softmax share, so the event's fair values sum
+  to exactly 1 at every instant (its books, quoted around them, sum near 1; each market's own
+  traders move them apart for a while: arbitrage windows open and close).
 * Liquidity providers requote a ladder around the fair value (BUY YES below it, BUY NO at
   ``1 - p`` above it, so they only need collateral) and merge YES+NO pairs they accumulate.
 * Noise takers send FAK orders of random side and size, with a bounded slippage.
@@ -51,6 +54,11 @@ class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     informed_amount: int = 30_000_000  # USDC per informed order
     funding: int = 1_000_000_000_000  # collateral each synthetic account starts with (and refills)
     name: str = "sim"  # account prefix
+    # the providers' quotes dislocate from the fair value now and then (a jump, decaying back):
+    # in a neg-risk event, the windows in which a whole set is mispriced
+    dislocation_rate: float = 0.0  # jumps per second (0: never; the default draws nothing)
+    dislocation_size: float = 0.06  # std of a jump, in probability
+    dislocation_half_life_s: float = 4.0
 
     def faster(self, speed: float) -> "FlowConfig":
         """The same traders with time running ``speed`` times faster: every rate (actions, jumps)
@@ -60,23 +68,74 @@ class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return msgspec.structs.replace(
             self, volatility=self.volatility * math.sqrt(speed), jump_rate=self.jump_rate * speed,
             lp_rate=self.lp_rate * speed, noise_rate=self.noise_rate * speed, informed_rate=self.informed_rate * speed,
+            dislocation_rate=self.dislocation_rate * speed, dislocation_half_life_s=self.dislocation_half_life_s / speed,
         )
 
     def __post_init__(self) -> None:
         if not 0 < self.start_price < 1:
             raise ValueError("start_price must be within (0, 1)")
-        if min(self.lp_rate, self.noise_rate, self.informed_rate) < 0:
+        if min(self.lp_rate, self.noise_rate, self.informed_rate, self.dislocation_rate) < 0:
             raise ValueError("rates must be >= 0")
+        if self.dislocation_half_life_s <= 0 or self.dislocation_size < 0:
+            raise ValueError("dislocation_half_life_s must be > 0 and dislocation_size >= 0")
         if self.noise_min <= 0 or self.noise_max < self.noise_min:
             raise ValueError("need 0 < noise_min <= noise_max")
+
+
+class EventValue:
+    """The hidden values of one neg-risk event's outcomes (exactly one wins), moved together.
+
+    Each outcome has a latent score on a random walk with Poisson jumps (the ``FlowConfig``'s
+    volatility and jumps); an outcome's fair YES probability is ``exp(score) / sum(exp(scores))``.
+    Invariants: the fair values sum to 1 (to float rounding) at every instant; the scores move only
+    forward in time, at the times the event's markets act, from this object's own seeded generator.
+    """
+
+    def __init__(self, starts: list[float], config: FlowConfig, seed: int | str = 0) -> None:
+        if len(starts) < 2 or min(starts) <= 0:
+            raise ValueError("an event needs at least two outcomes, each with a positive start")
+        total = sum(starts)
+        self.scores = [math.log(p / total) for p in starts]
+        self.config = config
+        self.rng = random.Random(seed)
+        self.time: float | None = None
+
+    def evolve(self, t: float) -> None:
+        if self.time is None:
+            self.time = t
+            return
+        dt = t - self.time
+        if dt <= 0:
+            return
+        cfg = self.config
+        rng = self.rng
+        scores = self.scores
+        for i in range(len(scores)):
+            x = scores[i] + cfg.volatility * math.sqrt(dt) * rng.gauss(0.0, 1.0)
+            if cfg.jump_rate and rng.random() < 1.0 - math.exp(-cfg.jump_rate * dt):
+                x += rng.gauss(0.0, cfg.jump_size)
+            scores[i] = max(-8.0, min(8.0, x))
+        self.time = t
+
+    def fair(self, outcome: int) -> float:
+        """Outcome ``outcome``'s fair YES probability now."""
+        scores = self.scores
+        top = max(scores)
+        weights = [math.exp(x - top) for x in scores]
+        return weights[outcome] / sum(weights)
 
 
 class SyntheticMarket:
     """Drives the background traders of one market on the caller's clock (unix seconds)."""
 
     def __init__(self, engine: MatchingEngine, market: MarketInfo,
-                 config: FlowConfig | None = None, seed: int = 0) -> None:
+                 config: FlowConfig | None = None, seed: int = 0, value: EventValue | None = None,
+                 outcome: int = 0) -> None:
+        """``value``: the event's shared values (a neg-risk market), of which this market is
+        outcome ``outcome``; ``None``: the market's own fair value, from ``start_price``."""
         self.engine = engine
+        self.value = value
+        self.outcome = outcome
         self.market = market
         self.config = cfg = config or FlowConfig()
         self.rng = random.Random(seed)
@@ -89,6 +148,7 @@ class SyntheticMarket:
             engine.fund(acct, cfg.funding)
         self.logit = math.log(cfg.start_price / (1 - cfg.start_price))
         self.time: float | None = None  # time the fair value was last moved to
+        self.dislocation = 0.0  # how far the providers quote from the fair value (decays to 0)
         self._quotes: dict[str, list[str]] = {lp: [] for lp in self.lps}
         self._agenda: list[tuple[float, int, int, int]] = []  # (time, seq, kind, index)
         self._seq = 0
@@ -96,22 +156,39 @@ class SyntheticMarket:
     # the hidden value --------------------------------------------------------------------
     @property
     def fair(self) -> float:
+        if self.value is not None:
+            return self.value.fair(self.outcome)
         return 1.0 / (1.0 + math.exp(-self.logit))
 
     def _evolve(self, t: float) -> None:
-        if self.time is None:
+        last = self.time
+        value = self.value
+        if value is not None:  # the event's values move, this market's own does not
+            value.evolve(t)
+            if last is None or t > last:
+                self.time = t
+        elif last is None:
             self.time = t
-            return
-        dt = t - self.time
-        if dt <= 0:
-            return
+        elif t > last:
+            dt = t - last
+            cfg = self.config
+            rng = self.rng
+            self.logit += cfg.volatility * math.sqrt(dt) * rng.gauss(0.0, 1.0)
+            if cfg.jump_rate and rng.random() < 1.0 - math.exp(-cfg.jump_rate * dt):
+                self.logit += rng.gauss(0.0, cfg.jump_size)
+            self.logit = max(-6.0, min(6.0, self.logit))  # keep within about 0.0025..0.9975
+            self.time = t
+        if last is not None and t > last and self.config.dislocation_rate:
+            self._dislocate(t - last)
+
+    def _dislocate(self, dt: float) -> None:
+        """The providers' dislocation over ``dt`` seconds: halved every half-life, and a jump with
+        the configured rate."""
         cfg = self.config
         rng = self.rng
-        self.logit += cfg.volatility * math.sqrt(dt) * rng.gauss(0.0, 1.0)
-        if cfg.jump_rate and rng.random() < 1.0 - math.exp(-cfg.jump_rate * dt):
-            self.logit += rng.gauss(0.0, cfg.jump_size)
-        self.logit = max(-6.0, min(6.0, self.logit))  # keep within about 0.0025..0.9975
-        self.time = t
+        self.dislocation *= 0.5 ** (dt / cfg.dislocation_half_life_s)
+        if rng.random() < 1.0 - math.exp(-cfg.dislocation_rate * dt):
+            self.dislocation += rng.gauss(0.0, cfg.dislocation_size)
 
     # scheduling --------------------------------------------------------------------------
     def _schedule(self, t: float, kind: int, index: int, rate: float) -> None:
@@ -200,7 +277,7 @@ class SyntheticMarket:
         self._refill(lp)
         tick = self._tick()
         step = max(tick, -(-cfg.lp_level_step // tick) * tick)
-        fair = self.fair
+        fair = min(0.99, max(0.01, self.fair + self.dislocation))
         offset = self.rng.randint(0, 2) * tick  # providers differ a little
         size = max(cfg.lp_size, self.market.min_size) // LOT * LOT
         ids = []
