@@ -134,6 +134,9 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
             for line in header_lines(f"demo: {opts.strategy} on {len(markets)} market(s) for {opts.duration:.0f}s "
                                      f"{against}", urls):
                 console.print(line, soft_wrap=True)
+            whose = "the simulated venue's account, holding as" if opts.paper else "the exchange's demo account,"
+            console.print(f"  account   {whose} funded at the start with {config.demo_usdc} USDC and {config.demo_shares} "
+                          "shares of every token (so it can sell from the first second)", soft_wrap=True)
             started = time.monotonic()
             last_line = [0.0]
 

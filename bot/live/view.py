@@ -112,7 +112,8 @@ def status_lines(engine: Engine, *, elapsed: float, duration: float | None) -> l
     return [
         Text(f"state {engine.state.value} | {left} | orders sent {s.orders_sent} accepted {s.orders_accepted} "
              f"rejected {s.orders_rejected} | fills {s.fills}", no_wrap=True, overflow="fold"),
-        Text(f"realized {usd(p['realized'])} unrealized {usd(p['unrealized'])} fees {usd(p['fees'])} | "
+        Text(f"PnL {usd(p['total'])} (realized {usd(p['realized'])} unrealized {usd(p['unrealized'])}) "
+             f"fees {usd(p['fees'])} | "
              f"429s {s.rate_limited}", no_wrap=True, overflow="fold"),
         Text(f"tick-to-order median {_us(med)} p99 {_us(p99)}", no_wrap=True, overflow="fold"),
     ]
@@ -132,7 +133,7 @@ def plain_line(engine: Engine, *, elapsed: float) -> str:
     return (
         f"[{elapsed:6.1f}s] state={engine.state.value} open_orders={open_orders} sent={s.orders_sent} "
         f"accepted={s.orders_accepted} rejected={s.orders_rejected} fills={s.fills} "
-        f"realized={usd(p['realized'])} unrealized={usd(p['unrealized'])} 429s={s.rate_limited}"
+        f"realized={usd(p['realized'])} unrealized={usd(p['unrealized'])} pnl={usd(p['total'])} 429s={s.rate_limited}"
     )
 
 
@@ -150,6 +151,7 @@ def summary_rows(engine: Engine) -> list[tuple[str, str]]:
         ("volume (shares)", format_units(s.volume)),
         ("realized PnL (USDC)", usd(p["realized"])),
         ("unrealized PnL (USDC)", usd(p["unrealized"])),
+        ("total PnL after fees (USDC)", usd(p["total"])),
         ("fees (USDC)", usd(p["fees"])),
         ("fees paid (USDC)", usd(p["fees"] + p["rebates"])),
         ("rebates earned (USDC)", usd(p["rebates"])),

@@ -35,6 +35,13 @@ def test_demo_runs_for_its_duration_and_ends_clean():
     assert figure(out, "final state") == "ACTIVE"
     assert "open orders at the exchange: 0" in out
     assert "state=ACTIVE" in out  # periodic plain lines when stdout is not a terminal
+    # where its holdings come from, and the total PnL: realized + unrealized - fees, to the micro-unit
+    assert "the exchange's demo account, funded at the start with 100000 USDC and 1000 shares of every token" in out
+    units = {k: round(float(figure(out, f"│ {k}")) * 1_000_000) for k in
+             ("realized PnL (USDC)", "unrealized PnL (USDC)", "fees (USDC)", "total PnL after fees (USDC)")}
+    assert abs(units["total PnL after fees (USDC)"] - (units["realized PnL (USDC)"] + units["unrealized PnL (USDC)"]
+                                                       - units["fees (USDC)"])) <= 200  # each shown to 4 decimals
+    assert re.search(r"pnl=-?[0-9]+\.[0-9]{4}", out)
 
 
 def test_demo_paper_trades_the_exchanges_books_without_sending():
