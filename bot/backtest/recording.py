@@ -511,6 +511,17 @@ class Damage(msgspec.Struct, frozen=True):
     reason: str
 
 
+# how every ``Damage`` reason begins (a replay's cache keeps a damaged stretch as a gap line with
+# its reason, so the reason alone tells a damaged stretch from a gap the recorder wrote)
+DAMAGE_REASONS = ("a line longer than", "compressed data unreadable", "cut short:", "unreadable line",
+                  "no end line")
+
+
+def is_damage(reason: str) -> bool:
+    """Whether a gap's ``reason`` is a ``Damage`` of the file (not a gap the recorder wrote)."""
+    return reason.startswith(DAMAGE_REASONS)
+
+
 def recording_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The recording files named: files as given, directories expanded to their ``*.jsonl.zst``
     and ``*.jsonl`` files (sorted by name). A RecordingError for a path that does not exist."""

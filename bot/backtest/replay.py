@@ -41,8 +41,8 @@ import structlog
 
 from bot.backtest.cache import CACHED_TYPES, CacheWriter, Chunk, open_cache
 from bot.backtest.recording import (
-    BookLine, Damage, EndLine, FileReader, Gap, GapLine, Header, LineError, MarketLine, MarketMeta,
-    ReadMeter, RestBook, UnknownKind, WsLine, decode_line, fast_ws, recording_files,
+    BookLine, Damage, EndLine, FileReader, Gap, GapLine, Header, LineError, MarketLine, MarketMeta, ReadMeter,
+    RestBook, UnknownKind, WsLine, decode_line, fast_ws, is_damage, recording_files,
 )
 from bot.core.book import price_levels_of
 from bot.core.levels import PriceLevels
@@ -57,7 +57,7 @@ class ReplayStats:
     """Counts of one replay (all files together)."""
 
     __slots__ = ("files", "lines", "frames", "frame_errors", "ignored_frames", "bad_lines",
-                 "unknown_lines", "damaged_files", "held_times", "gaps", "cached_files", "cached_events",
+                 "unknown_lines", "damaged_files", "held_times", "gaps", "unreadable", "cached_files", "cached_events",
                  "built_caches")
 
     def __init__(self) -> None:
@@ -126,6 +126,8 @@ class _File:
 
     def gap(self, reason: str, tokens: Iterable[str] | None = None) -> tuple[int, Gap]:
         self.stats.gaps += 1
+        if is_damage(reason):  # read from the file or from its cache alike
+            self.stats.unreadable += 1
         return self.t, Gap(self.tokens if tokens is None else tuple(tokens), reason)
 
     def damage(self, item: Damage) -> list[tuple[int, Any]]:
