@@ -783,7 +783,7 @@ def cmd_config_check(s: Session) -> int:
     a = s.args
     config = load_bot_config(a.file)
     if has_strategy(config):
-        from bot.engine.assembly import configured_strategy
+        from bot.strategy_set import configured_strategy
 
         configured_strategy(config)
     line = f"ok: {a.file}: {summarize(config)}"

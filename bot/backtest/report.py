@@ -28,7 +28,7 @@ import msgspec
 from bot.backtest import stats
 from bot.backtest.read import FillRecord, RunResults, Sample
 from bot.backtest.results import Summary
-from bot.engine.assembly import strategy_rows
+from bot.strategy_set import strategy_rows
 from bot.execution.orders import OrderState
 from bot.venue.enums import Side
 from bot.venue.units import LOT, UNIT, format_units
