@@ -982,11 +982,12 @@ def cmd_sweep(s: Session) -> int:
 
 
 def cmd_report(s: Session) -> int:
-    from bot.backtest.report import report_path, write_report
-    from bot.backtest.read import read_run
+    from bot.backtest.replay import recorded
+    from bot.results.read import read_run
+    from bot.results.report import report_path, write_report
 
     a = s.args
-    results = read_run(a.results, recording=a.recording, every_s=a.every)
+    results = read_run(a.results, recording=recorded(a.recording), every_s=a.every)
     out = write_report(results, a.out or report_path(a.results))
     sys.stdout.write(f"report: {out}\n")
     return EXIT_OK

@@ -63,7 +63,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     ``bot.backtest.synthetic.SyntheticMarket``. Raises ``BacktestError`` for a run that cannot
     start, ``RecordingError`` for a path that is not a recording. ``results_format`` (``parquet``
     or ``jsonl``) overrides the config's ``[results] format``."""
-    from bot.backtest.results import ResultsSink, Series, summarize
+    from bot.results.folder import ResultsSink, Series, summarize
 
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed
