@@ -11,11 +11,7 @@ from bot.ops.config import ConfigError, has_strategy
 
 
 def cmd_backtest(s: Session) -> int:
-    run = entry_point("bot.backtest.cli", "backtest")
-    if not has_strategy(s.config):
-        where = s.config_path or "the default config"
-        raise ConfigError(f"{where}: [strategy] path (or [[strategies]]) is not set (bot backtest --config FILE)")
-    return finish(run(s.config, s.args))
+    return _run_configured(s, "bot.backtest.cli", "backtest")
 
 
 def cmd_compare(s: Session) -> int:
@@ -27,8 +23,13 @@ def cmd_compare(s: Session) -> int:
 
 
 def cmd_sweep(s: Session) -> int:
-    run = entry_point("bot.backtest.sweep", "sweep")
+    return _run_configured(s, "bot.backtest.sweep", "sweep")
+
+
+def _run_configured(s: Session, module_name: str, command: str) -> int:
+    """``module_name.run(config, args)`` for ``bot command``, once the config names a strategy."""
+    run = entry_point(module_name, command)
     if not has_strategy(s.config):
         where = s.config_path or "the default config"
-        raise ConfigError(f"{where}: [strategy] path (or [[strategies]]) is not set (bot sweep --config FILE)")
+        raise ConfigError(f"{where}: [strategy] path (or [[strategies]]) is not set (bot {command} --config FILE)")
     return finish(run(s.config, s.args))
