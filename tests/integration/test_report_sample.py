@@ -79,3 +79,10 @@ def test_a_journal_gets_its_books_from_a_recording(tmp_path):
     assert results.series[-1].t >= start + 90.0  # the books a minute past the fill, for its markouts
     report = build_report(results)
     assert "fig-markouts" in report.figure_ids and "fig-drawdown" in report.figure_ids
+
+    page = tmp_path / "journal.html"  # the command reads the same books from the recording
+    proc = bot("report", str(tmp_path / "journal.paper.sqlite"), "--recording", str(SAMPLE), "--out", str(page))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"report: {page}\n" and 'id="fig-markouts"' in page.read_text()
+    proc = bot("report", str(tmp_path), "--recording", str(SAMPLE))
+    assert proc.returncode == 2 and "a results folder holds its own books" in proc.stderr, proc.stderr
