@@ -33,6 +33,7 @@ HOT_PATH = (
     "bot.core.markets",
     "bot.core.touch",
     "bot.strategy",
+    "bot.strategy_set",
     "bot.risk.gate",
     "bot.risk.state",
     "bot.risk.window",

@@ -216,6 +216,11 @@ def intents_of(result: Any) -> list[Intent]:
     return out
 
 
+def overrides(strategy: Any, hook: str) -> bool:
+    """True unless ``strategy``'s ``hook`` is the base class's (which returns nothing)."""
+    return getattr(getattr(strategy, hook, None), "__func__", None) is not getattr(Strategy, hook)
+
+
 def _import(module_name: str) -> Any:
     try:
         return importlib.import_module(module_name)

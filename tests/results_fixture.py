@@ -19,8 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot.backtest.read import BookSample
-from bot.backtest.results import ResultsSink
+from bot.results.read import BookSample
+from bot.results.folder import ResultsSink
 from bot.core.events import Fill
 from bot.execution.journal import Journal
 from bot.execution.orders import OrderState as S

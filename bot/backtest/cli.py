@@ -3,7 +3,7 @@ summary, keep its results.
 
 Invariants: bad input (a path that is not a recording, a config naming a market the recordings do
 not hold) is one line on stderr and exit code 2, never a traceback; the results folder holds the
-whole run (``bot.backtest.results``) and its summary, also printed as a table or JSON. One run at a
+whole run (``bot.results.folder``) and its summary, also printed as a table or JSON. One run at a
 time writes a results folder: a second one on a folder in use (an OS lock on its ``.lock``,
 ``bot.execution.exclusive``) is one line naming the holder's pid and exit code 2.
 """
@@ -56,8 +56,8 @@ def run(config: Any, args: Any) -> int:
             print(f"data: {note}")
         print(f"results: {out}")
     if getattr(args, "report", False):
-        from bot.backtest.read import read_results
-        from bot.backtest.report import report_path, write_report
+        from bot.results.read import read_results
+        from bot.results.report import report_path, write_report
 
         path = write_report(read_results(out), report_path(out))
         print(f"report: {path}", file=sys.stderr if args.json else sys.stdout)
@@ -99,7 +99,7 @@ def summary_table(summary: Any) -> Any:
     """The summary as a two-column rich table (USDC and shares in decimals)."""
     from rich.table import Table
 
-    from bot.backtest.report import market_time, summary_rows
+    from bot.results.report import market_time, summary_rows
 
     t = Table(title=f"{summary.mode}: {summary.events:,} events, {market_time(summary.seconds)} of market")
     t.add_column("figure")
@@ -118,16 +118,17 @@ def compare(config: Any, args: Any) -> int:
 
     from bot.backtest.compare import (backtest_session, compare_runs, comparison_section, missing_span, recording_span,
                                       rows, session_span, suggest)
-    from bot.backtest.read import read_journal
+    from bot.backtest.replay import recorded
+    from bot.results.read import read_journal
     from bot.backtest.recording import RecordingError
-    from bot.backtest.report import build_report, render_html
+    from bot.results.report import build_report, render_html
     from bot.backtest.runner import BacktestError
     from bot.ops.logging import configure
 
     configure(level="error", json=True)
     out = Path(args.out) if args.out else Path("results") / time.strftime("compare-%Y%m%d-%H%M%S")
     try:
-        live = read_journal(args.journal, recording=args.recording)
+        live = read_journal(args.journal, recording=recorded(args.recording))
         missing = missing_span(session_span(live), recording_span(args.recording))
         if missing is not None:
             print(f"bot compare: {missing}", file=sys.stderr)

@@ -20,7 +20,7 @@ same price within ``fill_window_s`` (each paired once, nearest first). Then:
 - fill prices and times of paired fills, queue waits (send to first fill) of both runs;
 - the PnL difference split into those causes: each fill is valued at a common final mark.
 
-Every figure comes from the two runs' results (``bot.backtest.read.RunResults``).
+Every figure comes from the two runs' results (``bot.results.read.RunResults``).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from typing import Any, Iterable, Sequence
 
 import msgspec
 
-from bot.backtest import stats
-from bot.backtest.read import FillRecord, OrderRecord, RunResults
 from bot.execution.orders import OrderState
+from bot.results import stats
+from bot.results.read import FillRecord, OrderRecord, RunResults
 from bot.venue.enums import Side
 from bot.venue.units import UNIT, format_units, parse_units
 
@@ -444,7 +444,7 @@ def backtest_session(config: Any, recording: Sequence[str | Path], live: RunResu
     """The backtest of ``recording`` with ``config``, our live orders taken out of its books for
     the simulated venue; the strategy reads the books as recorded, our live orders in them, as it
     read them live (``own_orders_recorded``: the touch it quotes around leaves ours out)."""
-    from bot.backtest.read import read_results
+    from bot.results.read import read_results
     from bot.backtest.replay import markets, replay
     from bot.backtest.runner import run_backtest
 
@@ -518,8 +518,8 @@ def rows(c: Comparison) -> list[tuple[str, str, str]]:
 
 
 def comparison_section(c: Comparison, settings: Sequence[Setting] = ()) -> Any:
-    """The comparison as a report section (``bot.backtest.report``)."""
-    from bot.backtest.report import Note, Section, Table
+    """The comparison as a report section (``bot.results.report``)."""
+    from bot.results.report import Note, Section, Table
 
     parts: list[Any] = [Table("compare-table", ("figure", "live", "backtest"), tuple(rows(c)))]
     if settings:

@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from bot.backtest.results import Summary
+from bot.results.folder import Summary
 
 IN_FLIGHT = 2  # jobs queued per worker: enough to keep every worker busy, no more
 LOCAL_RAY = "local"  # ``--ray local``: start a Ray instance on this machine for the sweep

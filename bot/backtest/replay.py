@@ -28,9 +28,10 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import heapq
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
@@ -370,3 +371,30 @@ def replay(paths: Iterable[str | os.PathLike[str]], *, cache: bool = True, stric
     merged = heapq.merge(*runs_, key=_T)
     closers.append(merged)
     return Events.of((merged,), closers, meter)
+
+
+def recorded(paths: Sequence[str | Path]) -> Callable[[Sequence[str]], Iterator[tuple[int, Any]]] | None:
+    """The books of a journal's run from the recordings ``paths`` (``bot.results.read.MarketEvents``),
+    or ``None`` when no recording is named."""
+    return functools.partial(recording_events, tuple(paths)) if paths else None
+
+
+def recording_events(paths: Sequence[str | Path], tokens: Iterable[str] = ()) -> Iterator[tuple[int, Any]]:
+    """The market events of the recordings ``paths`` as ``(receive ns, event)``; top-of-book
+    files among them (or under a folder) give the books of the dataset markets ``tokens`` name
+    (``SLUG:yes``, ``SLUG:no``), if any. A file that cannot be read is a ``ResultsError``."""
+    from bot.backtest.dataset import Dataset, split_sources
+    from bot.results.read import ResultsError
+
+    try:
+        recordings, tables = split_sources(paths)
+        slugs = sorted({t.rsplit(":", 1)[0] for t in tokens if t.endswith((":yes", ":no"))})
+        streams: list[Iterator[tuple[int, Any]]] = []
+        if recordings:
+            streams.append(replay([str(p) for p in recordings], cache=False))
+        if tables and slugs:
+            streams.append(Dataset(tables, slugs=slugs).events)
+        if streams:
+            yield from streams[0] if len(streams) == 1 else heapq.merge(*streams, key=lambda item: item[0])
+    except (OSError, ValueError) as exc:
+        raise ResultsError(f"recording: {exc}") from None

@@ -29,9 +29,10 @@ import msgspec
 from bot.backtest.timeline import Backtest
 from bot.core.clock import SimClock
 from bot.core.markets import MarketInfo, with_default_fee
-from bot.engine.assembly import Signing, build_engine, configured_strategy, simulated_throttles
+from bot.engine.assembly import Signing, build_engine, simulated_throttles
 from bot.ops.config import BacktestConfig, traded_markets
 from bot.sim.venue import SimVenue
+from bot.strategy_set import configured_strategy
 
 ASSUMPTIONS = (
     "orders join the back of their price level and advance only as the queue model allows: a touch is not a fill",
@@ -62,7 +63,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     ``bot.backtest.synthetic.SyntheticMarket``. Raises ``BacktestError`` for a run that cannot
     start, ``RecordingError`` for a path that is not a recording. ``results_format`` (``parquet``
     or ``jsonl``) overrides the config's ``[results] format``."""
-    from bot.backtest.results import ResultsSink, Series, summarize
+    from bot.results.folder import ResultsSink, Series, summarize
 
     bt: BacktestConfig = config.backtest
     seed = bt.seed if seed is None else seed

@@ -48,7 +48,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from bot.backtest.executors import Executor, Job, Outcome
-from bot.backtest.results import Summary
+from bot.results.folder import Summary
 from bot.venue.units import MICRO
 
 T = TypeVar("T")

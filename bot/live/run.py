@@ -37,7 +37,7 @@ async def _run(config: Any, args: Any) -> int:
     from bot.live.view import ending, plain_line
     from bot.ops.metrics import Metrics
     from bot.ops.secrets import load_secrets
-    from bot.engine.assembly import configured_strategy
+    from bot.strategy_set import configured_strategy
     from bot.ops.config import traded_markets
 
     secrets = load_secrets(config.secrets)
@@ -174,7 +174,8 @@ async def _paper(config: Any, args: Any) -> int:
 
     from bot.core.clock import LiveClock
     from bot.core.markets import with_default_fee
-    from bot.engine.assembly import Signing, build_engine, configured_strategy, simulated_throttles
+    from bot.engine.assembly import Signing, build_engine, simulated_throttles
+    from bot.strategy_set import configured_strategy
     from bot.execution.journal import Journal, JournalConfig
     from bot.live.shell import LiveShell, Venue, load_markets
     from bot.live.view import ending, plain_line

@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from bot.engine.assembly import strategy_rows
+from bot.strategy_set import strategy_rows
 from bot.engine.engine import Engine
 from bot.venue.units import UNIT, format_units
 

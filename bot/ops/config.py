@@ -372,7 +372,7 @@ class BacktestConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class ResultsConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """``[results]``: how a run's results folder is written (``bot.backtest.results``)."""
+    """``[results]``: how a run's results folder is written (``bot.results.folder``)."""
 
     format: Literal["parquet", "jsonl"] = "parquet"  # orders, fills and series as Parquet, or JSON lines
 

@@ -57,7 +57,7 @@ def test_the_market_maker_trades_real_markets_chosen_by_slug_throughout_the_day(
     span = pc.max(table["ts"]).as_py().timestamp() - start
     assert summary["seconds"] == span > 3 * 3600
 
-    from bot.backtest.read import read_results
+    from bot.results.read import read_results
 
     results = read_results(out)  # the tables as written (Parquet by default)
     sent = [o.sent_at for o in results.orders]

@@ -13,7 +13,8 @@ import msgspec
 import pytest
 
 from bot.backtest.compare import backtest_session, compare_runs
-from bot.backtest.read import read_journal
+from bot.backtest.replay import recorded
+from bot.results.read import read_journal
 from bot.exchange.config import FlowConfig
 from bot.execution.journal import Journal
 from bot.ops.config import decode_bot_config
@@ -72,7 +73,7 @@ def session(tmp_path_factory):
 
 def test_with_the_sessions_latency_the_fills_agree(session, tmp_path):
     config, journal, rec, _ = session
-    live = read_journal(journal, recording=[rec])
+    live = read_journal(journal, recording=recorded([rec]))
     backtest = backtest_session(config, [rec], live, tmp_path / "bt", seed=1)
     c = compare_runs(live, backtest)
     assert c.live_fills >= 30 and c.paired_orders > 0
@@ -86,7 +87,7 @@ def test_a_wrong_latency_model_is_named_as_the_cause(session, tmp_path):
     # then had no order on that side on the wire, and its misses read as "quotes": 1 run in 8)
     slow = msgspec.structs.replace(config, sim=msgspec.structs.replace(
         config.sim, latency=LatencyConfig(entry=0.75, response=0.75)))
-    live = read_journal(journal, recording=[rec])
+    live = read_journal(journal, recording=recorded([rec]))
     c = compare_runs(live, backtest_session(slow, [rec], live, tmp_path / "bt", seed=1))
     good = compare_runs(live, backtest_session(config, [rec], live, tmp_path / "bt2", seed=1))
     assert c.agreement < good.agreement

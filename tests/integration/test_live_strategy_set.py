@@ -15,7 +15,7 @@ from anyio.from_thread import start_blocking_portal
 from prometheus_client import generate_latest
 
 from bot.core.markets import MarketIndex
-from bot.engine.assembly import configured_strategy
+from bot.strategy_set import configured_strategy
 from bot.live.run import engine_of
 from bot.live.shell import LiveShell, held_positions, load_markets, seed_positions, venue_positions
 from bot.ops.config import BotConfig, ShellConfig, StrategyInstanceConfig

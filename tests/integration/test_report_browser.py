@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.backtest.read import read_run
-from bot.backtest.report import build_report, write_report
+from bot.results.read import read_run
+from bot.results.report import build_report, write_report
 from tests.integration.browser import FIGURES_DRAWN, Browser, chromium_path
 from tests.results_fixture import write_journal, write_results
 

@@ -14,8 +14,9 @@ import pytest
 
 pytestmark = pytest.mark.integration
 
-from bot.backtest.read import read_journal, read_run
-from bot.backtest.report import build_report, summary_from_files
+from bot.backtest.replay import recorded
+from bot.results.read import read_journal, read_run
+from bot.results.report import build_report, summary_from_files
 from bot.core.events import Fill
 from bot.execution.journal import Journal
 from bot.execution.orders import OrderState, OwnOrder
@@ -69,7 +70,7 @@ def test_a_journal_gets_its_books_from_a_recording(tmp_path):
     journal.order(o)
     journal.close()
 
-    results = read_journal(tmp_path / "journal.paper.sqlite", recording=[SAMPLE])
+    results = read_journal(tmp_path / "journal.paper.sqlite", recording=recorded([SAMPLE]))
     assert results.mode == "paper" and not any("recording" in n for n in results.notes)
     at_fill = [s for s in results.series if s.t <= start + 30.0][-1].tokens[token]
     assert at_fill.bid is not None and at_fill.ask is not None and at_fill.bid < at_fill.ask
@@ -78,3 +79,10 @@ def test_a_journal_gets_its_books_from_a_recording(tmp_path):
     assert results.series[-1].t >= start + 90.0  # the books a minute past the fill, for its markouts
     report = build_report(results)
     assert "fig-markouts" in report.figure_ids and "fig-drawdown" in report.figure_ids
+
+    page = tmp_path / "journal.html"  # the command reads the same books from the recording
+    proc = bot("report", str(tmp_path / "journal.paper.sqlite"), "--recording", str(SAMPLE), "--out", str(page))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"report: {page}\n" and 'id="fig-markouts"' in page.read_text()
+    proc = bot("report", str(tmp_path), "--recording", str(SAMPLE))
+    assert proc.returncode == 2 and "a results folder holds its own books" in proc.stderr, proc.stderr

@@ -11,7 +11,7 @@ import msgspec
 import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
-from bot.backtest.read import read_results
+from bot.results.read import read_results
 from bot.backtest.runner import run_backtest
 from bot.backtest.synthetic import SyntheticConfig, SyntheticMarket
 from bot.core.intents import QuoteTarget

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from bot.backtest import results, runner
-from bot.backtest.results import CLOSED_KEPT, ResultsSink
+from bot.backtest import runner
+from bot.results import folder as results
+from bot.results.folder import CLOSED_KEPT, ResultsSink
 from bot.backtest.synthetic import SyntheticConfig, SyntheticMarket
 from bot.engine import engine as engine_module
 from bot.execution import router as router_module

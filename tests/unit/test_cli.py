@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot import cli
 from bot.cli import main
+from bot.commands import market
 from bot.ops.config import BotConfig
 from bot.venue.auth import hmac_signature
 from tests.conftest import SHARED
@@ -372,9 +372,9 @@ def test_markets_never_cut_an_id_at_any_terminal_width(capsys, monkeypatch, widt
     the terminal is wide enough for them, else one block per market with each id on its line."""
     from rich.console import Console
 
-    import bot.cli
+    from bot.commands.session import Session
 
-    monkeypatch.setattr(bot.cli.Session, "console",
+    monkeypatch.setattr(Session, "console",
                         lambda self: Console(file=sys.stdout, width=width, highlight=False, soft_wrap=False))
     market = dict(MARKET, question="Will it rain in the city on the first day of the month after next? " * 2,
                   clobTokenIds=f'["{TOKEN}", "{LONG_TOKEN}"]')
@@ -430,7 +430,7 @@ def test_internal_error_is_exit_1_and_debug_shows_the_traceback(capsys, monkeypa
         raise RuntimeError(f"bug near {PASSPHRASE}")
 
     register_secret(PASSPHRASE)
-    monkeypatch.setattr(cli, "book_view", boom)
+    monkeypatch.setattr(market, "book_view", boom)
     code, _, err = run(capsys, "book", TOKEN, transport=book_transport())
     assert code == 1
     assert_one_line_error(err, "internal error: RuntimeError")

@@ -4,7 +4,9 @@ accepts is out of its declared range."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 import re
 import threading
 from decimal import Decimal
@@ -13,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import bot.commands
 from bot import cli
 from bot.cli import main
 from bot.exchange import cli as exchange_cli
@@ -25,6 +28,7 @@ BUILD = ["order", "build", "--token", "1", "--side", "BUY", "--price", "0.5"]
 DIGITS_80 = "1234567890" * 8
 DIGITS_33 = "123456789012345678901234567890123"
 RUN_EXCHANGE = exchange_cli.run
+COMMAND_MODULES = [importlib.import_module(f"bot.commands.{m.name}") for m in pkgutil.iter_modules(bot.commands.__path__)]
 
 
 @pytest.fixture(autouse=True)
@@ -199,9 +203,10 @@ def _in_range(action, value) -> bool:
 @given(argv())
 def test_any_argument_vector_exits_0_or_2_with_one_line(capsys, monkeypatch, argv):
     parsed = []
-    for name in dir(cli):  # parsing alone: no command runs, nothing is sent or served
-        if name.startswith("cmd_"):
-            monkeypatch.setattr(cli, name, lambda session: parsed.append(session.args) or 0)
+    for module in COMMAND_MODULES:  # parsing alone: no command runs, nothing is sent or served
+        for name in dir(module):
+            if name.startswith("cmd_"):
+                monkeypatch.setattr(module, name, lambda session: parsed.append(session.args) or 0)
     code = main(argv)
     out, err = capsys.readouterr()
     assert code in (0, 2), (argv, err)

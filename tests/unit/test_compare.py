@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 
 from bot.backtest.compare import align_fills, align_orders, compare_runs, own_orders_out, resting_levels
-from bot.backtest.read import FillRecord, OrderChange, OrderRecord, RunResults
+from bot.results.read import FillRecord, OrderChange, OrderRecord, RunResults
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side, TradeStatus
 from bot.venue.models.ws import decode_market_frame

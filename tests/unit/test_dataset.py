@@ -108,7 +108,7 @@ def test_the_real_dataset_folder_holds_its_two_days(data_dir: Path) -> None:
 
 
 def test_a_journals_books_come_from_quotes_of_the_markets_it_traded(folder: Path) -> None:
-    from bot.backtest.read import recording_events
+    from bot.backtest.replay import recording_events
 
     events = list(recording_events([folder], tokens=["wide:yes", "wide:yes", "0xabc"]))
     assert {ev.asset_id for _, ev in events} == {"wide:yes", "wide:no"} and len(events) == 2 * 15
@@ -164,8 +164,8 @@ def test_positions_held_at_the_end_settle_on_the_authoritative_labels_only(folde
 def test_the_report_says_what_the_books_were_before_any_figure(folder: Path) -> None:
     import msgspec
 
-    from bot.backtest.read import RunResults
-    from bot.backtest.report import build_report, summary_from_files
+    from bot.results.read import RunResults
+    from bot.results.report import build_report, summary_from_files
     from bot.backtest.runner import ASSUMPTIONS
 
     ds = Dataset(table_files(folder), count=2)

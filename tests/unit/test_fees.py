@@ -145,8 +145,8 @@ def test_the_rewards_option_counts_the_rebates_its_quotes_earn():
 
 
 def test_fees_paid_and_rebates_earned_are_counted_apart():
-    from bot.backtest.report import summary_rows
-    from bot.backtest.results import ResultsSink, Summary
+    from bot.results.report import summary_rows
+    from bot.results.folder import ResultsSink, Summary
     from bot.portfolio import Portfolio
 
     paid = Fill("t1", "o1", "Y", BUY, 300_000, 10 * SH, fee=8_820, is_maker=False)

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot import cli
-from bot.backtest import report as rp
-from bot.backtest.read import FillRecord, OrderChange, OrderRecord, RunResults, Sample, TokenSample, read_run
-from bot.backtest.results import ResultsSink, Summary
+from bot.results import report as rp
+from bot.results.read import FillRecord, OrderChange, OrderRecord, RunResults, Sample, TokenSample, read_run
+from bot.results.folder import ResultsSink, Summary
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side, TradeStatus
 from tests.results_fixture import NO, T0, YES, write_journal, write_results

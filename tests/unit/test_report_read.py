@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.backtest import read as rd
-from bot.backtest.read import ResultsError, journal_results, journal_rows, read_journal, read_results, read_run
+from bot.results import read as rd
+from bot.results.read import ResultsError, journal_results, journal_rows, read_journal, read_results, read_run
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side
 from bot.venue.models.book import OrderBook
@@ -218,7 +218,7 @@ def test_paths_that_are_not_results_are_refused(tmp_path):
     with pytest.raises(ResultsError, match="summary.json"):
         read_run(tmp_path)
     with pytest.raises(ResultsError, match="--recording is for journals"):
-        read_run(tmp_path, recording=["x"])
+        read_run(tmp_path, recording=lambda tokens: iter(()))
     with pytest.raises(ResultsError, match="positive number of seconds"):
         read_journal(tmp_path / "x.sqlite", every_s=0)
 
@@ -238,7 +238,7 @@ def test_any_results_line_is_read_or_refused_with_a_results_error(lines, name):
 
 
 def test_a_series_tables_token_columns_are_the_fields_a_sample_reads():
-    from bot.backtest.read import TokenSample
-    from bot.backtest.results import TOKEN_FIELDS
+    from bot.results.read import TokenSample
+    from bot.results.folder import TOKEN_FIELDS
 
     assert TOKEN_FIELDS == tuple(TokenSample.__struct_fields__)

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.backtest import stats
-from bot.backtest.read import FillRecord, OrderChange, OrderRecord, Sample, TokenSample, read_results
+from bot.results import stats
+from bot.results.read import FillRecord, OrderChange, OrderRecord, Sample, TokenSample, read_results
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side, TradeStatus
 from tests.results_fixture import write_results

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.engine.assembly import configured_strategy
+from bot.strategy_set import configured_strategy
 from bot.ops.config import decode_bot_config
 from bot.strategy import Strategy, StrategyError, load_strategy
 from strategies.shipped import SHIPPED

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from prometheus_client import generate_latest
 
-from bot.backtest.read import read_results
-from bot.backtest.report import summary_rows
+from bot.results.read import read_results
+from bot.results.report import summary_rows
 from bot.backtest.synthetic import SyntheticConfig
 from bot.ops.metrics import Metrics
 from bot.strategy import Strategy

@@ -21,7 +21,8 @@ from bot.cli import main
 from bot.core.clock import SimClock
 from bot.core.intents import CancelAll, Quote, QuoteTarget
 from bot.core.markets import MarketInfo
-from bot.engine.assembly import Signing, StrategySet, build_engine, configured_strategy, simulated_throttles
+from bot.engine.assembly import Signing, build_engine, simulated_throttles
+from bot.strategy_set import StrategySet, configured_strategy
 from bot.execution.protocol import SendCancels, SendPlaces
 from bot.ops.config import (BotConfig, ConfigError, StrategyInstanceConfig, decode_bot_config, load_bot_config,
                             traded_markets)

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.backtest.executors import Outcome
-from bot.backtest.results import Summary
+from bot.results.folder import Summary
 from bot.backtest.sweep import (
     MAX_RUNS, Metric, SweepError, SweepResult, apply_params, config_toml, parse_grid, parse_metric, rank,
     ranking_table, short_names, write_results,

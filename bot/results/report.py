@@ -1,4 +1,4 @@
-"""The report of a run: its results (``bot.backtest.read.RunResults``) as figures and tables, and
+"""The report of a run: its results (``bot.results.read.RunResults``) as figures and tables, and
 those as one self-contained HTML file (plotly.js embedded: it opens offline).
 
 A report is a list of sections, each a list of parts (a plotly figure, a table, a note), built by
@@ -25,11 +25,11 @@ from typing import Any, Sequence, Union
 
 import msgspec
 
-from bot.backtest import stats
-from bot.backtest.read import FillRecord, RunResults, Sample
-from bot.backtest.results import Summary
-from bot.engine.assembly import strategy_rows
 from bot.execution.orders import OrderState
+from bot.results import stats
+from bot.results.folder import Summary
+from bot.results.read import FillRecord, RunResults, Sample
+from bot.strategy_set import strategy_rows
 from bot.venue.enums import Side
 from bot.venue.units import LOT, UNIT, format_units
 

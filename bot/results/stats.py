@@ -1,4 +1,4 @@
-"""Statistics of a run, from its results only (``bot.backtest.read.RunResults``): markouts, queue
+"""Statistics of a run, from its results only (``bot.results.read.RunResults``): markouts, queue
 waits, fill fractions and rate, drawdown.
 
 Definitions (pure functions; floats only for statistics, never for money that is booked):
@@ -26,8 +26,8 @@ from typing import Iterable, Sequence
 
 import msgspec
 
-from bot.backtest.read import HORIZONS, FillRecord, OrderRecord, Sample
 from bot.execution.orders import OrderState
+from bot.results.read import HORIZONS, FillRecord, OrderRecord, Sample
 from bot.venue.enums import Side
 
 _UNANSWERED = frozenset({OrderState.PENDING_SUBMIT, OrderState.UNKNOWN})

@@ -1,7 +1,7 @@
 """Read a run's results, from a results folder (backtest) or a journal (live or paper), into one
 in-memory form the report and later comparisons consume.
 
-- A results folder (``bot.backtest.results``) holds the orders' changes, the fills, the sampled
+- A results folder (``bot.results.folder``) holds the orders' changes, the fills, the sampled
   series and the summary: read as written, from Parquet tables or JSON lines (a table's ``.parquet``
   file when there is one, else its ``.jsonl``).
 - A journal (``bot.execution.journal``, SQLite) holds the orders with their state history and the
@@ -19,18 +19,17 @@ grows instead).
 
 from __future__ import annotations
 
-import heapq
 import math
 import sqlite3
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Iterator, Sequence
+from typing import Annotated, Any, Callable, Iterable, Iterator, Sequence
 
 import msgspec
 
-from bot.backtest.results import TOKEN_FIELDS, Summary
 from bot.core.events import Fill
 from bot.execution.orders import OrderState
 from bot.portfolio.positions import Portfolio
+from bot.results.folder import TOKEN_FIELDS, Summary
 
 HORIZONS: tuple[float, ...] = (1.0, 10.0, 60.0)  # markout horizons, s: books are read this far past a run
 from bot.venue.enums import Side, TradeStatus
@@ -164,11 +163,16 @@ class RunResults(msgspec.Struct, frozen=True):
 # --- one entry point ---------------------------------------------------------------------------
 
 
-def read_run(path: str | Path, *, recording: Sequence[str | Path] = (), every_s: float = 1.0) -> RunResults:
+MarketEvents = Callable[[Sequence[str]], Iterable[tuple[int, Any]]]
+"""The market events ``(receive ns, event)`` of a run's time for the tokens it traded, from which a
+journal's books are rebuilt: a recording's (``bot.backtest.replay.recorded``)."""
+
+
+def read_run(path: str | Path, *, recording: MarketEvents | None = None, every_s: float = 1.0) -> RunResults:
     """A results folder or a journal file at ``path`` (``recording``: the books of a journal's run)."""
     p = Path(path)
     if p.is_dir():
-        if recording:
+        if recording is not None:
             raise ResultsError(f"{p}: a results folder holds its own books; --recording is for journals")
         return read_results(p)
     if p.is_file():
@@ -193,7 +197,7 @@ class _OrderLine(msgspec.Struct, frozen=True):
 
 
 def read_results(folder: str | Path) -> RunResults:
-    """The results folder ``folder`` as written by ``bot.backtest.results.ResultsSink``."""
+    """The results folder ``folder`` as written by ``bot.results.folder.ResultsSink``."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ResultsError(f"{folder}: not a folder")
@@ -319,16 +323,16 @@ def split_reversed(rows: Iterable[FillRecord]) -> tuple[tuple[FillRecord, ...], 
 # --- journals ----------------------------------------------------------------------------------
 
 
-def read_journal(path: str | Path, *, recording: Sequence[str | Path] = (), every_s: float = 1.0) -> RunResults:
+def read_journal(path: str | Path, *, recording: MarketEvents | None = None, every_s: float = 1.0) -> RunResults:
     """A live or paper journal (SQLite), its series rebuilt every ``every_s`` seconds of its span
-    (or more, to stay within ``MAX_SAMPLES``), with the books of the recordings ``recording`` over
-    that span and the longest markout horizon after it, when given."""
+    (or more, to stay within ``MAX_SAMPLES``), with the books of the market events ``recording``
+    gives over that span and the longest markout horizon after it, when given."""
     if not (every_s > 0 and math.isfinite(every_s)):
         raise ResultsError(f"the sampling step must be a positive number of seconds, not {every_s}")
     path = Path(path)
     rows = journal_rows(path)  # a bad journal is said before any recording is read
     books = None
-    if recording:
+    if recording is not None:
         orders, fills, _ = rows
         times = [o.sent_at for o in orders] + [f.ts for f in fills]
         ends = [c.at for o in orders for c in o.changes] + times
@@ -336,7 +340,7 @@ def read_journal(path: str | Path, *, recording: Sequence[str | Path] = (), ever
             start, end = min(times), max(ends) + max(HORIZONS)  # the books after the last fill: its markouts
             every_s = series_step(start, end, every_s)
             tokens = [o.token_id for o in orders] + [f.token_id for f in fills]
-            books = list(sample_books(recording_events(recording, tokens), every_s, start=start, end=end))
+            books = list(sample_books(recording(tokens), every_s, start=start, end=end))
         else:
             books = []
     return journal_results(path, rows, books, every_s=every_s)
@@ -425,29 +429,6 @@ class BookSample(msgspec.Struct, frozen=True):
 
     t: float
     quotes: dict[str, tuple[int | None, int | None]]
-
-
-def recording_events(paths: Sequence[str | Path], tokens: Iterable[str] = ()) -> Iterator[tuple[int, Any]]:
-    """The market events of the recordings ``paths`` as ``(receive ns, event)``; top-of-book
-    files among them (or under a folder) give the books of the dataset markets ``tokens`` name
-    (``SLUG:yes``, ``SLUG:no``), if any."""
-    try:
-        from bot.backtest import replay
-        from bot.backtest.dataset import Dataset, split_sources
-    except ImportError:
-        raise ResultsError("this install cannot read recordings (bot.backtest.replay is missing)") from None
-    try:
-        recordings, tables = split_sources(paths)
-        slugs = sorted({t.rsplit(":", 1)[0] for t in tokens if t.endswith((":yes", ":no"))})
-        streams: list[Iterator[tuple[int, Any]]] = []
-        if recordings:
-            streams.append(replay.replay([str(p) for p in recordings], cache=False))
-        if tables and slugs:
-            streams.append(Dataset(tables, slugs=slugs).events)
-        if streams:
-            yield from streams[0] if len(streams) == 1 else heapq.merge(*streams, key=lambda item: item[0])
-    except (OSError, ValueError) as exc:
-        raise ResultsError(f"recording: {exc}") from None
 
 
 def sample_books(events: Iterable[tuple[int, Any]], every_s: float, *, start: float | None = None,
