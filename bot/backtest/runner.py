@@ -69,13 +69,14 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     seed = bt.seed if seed is None else seed
     wanted = set(traded_markets(config))
     dataset = None
+    read = None  # what the replay of recordings counted
     if source is not None:
         found, stream = list(source.markets), source.events()
     else:
         if events is not None:
             metas, stream = events
         else:
-            metas, stream, dataset = _sources(paths, bt)
+            metas, stream, dataset, read = _sources(paths, bt)
         found = [m.info() for m in metas]
     feed, notes = config.feed, ()
     if dataset is not None:  # a polled source: stale only after missing polls of its own cadence
@@ -139,6 +140,8 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
                         assumptions=ASSUMPTIONS + notes)
     settled = dataset.settlement(engine.portfolio, summary.pnl) if dataset is not None else ""
     data = (*notes, settled) if settled else tuple(notes)
+    if read is not None and (read.unreadable or read.frame_errors):
+        data += (damage_note(read),)
     if data:
         summary = msgspec.structs.replace(summary, assumptions=summary.assumptions + ((settled,) if settled else ()),
                                           data_notes=data)
@@ -168,28 +171,42 @@ def _paused(stream: Iterator[tuple[int, Any]], pauses: list[tuple[float, float]]
         yield item
 
 
-def _sources(paths: list[str | Path], bt: BacktestConfig) -> tuple[list[Any], Iterator[tuple[int, Any]], Any]:
+def damage_note(read: Any) -> str:
+    """One line on what of the recordings could not be read (``ReplayStats``)."""
+    parts = []
+    if read.unreadable:
+        parts.append(f"{read.unreadable} unreadable stretch(es) of the recordings skipped (unreadable lines, "
+                     "damaged compressed data, files cut short), each a gap: the books were stale until their "
+                     "next snapshot")
+    if read.frame_errors:
+        parts.append(f"{read.frame_errors} market frame(s) that could not be decoded skipped")
+    return "; ".join(parts)
+
+
+def _sources(paths: list[str | Path], bt: BacktestConfig) -> tuple[list[Any], Iterator[tuple[int, Any]], Any, Any]:
     """The markets and the merged events of recordings and top-of-book files (``.parquet`` or
     ``.csv``, named or under a folder named: ``bot.backtest.dataset``; their markets are those
-    ``[backtest] dataset_*`` choose), and the ``Dataset`` read, if any."""
+    ``[backtest] dataset_*`` choose), the ``Dataset`` read, if any, and the replay's counts
+    (``ReplayStats``, filled as the events are read; ``None`` with no recording)."""
     from bot.backtest import replay as rp
     from bot.backtest.dataset import Dataset, split_sources
 
     recordings, tables = split_sources(paths)
     metas: list[Any] = []
     streams: list[Iterator[tuple[int, Any]]] = []
-    dataset = None
+    dataset = read = None
     if recordings:
         metas += rp.markets(recordings)
-        streams.append(rp.replay(recordings, cache=bt.cache))
+        read = rp.ReplayStats()
+        streams.append(rp.replay(recordings, cache=bt.cache, stats=read))
     if tables:
         dataset = Dataset(tables, slugs=bt.dataset_slugs, category=bt.dataset_category, count=bt.dataset_markets,
                           rank=bt.dataset_rank, depth=bt.dataset_depth, stale_polls=bt.dataset_stale_polls)
         metas += dataset.metas
         streams.append(dataset.events)
     if len(streams) == 1:
-        return metas, streams[0], dataset
-    return metas, heapq.merge(*streams, key=lambda item: item[0]), dataset
+        return metas, streams[0], dataset, read
+    return metas, heapq.merge(*streams, key=lambda item: item[0]), dataset, read
 
 
 def progress_line(n: int, elapsed: float, market_s: float, fraction: float | None) -> str:

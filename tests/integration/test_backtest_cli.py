@@ -106,3 +106,21 @@ def test_the_sample_session_compares_with_its_backtest(tmp_path: Path):
     agreement = re.search(r"fill agreement\s*│\s*([\d.]+)%", done.stdout)
     assert agreement and float(agreement.group(1)) >= 50.0, done.stdout
     assert "comparison" in (tmp_path / "cmp" / "report.html").read_text().lower()
+
+
+def test_a_truncated_recording_backtests_and_says_how_much_it_could_not_read(tmp_path: Path):
+    """A recording cut short mid-file (a recorder killed, a copy interrupted) replays up to the cut;
+    the run says so: one line on stdout, and the summary's data notes, which the report shows."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for f in sorted(SAMPLE.glob("*.jsonl.zst")):
+        raw = f.read_bytes()
+        (data / f.name).write_bytes(raw[: len(raw) // 2] if f.name.endswith("00000.jsonl.zst") else raw)
+    proc = backtest(tmp_path, "--data", str(data), "--out", str(tmp_path / "r"), "--seed", "7")
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stdout.splitlines() if line.startswith("data: ")]
+    assert len(notes) == 1 and notes[0].startswith("data: 1 unreadable stretch(es) of the recordings skipped"), notes
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["data_notes"] == [notes[0][len("data: "):]]
+    whole = backtest(tmp_path, "--data", str(SAMPLE), "--out", str(tmp_path / "w"), "--seed", "7")
+    assert whole.returncode == 0 and "data: " not in whole.stdout  # a whole recording has nothing to say

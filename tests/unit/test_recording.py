@@ -434,3 +434,22 @@ def test_writing_and_replaying_hold_flat_memory_however_long_the_recording(tmp_p
     for cache in (False, True, True):  # without the cache, building it, reading it
         peaks = [_peak_while(lambda: replay_all(next(d.iterdir()), cache)) for d in (short, long)]
         assert peaks[1] < peaks[0] * 1.25 + 50_000, (cache, peaks)
+
+
+def test_a_replay_counts_the_stretches_it_could_not_read_from_the_file_and_from_its_cache(tmp_path: Path) -> None:
+    w = writer(tmp_path, flush_bytes=400)
+    for i in range(20):
+        w.ws(0, trade(i))
+    w.close()
+    data = w.path.read_bytes()
+    cut = tmp_path / "cut.jsonl.zst"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    counts = []
+    for cache in (False, True, True):  # the file; the file, building its cache; the cache
+        stats = ReplayStats()
+        list(replay([cut], cache=cache, stats=stats))
+        counts.append((stats.unreadable, stats.cached_files))
+    assert counts == [(1, 0), (1, 0), (1, 1)]
+    stats = ReplayStats()
+    list(replay([w.path], cache=False, stats=stats))
+    assert stats.unreadable == 0  # a whole file: nothing unreadable, though a recorder's gap would be a gap
