@@ -25,6 +25,7 @@ def run(config: Any, args: Any) -> int:
     from bot.execution.exclusive import Exclusive, InUse
     from bot.ops.config import ConfigError
     from bot.ops.logging import configure
+    from bot.results.folder import claim
 
     configure(level="error", json=True)  # a backtest logs halts, not each rejected quote
     out = Path(args.out) if args.out else Path("results") / time.strftime("backtest-%Y%m%d-%H%M%S")
@@ -34,6 +35,11 @@ def run(config: Any, args: Any) -> int:
         held = Exclusive(out, "results folder", inside=True)  # released when the process ends
     except InUse as exc:
         print(f"bot backtest: {exc}", file=sys.stderr)
+        return 2
+    refused = claim(out, "bot backtest", force=getattr(args, "force", False))
+    if refused is not None:
+        print(refused, file=sys.stderr)
+        held.release()
         return 2
     try:
         source = synthetic_source(getattr(args, "synthetic", None), args.seed)
@@ -124,9 +130,14 @@ def compare(config: Any, args: Any) -> int:
     from bot.results.report import build_report, render_html
     from bot.backtest.runner import BacktestError
     from bot.ops.logging import configure
+    from bot.results.folder import claim
 
     configure(level="error", json=True)
     out = Path(args.out) if args.out else Path("results") / time.strftime("compare-%Y%m%d-%H%M%S")
+    refused = claim(out, "bot compare", force=getattr(args, "force", False))
+    if refused is not None:
+        print(refused, file=sys.stderr)
+        return 2
     try:
         live = read_journal(args.journal, recording=recorded(args.recording))
         missing = missing_span(session_span(live), recording_span(args.recording))

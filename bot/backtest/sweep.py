@@ -48,7 +48,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from bot.backtest.executors import Executor, Job, Outcome
-from bot.results.folder import Summary
+from bot.results.folder import Summary, claim
 from bot.venue.units import MICRO
 
 T = TypeVar("T")
@@ -587,6 +587,8 @@ def changed(table: msgspec.Struct) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # The command
 
+SWEEP_FILES = ("results.json", "results.csv", "best.toml", "runs")  # what a sweep writes into its folder
+
 
 def run(config: Any, args: Any) -> int:
     """Entry point of ``bot sweep``: returns the exit code."""
@@ -609,6 +611,10 @@ def run(config: Any, args: Any) -> int:
         workers = args.workers or (None if cluster else os.cpu_count() or 1)
         workers = min(workers, in_parallel) if workers else None
         out = Path(args.out) if args.out else Path("results") / time.strftime("sweep-%Y%m%d-%H%M%S")
+        refused = claim(out, "bot sweep", force=getattr(args, "force", False), names=SWEEP_FILES)
+        if refused is not None:
+            print(refused, file=sys.stderr)
+            return 2
         with open_executor(workers, args.ray) as executor:
             show = _progress(runs, f"sweep on {executor.name}, {executor.workers} worker(s)",
                              enabled=not args.no_progress)

@@ -198,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "bot.backtest.synthetic.SyntheticConfig; the defaults without one)")
     p.add_argument("--seed", type=(r := integer(0, 2**63 - 1)), help=with_range("seed (default [backtest] seed)", r))
     p.add_argument("--out", metavar="DIR", help="results folder (default results/backtest-<time>)")
+    p.add_argument("--force", action="store_true", help="replace the results an --out folder already holds")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--report", action="store_true", help="also write the HTML report into the results folder")
@@ -212,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--journal", required=True, metavar="FILE", help="the session's journal (SQLite)")
     p.add_argument("--recording", required=True, nargs="+", metavar="PATH", help="recordings made during the session")
     p.add_argument("--out", metavar="DIR", help="folder of the backtest's results and the report (default results/compare-<time>)")
+    p.add_argument("--force", action="store_true", help="replace the results an --out folder already holds")
     p.add_argument("--suggest", action="store_true",
                    help="also try latency and queue models and say which matched the session best")
     p.add_argument("--seed", type=(r := integer(0, 2**63 - 1)), help=with_range("backtest seed", r))
@@ -225,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=(r := integer(1, 1024)), help=with_range("backtests at once (default: CPUs)", r))
     p.add_argument("--ray", metavar="ADDRESS", help="run on the Ray cluster at ADDRESS, or `local`: a Ray instance here")
     p.add_argument("--out", metavar="DIR", help="results folder (default results/sweep-<time>)")
+    p.add_argument("--force", action="store_true", help="replace the results an --out folder already holds")
     p.add_argument("--best", metavar="FILE", help="also write the best set's config file here (always OUT/best.toml)")
     p.add_argument("--keep-runs", action="store_true", help="write each run's results folder under OUT/runs")
     p.add_argument("--top", type=(r := integer(1, 10_000)), default=10, help=with_range("rows of the table", r))

@@ -58,6 +58,34 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 TOKEN_FIELDS = tuple(name for name, _ in COLUMNS["series"][[n for n, _ in COLUMNS["series"]].index("token_id") + 1:])
 
 
+# what a run writes into its results folder (a backtest's, a comparison's; a sweep adds its own)
+RUN_FILES = ("summary.json", "report.html", *(f"{name}.{ext}" for name in COLUMNS for ext in ("parquet", "jsonl")))
+
+
+def claim(folder: Path, command: str, *, force: bool, names: tuple[str, ...] = RUN_FILES) -> str | None:
+    """Make ``folder`` ready for a run's results: ``None`` when it is new or empty (but for its
+    lock), or with ``force``, after removing what a run writes there (``names``: files, or folders
+    of runs); otherwise the one line that refuses it. Other files in it are left alone."""
+    if folder.exists() and not folder.is_dir():
+        return f"{command}: --out {folder} is a file, not a results folder"
+    held = sorted(p.name for p in folder.iterdir() if p.name != ".lock") if folder.is_dir() else []
+    if not held:
+        return None
+    if not force:
+        shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
+        return (f"{command}: {folder} already holds results ({shown}); --force replaces them, "
+                "or choose another --out")
+    import shutil
+
+    for name in names:
+        path = folder / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+    return None
+
+
 class _Table:
     """One Parquet table written in row groups: rows gather in columns, ``ROW_GROUP`` at a time."""
 

@@ -124,3 +124,19 @@ def test_a_truncated_recording_backtests_and_says_how_much_it_could_not_read(tmp
     assert summary["data_notes"] == [notes[0][len("data: "):]]
     whole = backtest(tmp_path, "--data", str(SAMPLE), "--out", str(tmp_path / "w"), "--seed", "7")
     assert whole.returncode == 0 and "data: " not in whole.stdout  # a whole recording has nothing to say
+
+
+def test_an_out_folder_holding_results_is_refused_unless_forced(tmp_path: Path):
+    out = tmp_path / "r"
+    first = backtest(tmp_path, "--data", str(SAMPLE), "--out", str(out), "--seed", "7", "--jsonl")
+    assert first.returncode == 0, first.stderr
+    again = backtest(tmp_path, "--data", str(SAMPLE), "--out", str(out), "--seed", "7")
+    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1, again.stderr
+    assert "already holds results" in again.stderr and "--force" in again.stderr
+    assert (out / "fills.jsonl").exists() and not (out / "fills.parquet").exists()  # nothing touched
+    (out / "notes.txt").write_text("mine")
+    forced = backtest(tmp_path, "--data", str(SAMPLE), "--out", str(out), "--seed", "7", "--force")
+    assert forced.returncode == 0, forced.stderr
+    # the run's files replaced (no stale JSON lines beside the new Parquet), the user's file kept
+    assert (out / "fills.parquet").exists() and not (out / "fills.jsonl").exists()
+    assert (out / "notes.txt").read_text() == "mine"

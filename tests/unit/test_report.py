@@ -225,3 +225,24 @@ def test_a_final_position_off_the_lot_grid_shows_its_dust():
     assert rows["final position …aaaaaaaa (shares)"] == "11.371898 (dust 0.001898: under one lot, no order can sell it)"
     assert rows["final position …cccccccc (shares)"] == "0.001818 (dust 0.001818: under one lot, no order can sell it)"
     assert "final position …bbbbbbbb (shares)" not in rows
+
+
+def test_a_results_folder_is_claimed_when_new_or_empty_refused_when_it_holds_results_and_cleared_when_forced(tmp_path):
+    from bot.results.folder import claim
+
+    assert claim(tmp_path / "new", "bot backtest", force=False) is None
+    (tmp_path / "only-lock").mkdir()
+    (tmp_path / "only-lock" / ".lock").write_text("1")
+    assert claim(tmp_path / "only-lock", "bot backtest", force=False) is None
+    (tmp_path / "file").write_text("x")
+    assert "is a file" in claim(tmp_path / "file", "bot backtest", force=True)
+    held = tmp_path / "held"
+    (held / "runs" / "00001-seed1").mkdir(parents=True)
+    for name in ("summary.json", "orders.parquet", "results.json", "keep.txt"):
+        (held / name).write_text("x")
+    line = claim(held, "bot sweep", force=False)
+    assert line.startswith("bot sweep: ") and "already holds results" in line and "\n" not in line
+    assert claim(held, "bot sweep", force=True, names=("results.json", "runs")) is None
+    assert sorted(p.name for p in held.iterdir()) == ["keep.txt", "orders.parquet", "summary.json"]
+    assert claim(held, "bot backtest", force=True) is None
+    assert sorted(p.name for p in held.iterdir()) == ["keep.txt"]
