@@ -16,6 +16,7 @@ import structlog
 
 from bot.core.intents import CancelAll, CancelOrder, Intent
 from bot.core.markets import MarketIndex, MarketInfo
+from bot.exits import with_exits
 from bot.risk import RiskGate, RiskLimits
 from bot.strategy import Strategy, StrategyContext, StrategyError, intents_of, load_strategy, overrides
 from bot.venue.units import format_units
@@ -280,15 +281,17 @@ def strategy_rows(figures: dict[str, dict[str, int]]) -> list[tuple[str, str]]:
 
 def configured_strategy(config: Any) -> Strategy:
     """The strategy a bot config runs: ``[strategy]``'s, or a ``StrategySet`` of its
-    ``[[strategies]]`` (each loaded with its own params; ``StrategyError`` names the one that fails)."""
+    ``[[strategies]]`` (each loaded with its own params; ``StrategyError`` names the one that fails),
+    each wrapped in its exit rules when it has any (``bot.exits``)."""
     instances = getattr(config, "strategies", ())
     if not instances:
-        return load_strategy(config.strategy.path, config.strategy.params)
+        return with_exits(load_strategy(config.strategy.path, config.strategy.params), config.strategy.exits,
+                          tuple(config.strategy.markets))
     members = []
     for s in instances:
         try:
             strategy = load_strategy(s.path, s.params)
         except StrategyError as exc:
             raise StrategyError(f"strategy {s.name!r}: {exc}") from None
-        members.append((s.name, strategy, tuple(s.markets), s.risk))
+        members.append((s.name, with_exits(strategy, s.exits, tuple(s.markets)), tuple(s.markets), s.risk))
     return StrategySet(members)

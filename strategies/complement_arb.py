@@ -28,13 +28,12 @@ from typing import Any, Literal
 
 import msgspec
 
-from bot.core.intents import Intent, Take
+from bot.core.intents import CENT, Intent, Take, buy_at_least
 from bot.core.markets import MarketInfo
 from bot.core.vocabulary import LOT, NO_FEE, UNIT, FeeSchedule, OrderType, Side, taker_fee
 from bot.strategy import Strategy, StrategyContext
 
 _BUY, _SELL = Side.BUY, Side.SELL
-_CENT = 10_000  # a market order's USDC amount is a whole number of cents
 MAX_REPAIR_WAIT_S = 60.0  # repairs that keep failing are retried at least this often
 
 
@@ -103,7 +102,7 @@ class Opportunity(msgspec.Struct, frozen=True):
 def exact_step(prices: list[int]) -> int:
     """The smallest size (a multiple of the lot) that buys a whole number of cents at each price."""
     step = LOT
-    whole = UNIT * _CENT
+    whole = UNIT * CENT
     for p in prices:
         s = whole // math.gcd(p, whole)
         step = step * s // math.gcd(step, s)
@@ -190,7 +189,7 @@ def _up(got: dict[str, int], hi: int, tops: dict[str, Top], price_of: dict[str, 
         if top is None or top.ask is None or top.ask > min(UNIT - top.tick, price_of[token] + loss) \
                 or top.ask_size < need:
             return []
-        out.append(_buy_take(token, top.ask, need))
+        out.append(buy_at_least(token, top.ask, need))
     return out
 
 
@@ -213,14 +212,6 @@ def _down(got: dict[str, int], lo: int, tops: dict[str, Top], price_of: dict[str
             return []
         out.append(Take(token, _SELL, top.bid, excess, OrderType.FAK))
     return out
-
-
-def _buy_take(token: str, price: int, shares: int) -> Take:
-    """A FAK buy of at least ``shares`` at ``price``: the USDC amount rounded up to whole cents."""
-    amount = -(-shares * price // UNIT // _CENT) * _CENT
-    if amount * UNIT // price < shares:
-        amount += _CENT
-    return Take(token, _BUY, price, amount, OrderType.FAK)
 
 
 class Pending(msgspec.Struct):

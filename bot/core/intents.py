@@ -9,7 +9,9 @@ from __future__ import annotations
 import msgspec
 
 from bot.venue.enums import OrderType, Side
-from bot.venue.units import lot_floor
+from bot.venue.units import UNIT, lot_floor
+
+CENT = 10_000  # a market BUY's USDC amount is a whole number of cents (venue.md: 2 decimals)
 
 
 class Quote(msgspec.Struct, frozen=True):
@@ -65,3 +67,12 @@ class CancelAll(msgspec.Struct, frozen=True):
 
 
 Intent = QuoteTarget | Take | CancelOrder | CancelAll
+
+
+def buy_at_least(token_id: str, price: int, shares: int) -> Take:
+    """A FAK buy of at least ``shares`` at ``price`` or better: the USDC amount in whole cents,
+    rounded up until it buys ``shares`` at ``price``."""
+    amount = -(-shares * price // UNIT // CENT) * CENT
+    if amount * UNIT // price < shares:
+        amount += CENT
+    return Take(token_id, Side.BUY, price, amount, OrderType.FAK)

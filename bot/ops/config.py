@@ -22,6 +22,7 @@ from bot.engine.engine import EngineConfig
 from bot.execution.journal import JournalConfig
 from bot.execution.reconciler import ReconcilerConfig
 from bot.execution.router import RouterConfig
+from bot.exits import ExitRules
 from bot.risk.limits import RiskLimits, StrategyLimits
 from bot.sim.venue import SimVenueConfig
 from bot.venue.limits import LimitsConfig
@@ -239,6 +240,7 @@ class StrategyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     path: str = ""
     markets: tuple[Annotated[str, msgspec.Meta(pattern=_CONDITION_ID.pattern)], ...] = ()
     params: dict[str, Any] = {}
+    exits: ExitRules = ExitRules()  # when it stops quoting and flattens (bot/exits.py)
 
     def __post_init__(self) -> None:
         if self.path and not _STRATEGY_PATH.match(self.path):
@@ -257,6 +259,7 @@ class StrategyInstanceConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=
     markets: tuple[Annotated[str, msgspec.Meta(pattern=_CONDITION_ID.pattern)], ...]
     params: dict[str, Any] = {}
     risk: StrategyLimits = StrategyLimits()
+    exits: ExitRules = ExitRules()
 
     def __post_init__(self) -> None:
         if not _INSTANCE_NAME.match(self.name):
