@@ -32,7 +32,7 @@ Invariants every executor keeps:
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable, Protocol, runtime_checkable
 
 from bot.execution.protocol import Result
 
@@ -40,6 +40,7 @@ Deliver = Callable[[Result], list[Any]]  # a result into the engine; the actions
 Post = Callable[[Any], Awaitable[None]]  # a message into the driver's inbox
 
 
+@runtime_checkable
 class Executor(Protocol):
     """Executes the engine's actions and hands their results back; see the module invariants."""
 
