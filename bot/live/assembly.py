@@ -12,6 +12,7 @@ from bot.core.markets import MarketInfo
 from bot.engine.engine import Engine
 from bot.live.venue import Venue
 
+
 def make_engine(
     strategy: Any,
     markets: list[MarketInfo],

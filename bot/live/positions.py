@@ -20,6 +20,7 @@ from bot.venue.units import parse_units
 
 log = structlog.get_logger("bot.live")
 
+
 def venue_positions(items: list[Any], markets: MarketIndex) -> dict[str, int]:
     """``GET /positions`` items as token -> share units for the tracked markets (an item names
     its token by id, or as ``condition:outcome_index``)."""

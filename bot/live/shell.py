@@ -176,7 +176,6 @@ class LiveShell:
         except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
             await anyio.sleep_forever()
 
-
     async def _gauges(self, market: StreamGauges, interval: float = 1.0) -> None:
         """Export what the core does not see: the market channel's health, book staleness,
         throttle tokens, the day's PnL, the risk limits they are judged against, the event loop's
@@ -406,7 +405,6 @@ class LiveShell:
             if eng.metrics is not None:
                 eng.metrics.errors.labels("core").inc()
         return []
-
 
     def _dispatch(self, actions: list[Any]) -> None:
         """The turn's actions to the executor, in the engine's order."""
