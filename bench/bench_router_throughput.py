@@ -27,7 +27,10 @@ from bot.exchange.config import ExchangeConfig, FlowConfig
 from bot.exchange.server import LocalExchange
 from bot.live.demo import quiet_server_logs
 from bot.ops.config import ShellConfig
-from bot.live.shell import LiveShell, Venue, load_markets, make_engine
+from bot.live.assembly import make_engine
+from bot.live.markets import load_markets
+from bot.live.shell import LiveShell
+from bot.live.venue import Venue
 from bot.risk import RiskLimits
 from bot.strategy import Strategy
 from bot.venue.enums import Side

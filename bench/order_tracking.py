@@ -22,7 +22,7 @@ import anyio
 
 from bot.exchange.config import ExchangeConfig, FaultConfig, FlowConfig
 from bot.exchange.server import LocalExchange
-from bot.live.shell import as_credentials
+from bot.live.venue import as_credentials
 from bot.ops.audit import journal_view, untracked
 from bot.venue.clob import ClobClient
 from bot.venue.transport import Transport

@@ -36,5 +36,4 @@ cdef class Backtest:
     cpdef run(self, object events, object progress=*)
     @cython.locals(eng=Engine, venue=SimVenue, t=cython.double, kind=cython.int, clock=SimClock)
     cpdef void _advance(self, double until, bint drain=*) except *
-    @cython.locals(venue=SimVenue, now=cython.double)
     cpdef void _dispatch(self, list actions) except *

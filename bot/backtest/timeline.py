@@ -31,7 +31,6 @@ from typing import Any, Callable, Iterable
 
 from bot.core.levels import PriceLevels
 from bot.engine.engine import Engine
-from bot.execution.protocol import SendCancels, SendPlaces, VenueCancelAll
 from bot.sim.venue import SimVenue
 from bot.venue.models.ws import LastTradePriceEvent, PriceChangeEvent
 
@@ -268,17 +267,6 @@ class Backtest:
         self._dispatch(actions)
 
     def _dispatch(self, actions: list[Any]) -> None:
-        if not actions:
-            return
-        venue = self.venue
-        now = self.clock.now()
-        for a in actions:
-            ta = type(a)
-            if ta is SendPlaces:
-                venue.place(a.batch, now)
-            elif ta is SendCancels:
-                venue.cancel(a.batch, now)
-            elif ta is VenueCancelAll:
-                venue.cancel_all(now)
-            # order listings, lookups and trade pages are not needed: the simulated venue tells
-            # every change of our orders and trades as it happens
+        """The engine's actions to the simulated venue, sent now (``SimVenue.execute``)."""
+        if actions:
+            self.venue.execute(actions, self.clock.now())

@@ -76,7 +76,11 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
     from bot.exchange.config import ExchangeConfig, FlowConfig
     from bot.exchange.server import LocalExchange
     from bot.ops.config import ShellConfig
-    from bot.live.shell import LiveShell, Venue, load_markets, make_engine, seed_positions
+    from bot.live.assembly import make_engine
+    from bot.live.markets import load_markets
+    from bot.live.positions import seed_positions
+    from bot.live.shell import LiveShell
+    from bot.live.venue import Venue
     from bot.live.view import ending, header_lines, plain_line, render
     from bot.ops.metrics import Metrics
     from bot.risk import RiskLimits
@@ -148,7 +152,8 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
                     last_line[0] = elapsed
                     console.print(plain_line(engine, elapsed=elapsed), highlight=False, soft_wrap=True)
 
-            shell = LiveShell(engine, venue, config=ShellConfig(), on_timer=on_timer, sim=sim)
+            shell = LiveShell(engine, venue, config=ShellConfig(), on_timer=on_timer, executor=sim,
+                              market_tap=sim.on_market if sim is not None else None)
             if live_view:
                 with Live(render(engine, elapsed=0.0, duration=opts.duration), console=console,
                           refresh_per_second=4, transient=False) as live:

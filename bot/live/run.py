@@ -33,7 +33,9 @@ async def _run(config: Any, args: Any) -> int:
     from rich.console import Console
 
     from bot.execution.journal import Journal
-    from bot.live.shell import LiveShell, load_markets, seed_positions
+    from bot.live.markets import load_markets
+    from bot.live.positions import seed_positions
+    from bot.live.shell import LiveShell
     from bot.live.view import ending, plain_line
     from bot.ops.metrics import Metrics
     from bot.ops.secrets import load_secrets
@@ -144,7 +146,7 @@ def repairs_line(check: Any) -> str:
 def venue_of(config: Any, creds: Any, address: str) -> Any:
     """The venue clients ``[venue]`` describes (URLs, chain, limits, timeouts, funder), their rate
     windows kept where ``[throttle]`` says."""
-    from bot.live.shell import Venue
+    from bot.live.venue import Venue
 
     v = config.venue
     return Venue(clob_url=v.clob_url, data_url=v.data_url, ws_url=v.ws_url, creds=creds, address=address,
@@ -156,7 +158,7 @@ def engine_of(config: Any, strategy: Any, markets: list[Any], venue: Any, wallet
               day_start: Any = None, metrics: Any = None) -> Any:
     """The live engine every section of ``config`` configures (risk, router, reconciler, engine,
     and the signing settings of ``[venue]``)."""
-    from bot.live.shell import make_engine
+    from bot.live.assembly import make_engine
 
     v = config.venue
     return make_engine(strategy, markets, venue, private_key=wallet, chain_id=v.chain_id, risk_limits=config.risk,
@@ -177,7 +179,9 @@ async def _paper(config: Any, args: Any) -> int:
     from bot.engine.assembly import Signing, build_engine, simulated_throttles
     from bot.strategy_set import configured_strategy
     from bot.execution.journal import Journal, JournalConfig
-    from bot.live.shell import LiveShell, Venue, load_markets
+    from bot.live.markets import load_markets
+    from bot.live.shell import LiveShell
+    from bot.live.venue import Venue
     from bot.live.view import ending, plain_line
     from bot.ops.metrics import Metrics
     from bot.sim.venue import SimVenueConfig, SimVenue
@@ -210,7 +214,7 @@ async def _paper(config: Any, args: Any) -> int:
         sim = SimVenue(markets, msgspec.structs.replace(sim_config, mode="paper", owner="paper", seed=seed % 2**32))
         await seed_paper(engine, venue, sim_config.holdings)
         started = time.monotonic()
-        shell = LiveShell(engine, venue, config=config.shell, journal=journal, sim=sim,
+        shell = LiveShell(engine, venue, config=config.shell, journal=journal, executor=sim, market_tap=sim.on_market,
                           on_timer=_status(engine, started, plain_line))
         await shell.run(duration=getattr(args, "duration", None))
         Console(file=sys.stdout).print(await ending(engine, shell.stop_reason, None), highlight=False)
@@ -230,7 +234,7 @@ def paper_path(path: str) -> str:
 async def seed_paper(engine: Any, venue: Any, holdings: int) -> None:
     """The paper account's starting shares in the portfolio, valued at the venue's mids (as a
     live run values what it holds), and those mids as the day's opening marks."""
-    from bot.live.shell import opening_mids
+    from bot.live.positions import opening_mids
     from bot.venue.errors import VenueError
 
     mids: dict[str, int] = {}

@@ -26,6 +26,8 @@ cdef class SimVenue:
 
     cpdef object next_due(self)
     cpdef list due(self, double now)
+    @cython.locals(ta=object)
+    cpdef execute(self, list actions, double now)
     cpdef on_market(self, object event, double now)
     cpdef place(self, object batch, double now)
     cpdef cancel(self, object batch, double now)

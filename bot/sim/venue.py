@@ -51,7 +51,9 @@ import msgspec
 from bot.core.book import BookError, Books, event_type, parse_levels, price_units, size_units
 from bot.core.levels import PriceLevels
 from bot.core.markets import MarketInfo
-from bot.execution.protocol import CancelsAnswered, OrderSeen, PlacesAnswered, Result, TradeSeen
+from bot.execution.protocol import (
+    CancelsAnswered, OrderSeen, PlacesAnswered, Result, SendCancels, SendPlaces, TradeSeen, VenueCancelAll,
+)
 from bot.execution.orders import OwnOrder
 from bot.execution.records import CancelResult, MakerLeg, OrderRecord, OrderResult, TradeRecord
 from bot.execution.router import CancelBatch, PlaceBatch
@@ -285,6 +287,19 @@ class SimVenue:
         self._apply = True
 
     # --- what the engine sends -------------------------------------------------------------
+    def execute(self, actions: list, now: float) -> None:
+        """The engine's actions sent at ``now`` (``bot.execution.executor``): places, cancels and
+        the venue-wide cancel; listings, lookups, trade pages and positions checks are not needed
+        (every change of our orders and trades is told as it happens)."""
+        for a in actions:
+            ta = type(a)
+            if ta is SendPlaces:
+                self.place(a.batch, now)
+            elif ta is SendCancels:
+                self.cancel(a.batch, now)
+            elif ta is VenueCancelAll:
+                self.cancel_all(now)
+
     def place(self, batch: PlaceBatch, now: float) -> None:
         """A ``POST /orders`` sent at ``now``: it reaches the matching logic after the entry
         latency and is answered with one ``PlacesAnswered`` (and a ``TradeSeen`` per trade)."""
@@ -318,6 +333,32 @@ class SimVenue:
         while out and out[0][0] <= now:
             results.append(heapq.heappop(out)[2])
         return results
+
+    # --- a live loop's executor (paper trading) ----------------------------------------------
+    def open(self, tasks: Any, writes: Any, post: Any) -> None:
+        """Nothing to start: answers come back through ``due``."""
+
+    def in_flight(self) -> int:
+        """No answer is posted: every one is scheduled (``due``)."""
+        return 0
+
+    def withdraw(self) -> list:
+        """No write is ever held back."""
+        return []
+
+    async def stop(self, actions: list, now: float, deliver: Any) -> bool:
+        """The stop's ``actions`` sent at ``now``, then everything still on its way answered and
+        each answer delivered (what the engine asks in return is sent too): nothing of ours is left
+        unanswered, and the venue always answers."""
+        self.execute(actions, now)
+        follow: list = []
+        for result in self.due(_INF):
+            follow += deliver(result)
+        self.execute(follow, now)
+        return True
+
+    async def final_reads(self, deliver: Any) -> None:
+        """Nothing to read: every trade was told as it happened."""
 
     def _run(self, now: float) -> None:
         work = self._work

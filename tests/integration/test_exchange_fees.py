@@ -15,7 +15,7 @@ from bot.core.events import Fill
 from bot.exchange.config import MarketSeed
 from bot.execution.orders import OwnOrder
 from bot.execution.reconciler import Reconciler
-from bot.live.shell import load_markets
+from bot.live.markets import load_markets
 from bot.venue.clob import ClobClient
 from bot.venue.eip712 import Wallet
 from bot.venue.enums import OrderType, Side

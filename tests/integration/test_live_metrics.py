@@ -9,7 +9,10 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 
 from bot.ops.config import ShellConfig
-from bot.live.shell import LiveShell, load_markets, make_engine, seed_positions
+from bot.live.assembly import make_engine
+from bot.live.markets import load_markets
+from bot.live.positions import seed_positions
+from bot.live.shell import LiveShell
 from bot.ops.metrics import Metrics
 from strategies.market_maker import MarketMaker, Params
 from tests.integration.exchange_fixture import start_exchange, wait_for

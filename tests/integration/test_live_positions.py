@@ -7,7 +7,8 @@ import anyio
 import pytest
 
 from bot.core.markets import MarketIndex
-from bot.live.shell import Venue, held_positions, venue_positions
+from bot.live.positions import held_positions, venue_positions
+from bot.live.venue import Venue
 from tests.integration.exchange_fixture import start_exchange
 
 pytestmark = pytest.mark.integration
@@ -42,7 +43,7 @@ def test_an_account_of_2000_positions_is_read_to_the_end_and_seeded():
     from types import SimpleNamespace
 
     from bot.core.feed import FeedConfig
-    from bot.live.shell import seed_positions
+    from bot.live.positions import seed_positions
 
     ex = start_exchange(markets=997, neg_risk_events=0)  # with the fixture's own three: 1,000
     try:

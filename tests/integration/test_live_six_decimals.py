@@ -26,7 +26,10 @@ from bot.venue.enums import OrderType, Side
 from bot.venue.orders import OrderBuilder, orders_body
 from bot.venue.units import LOT, UNIT, lot_floor, parse_units
 from tests.integration.exchange_fixture import wait_for
-from bot.live.shell import LiveShell, load_markets, make_engine, seed_positions
+from bot.live.assembly import make_engine
+from bot.live.markets import load_markets
+from bot.live.positions import seed_positions
+from bot.live.shell import LiveShell
 from bot.execution.router import RouterConfig
 from bot.ops.config import ShellConfig
 from bot.risk.limits import RiskLimits

@@ -17,7 +17,9 @@ from prometheus_client import generate_latest
 from bot.core.markets import MarketIndex
 from bot.strategy_set import configured_strategy
 from bot.live.run import engine_of
-from bot.live.shell import LiveShell, held_positions, load_markets, seed_positions, venue_positions
+from bot.live.markets import load_markets
+from bot.live.positions import held_positions, seed_positions, venue_positions
+from bot.live.shell import LiveShell
 from bot.ops.config import BotConfig, ShellConfig, StrategyInstanceConfig
 from bot.ops.metrics import Metrics
 from bot.risk.limits import StrategyLimits

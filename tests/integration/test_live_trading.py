@@ -10,7 +10,11 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 
 from bot.ops.config import ShellConfig
-from bot.live.shell import LiveShell, Venue, load_markets, make_engine, seed_positions
+from bot.live.assembly import make_engine
+from bot.live.markets import load_markets
+from bot.live.positions import seed_positions
+from bot.live.shell import LiveShell
+from bot.live.venue import Venue
 from bot.venue.auth import Credentials, auth_timestamp, l2_headers
 from bot.venue.eip712 import Wallet
 from bot.venue.enums import OrderType, Side, TradeStatus

@@ -134,7 +134,15 @@ def test_a_live_bot_whose_redis_goes_away_stops_placing_says_why_and_still_cance
     from anyio.from_thread import start_blocking_portal
     from structlog.testing import capture_logs
 
-    from bot.live.shell import LiveShell, Venue, load_markets, make_engine, seed_positions
+    from bot.live.assembly import make_engine
+
+    from bot.live.markets import load_markets
+
+    from bot.live.positions import seed_positions
+
+    from bot.live.shell import LiveShell
+
+    from bot.live.venue import Venue
     from bot.ops.config import ShellConfig
     from bot.ops.metrics import Metrics
     from strategies.market_maker import MarketMaker, Params

@@ -37,7 +37,7 @@ class FakeSigned(msgspec.Struct, frozen=True):
 
 
 def engine(clock: SimClock, journal: Journal, day_start: DayStart | None) -> Engine:
-    """Wired as ``bot.live.shell.make_engine`` wires a journaled run."""
+    """Wired as ``bot.live.assembly.make_engine`` wires a journaled run."""
     markets = MarketIndex([MARKET])
     rec = Reconciler(ReconcilerConfig(owner=OWNER), journal=journal)
     n = iter(range(1, 10**6))

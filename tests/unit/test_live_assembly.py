@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from bot.core.markets import MarketInfo
 from bot.execution.reconciler import ReconcilerConfig
-from bot.live.shell import Venue, make_engine
+from bot.live.assembly import make_engine
+from bot.live.venue import Venue
 from bot.venue.auth import Credentials
 from strategies.market_maker import MarketMaker
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 
 from bot.core.markets import RewardTerms
-from bot.live.shell import _end_ts, reward_terms
+from bot.live.markets import _end_ts, reward_terms
 from bot.venue.models import ClobMarket
 from bot.venue.models.markets import RewardRate, Rewards
 

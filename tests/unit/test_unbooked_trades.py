@@ -119,7 +119,7 @@ def page_bytes(*records: dict, next_cursor: str = "LTE=") -> bytes:
 
 
 def test_the_shell_poll_hands_a_page_with_an_unbookable_record_to_the_core_and_logs_it_once():
-    from bot.live.shell import Venue
+    from bot.live.venue import Venue
     from bot.venue.auth import Credentials
 
     clock = SimClock(1_000.0)
@@ -133,10 +133,12 @@ def test_the_shell_poll_hands_a_page_with_an_unbookable_record_to_the_core_and_l
     shell = LiveShell(eng, Venue(clob_url=server.url, data_url=server.url, ws_url="ws://127.0.0.1:9",
                                  creds=creds, address="0x" + "11" * 20))
 
+    shell.executor.open(None, None, shell._send.send)  # its answers into the shell's inbox, no task started
+
     def poll() -> list:
-        """One trades poll of the shell, then its inbox into the core as the core loop does."""
+        """One trades poll of the executor, then the inbox into the core as the core loop does."""
         async def fetch() -> None:
-            await shell._fetch_trades()
+            await shell.executor._fetch_trades()
 
         anyio.run(fetch)
         actions = []
