@@ -69,7 +69,7 @@ class LiveExecutor:
         self._sync_busy = False
         self._in_flight = 0  # trading writes held or sent, not answered yet
         self._held: list[tuple[Any, set[tuple[str, str]]]] = []  # writes, the answers they wait for
-        self._cancelling: dict[str, Any] = {}  # order id -> our order, its cancel on the wire
+        self._cancelling: dict[str, Any] = {}  # order id -> our order, its cancel on the wire or held
         self._placing: dict[str, None] = {}  # order ids whose POST is on the wire
         engine.stamp_sends = True  # tick-to-order ends where the request is written (``_written``)
 
@@ -132,6 +132,10 @@ class LiveExecutor:
         self._tasks = None
         held, self._held = self._held, []
         self._in_flight -= len(held)
+        for a, _ in held:
+            if type(a) is SendCancels:
+                for oid in a.batch.order_ids:
+                    self._cancelling.pop(oid, None)
         return [PlacesFailed(a.batch, "stopped", False, "not sent: stopping") if type(a) is SendPlaces
                 else CancelsFailed(a.batch, "stopped", "not sent: stopping") for a, _ in held]
 
@@ -206,14 +210,21 @@ class LiveExecutor:
         Writes on the same orders keep their order on the wire (``bot.live.writes``): a cancel
         of an order whose POST is on the wire waits for its answer (else it could overtake the
         POST, find nothing, and leave the order resting), and a place batch that would cross one
-        of our own orders whose cancel is on the wire waits for that cancel's answer. Nothing
-        else waits, and nothing waits for a held write (no cycle can form)."""
+        of our own orders being cancelled (its cancel on the wire, or itself held behind that
+        order's POST) waits for that cancel's answer. Nothing else waits: a cancel waits only for
+        POSTs on the wire, and a place only for cancels, so no cycle can form."""
         if self._writes is None:
             return
         self._in_flight += 1
         if type(action) is SendCancels:
             placing = self._placing
-            waits = {("place", oid) for oid in action.batch.order_ids if oid in placing}
+            ids = action.batch.order_ids
+            waits = {("place", oid) for oid in ids if oid in placing}
+            store = self.engine.reconciler.orders
+            for oid in ids:  # from now on a place that would cross one of these waits for its cancel
+                o = store.get(oid)
+                if o is not None:
+                    self._cancelling[oid] = o
         else:
             waits = {("cancel", oid) for oid in crossed_own(action, self._cancelling, self._complement)} \
                 if self._cancelling else None
@@ -229,11 +240,6 @@ class LiveExecutor:
             return
         ids = action.batch.order_ids
         if type(action) is SendCancels:
-            store = self.engine.reconciler.orders
-            for oid in ids:
-                o = store.get(oid)
-                if o is not None:
-                    self._cancelling[oid] = o
             self._writes.start_soon(self._run_write, action, 0.0, None)
             return
         self._placing.update(dict.fromkeys(ids))

@@ -110,3 +110,21 @@ def test_the_live_executor_answers_a_held_place_as_never_sent_with_nothing_place
     assert len(writes.started) == 1  # only the cancel
     (unsent,) = ex.withdraw()
     assert type(unsent) is PlacesFailed and unsent.batch is crossing and not unsent.outcome_unknown
+
+
+def test_a_place_waits_for_the_cancel_of_an_order_it_would_cross_even_while_that_cancel_waits_for_its_post():
+    """Requoting fast: our ask a0 is still on its way (its POST unanswered), the engine replaces it
+    (its cancel held behind that POST) with a bid at its price. The bid must not overtake the
+    cancel: it waits for it, and goes once the POST and then the cancel are answered."""
+    ex, writes = live_executor()
+    ex.engine.reconciler.orders["a0"] = SimpleNamespace(token_id="Y", side=SELL, price=50 * C)
+    ex.execute([SendPlaces(PlaceBatch((limit("a0", SELL, 50 * C, 5 * S),)))], 1.0)
+    ex.execute([SendCancels(CancelBatch(("a0",))), SendPlaces(PlaceBatch((limit("b1", BUY, 50 * C, 5 * S),)))], 1.1)
+    assert [a[0].batch.order_ids for a in writes.started] == [("a0",)]  # the cancel and the bid wait
+    ex._placing.pop("a0")
+    ex._release_held({("place", "a0")})  # the POST of a0 answered: its cancel goes, the bid still waits
+    assert [a[0].batch.order_ids for a in writes.started] == [("a0",), ("a0",)]
+    assert type(writes.started[1][0]) is SendCancels
+    ex._cancelling.pop("a0")
+    ex._release_held({("cancel", "a0")})  # the cancel answered: now the bid
+    assert [a[0].batch.order_ids for a in writes.started][-1] == ("b1",)
