@@ -29,9 +29,9 @@ from pathlib import Path
 import anyio
 import msgspec
 
+from bench.audit import audit_books, duplicate_groups, journal_states, journal_view, lasting_duplicates, untracked
 from bot.exchange.config import ExchangeConfig, FaultConfig, FlowConfig
 from bot.exchange.server import LocalExchange
-from bot.ops.audit import audit_books, duplicate_groups, journal_states, journal_view, lasting_duplicates, untracked
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,7 @@ starts (restoring its journal). The exchange holds the request (``bot.exchange.a
 the in-flight kills are deterministic. Each bot is a fork of a server that imported everything
 once (``tests.integration.forked_bot``): a real process, killed for real, that starts in a blink.
 
-After each restart, once the bot quotes, the audit (``bot.ops.audit``) must hold at one instant:
+After each restart, once the bot quotes, the audit (``bench.audit``) must hold at one instant:
 nothing live at the exchange that the bot does not count as working, no two live orders at one
 token, side and price, every fill of the exchange booked once, positions and cash equal. A last run
 stops with SIGTERM and leaves nothing open.
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.audit import audit_books, duplicate_groups, journal_states, journal_view, untracked
 from bench.chaos import bot_env
 from bot.exchange.config import FaultConfig, FlowConfig
-from bot.ops.audit import audit_books, duplicate_groups, journal_states, journal_view, untracked
 from tests.integration.exchange_fixture import start_exchange, wait_for
 
 pytestmark = pytest.mark.integration

@@ -3,7 +3,7 @@
 The synthetic traders run twenty times faster than by default, so the market maker requotes
 many times a second and its cancels race their own places (separate connections, no ordering
 promise), with and without the exchange's latency injection. The exchange's own listing is
-sampled during the run and compared with the bot's order store (``bot.ops.audit.untracked``).
+sampled during the run and compared with the bot's order store (``bench.audit.untracked``).
 Then, at a quiet moment (the traders paused), both hold the very same orders.
 """
 
@@ -13,8 +13,8 @@ import time
 
 import pytest
 
+from bench.audit import store_view, untracked
 from bot.exchange.config import FaultConfig, FlowConfig
-from bot.ops.audit import store_view, untracked
 from bot.venue.enums import Side
 from tests.integration.exchange_fixture import start_exchange, wait_for
 from tests.integration.test_live_trading import TICK, counterparty_order, open_orders, running_bot
