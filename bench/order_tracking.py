@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 
 from bench.audit import journal_view, untracked
-from bot.exchange.config import ExchangeConfig, FaultConfig, FlowConfig
+from bot.exchange.config import ExchangeConfig, FaultConfig, ServerFlowConfig
 from bot.exchange.server import LocalExchange
 from bot.live.shell import as_credentials
 from bot.venue.clob import ClobClient
@@ -56,7 +56,7 @@ level = "warning"
 
 async def audit(args: argparse.Namespace) -> int:
     config = ExchangeConfig(
-        seed=args.seed, markets=4, flow=FlowConfig(enabled=True, speed=args.flow_speed),
+        seed=args.seed, markets=4, flow=ServerFlowConfig(enabled=True, speed=args.flow_speed),
         faults=FaultConfig(latency_ms_min=args.latency[0], latency_ms_max=args.latency[1], seed=args.seed),
     )
     async with LocalExchange(config) as ex:

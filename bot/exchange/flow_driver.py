@@ -1,6 +1,6 @@
 """Drives bot/sim/flow.py's seeded synthetic traders against the engine on the server clock.
 
-Invariant: one ``SyntheticMarket`` per open market (active, not closed, unresolved), seeded from
+Invariant: one ``BackgroundTraders`` per open market (active, not closed, unresolved), seeded from
 the server seed and the market's position, centred on the market's configured mid; ``step(now)``
 runs only on the event-loop thread and returns the engine events the flow produced (the
 synthetic market drains the engine), which the caller hands to the WebSocket hub, so no event
@@ -10,15 +10,14 @@ so a step costs what is due, not the number of markets.
 
 from __future__ import annotations
 
-from bot.exchange.config import FlowConfig as ServerFlowConfig
-from bot.sim.flow import FlowConfig as SimFlowConfig
-from bot.sim.flow import SyntheticMarket
+from bot.exchange.config import ServerFlowConfig
+from bot.sim.flow import BackgroundTraders, FlowConfig
 
 START_MIN, START_MAX = 0.02, 0.98
 
 
 class FlowDriver:
-    def __init__(self, markets: list[SyntheticMarket]) -> None:
+    def __init__(self, markets: list[BackgroundTraders]) -> None:
         self.markets = markets
 
     @classmethod
@@ -29,8 +28,8 @@ class FlowDriver:
         sims = []
         for index, m in enumerate(chosen):
             start = min(START_MAX, max(START_MIN, float(m.mid)))
-            sim_config = SimFlowConfig(start_price=start, name=f"flow{index}").faster(config.speed)
-            sims.append(SyntheticMarket(state.engine, m.info, sim_config, seed=state.config.seed * 1_000 + index))
+            sim_config = FlowConfig(start_price=start, name=f"flow{index}").faster(config.speed)
+            sims.append(BackgroundTraders(state.engine, m.info, sim_config, seed=state.config.seed * 1_000 + index))
         return cls(sims)
 
     def step(self, now: float) -> list:

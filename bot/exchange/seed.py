@@ -17,7 +17,7 @@ import msgspec
 
 from bot.core.markets import MarketInfo
 from bot.venue.fees import FeeSchedule
-from bot.venue.units import format_units, parse_units
+from bot.venue.units import parse_units
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 COLLATERAL = "0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174"
@@ -331,11 +331,3 @@ def load_catalog(path: str | Path) -> Catalog:
 
 def dump_catalog(catalog: Catalog) -> bytes:
     return msgspec.json.encode(catalog)
-
-
-def price_units(text: str) -> int:
-    return parse_units(text)
-
-
-def price_text(units: int) -> str:
-    return format_units(units)

@@ -24,9 +24,9 @@ from bot.exchange.faults import Faults
 from bot.exchange.keys import Credentials, KeyStore, deterministic_credentials
 from bot.exchange.seed import Catalog, add_fixed_market, generate_catalog, load_catalog
 from bot.exchange.wallets import AccountWallets, WalletRegistry
-from bot.sim.matching import EngineConfig, MatchingEngine
-from bot.sim.orders import OrderRequest
-from bot.sim.settlement import SettlementConfig as SimSettlement
+from bot.sim.matching import MatchingConfig, MatchingEngine
+from bot.sim.orders import NewOrder
+from bot.sim.settlement import SettlementConfig
 from bot.venue.eip712 import Wallet, new_private_key, to_checksum_address
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT, parse_units
@@ -70,9 +70,9 @@ class ExchangeState:
             add_fixed_market(self.catalog, ms)
         f = config.faults
         s = config.settlement
-        self.engine = MatchingEngine(EngineConfig(
+        self.engine = MatchingEngine(MatchingConfig(
             seed=config.seed,
-            settlement=SimSettlement(
+            settlement=SettlementConfig(
                 mined_after=s.mined_after_s, confirmed_after=s.confirmed_after_s,
                 fail_share=min(1.0, f.settlement_fail_rate), retrying_after=s.mined_after_s,
                 failed_after=s.confirmed_after_s,
@@ -180,7 +180,7 @@ class ExchangeState:
                     if not tick <= price <= UNIT - tick:
                         continue
                     oid = "0x" + hashlib.sha256(f"seed|{m.condition_id}|{side}|{k}".encode()).hexdigest()
-                    eng.place(OrderRequest(oid, LIQUIDITY_ACCOUNT, yes, side, price, (20 + 10 * k) * UNIT,
+                    eng.place(NewOrder(oid, LIQUIDITY_ACCOUNT, yes, side, price, (20 + 10 * k) * UNIT,
                                            OrderType.GTC, owner="liquidity"), now)
 
     # engine time and events ----------------------------------------------------------------

@@ -73,7 +73,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
     from rich.console import Console
     from rich.live import Live
 
-    from bot.exchange.config import ExchangeConfig, FlowConfig
+    from bot.exchange.config import ExchangeConfig, ServerFlowConfig
     from bot.exchange.server import LocalExchange
     from bot.ops.config import ShellConfig
     from bot.live.shell import LiveShell, Venue, load_markets, make_engine, seed_positions
@@ -85,7 +85,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
 
     console = Console(file=out)
     live_view = not opts.no_view and out.isatty()
-    config = ExchangeConfig(seed=opts.seed, markets=max(4, opts.markets), flow=FlowConfig(enabled=True),
+    config = ExchangeConfig(seed=opts.seed, markets=max(4, opts.markets), flow=ServerFlowConfig(enabled=True),
                             demo_credentials=opts.demo_credentials)
     async with LocalExchange(config) as ex:
         quiet_server_logs()

@@ -29,7 +29,7 @@ import pytest
 
 from bench.audit import audit_books, duplicate_groups, journal_states, journal_view, untracked
 from bench.chaos import bot_env
-from bot.exchange.config import FaultConfig, FlowConfig
+from bot.exchange.config import FaultConfig, ServerFlowConfig
 from tests.integration.exchange_fixture import start_exchange, wait_for
 
 pytestmark = pytest.mark.integration
@@ -171,7 +171,7 @@ def held_kill(ex, pid: int, method: str, path: str, when: str) -> None:
 @pytest.mark.timeout(300)  # 40-90 s on two idle cores; the machine may be shared
 def test_fifty_sigkills_each_restart_audits_clean(tmp_path):
     ex = start_exchange(markets=2, extra_markets=(), accounts=(), neg_risk_events=0,
-                        flow=FlowConfig(enabled=True, speed=3.0),
+                        flow=ServerFlowConfig(enabled=True, speed=3.0),
                         faults=FaultConfig(latency_ms_min=1.0, latency_ms_max=30.0, seed=5))
     journal = tmp_path / "journal.sqlite"
     cfg = tmp_path / "bot.toml"

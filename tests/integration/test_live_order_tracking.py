@@ -14,7 +14,7 @@ import time
 import pytest
 
 from bench.audit import store_view, untracked
-from bot.exchange.config import FaultConfig, FlowConfig
+from bot.exchange.config import FaultConfig, ServerFlowConfig
 from bot.venue.enums import Side
 from tests.integration.exchange_fixture import start_exchange, wait_for
 from tests.integration.test_live_trading import TICK, counterparty_order, open_orders, running_bot
@@ -27,7 +27,7 @@ RUN_S = 8.0
 @pytest.mark.parametrize("latency_ms", [(0.0, 0.0), (5.0, 300.0)], ids=["no-latency", "latency"])
 def test_no_order_lives_at_the_exchange_untracked(latency_ms):
     lo, hi = latency_ms
-    ex = start_exchange(flow=FlowConfig(enabled=True, speed=20.0),
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=20.0),
                         faults=FaultConfig(latency_ms_min=lo, latency_ms_max=hi))
     acct = ex.demo_account
     try:
@@ -87,7 +87,7 @@ def test_the_order_sync_cancels_an_order_live_at_the_venue_that_the_bot_never_se
 def test_a_stop_in_the_middle_of_requotes_leaves_nothing_resting():
     # writes are on the wire when the stop comes; each takes up to 0.3 s, part of it before the
     # exchange processes it: a cancel-all sent at once could pass a place still on its way in
-    ex = start_exchange(flow=FlowConfig(enabled=True, speed=20.0),
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=20.0),
                         faults=FaultConfig(latency_ms_min=50.0, latency_ms_max=300.0))
     acct = ex.demo_account
     try:

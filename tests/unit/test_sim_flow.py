@@ -6,16 +6,16 @@ import pytest
 
 from bot.core.markets import MarketInfo
 from bot.sim.events import TradeEvent
-from bot.sim.flow import FlowConfig, SyntheticMarket
-from bot.sim.matching import EngineConfig, MatchingEngine
+from bot.sim.flow import FlowConfig, BackgroundTraders
+from bot.sim.matching import MatchingConfig, MatchingEngine
 from bot.venue.units import UNIT
 
 M = MarketInfo("0xflowmarket", ("YES", "NO"), tick=10_000, min_size=5_000_000)
 
 
 def simulate(seed: int, seconds: int = 900, config: FlowConfig | None = None):
-    eng = MatchingEngine(EngineConfig(seed=11))
-    sim = SyntheticMarket(eng, M, config or FlowConfig(), seed=seed)
+    eng = MatchingEngine(MatchingConfig(seed=11))
+    sim = BackgroundTraders(eng, M, config or FlowConfig(), seed=seed)
     events = []
     for t in range(seconds):
         events += sim.step(1_000.0 + t)
@@ -81,8 +81,8 @@ def test_a_faster_flow_is_the_same_traders_on_a_faster_clock():
 def test_liquidity_providers_keep_quoting_when_a_failed_trade_took_back_tokens_they_had_merged():
     # settlement failures reverse trades after the providers merged their pairs: a balance can
     # go below zero, and a provider must not stop requoting (the books would drain)
-    eng = MatchingEngine(EngineConfig(seed=11))
-    sim = SyntheticMarket(eng, M, FlowConfig(), seed=5)
+    eng = MatchingEngine(MatchingConfig(seed=11))
+    sim = BackgroundTraders(eng, M, FlowConfig(), seed=5)
     sim.step(1_000.0)
     for lp in sim.lps:
         eng.ledger.get(lp).tokens["YES"] = -10_000_000_000
