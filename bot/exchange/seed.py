@@ -166,6 +166,7 @@ class Catalog(msgspec.Struct, dict=True):
 
 
 def iso(dt: datetime) -> str:
+    """A UTC time as the venue's catalog and order views spell it (``2024-01-31T12:00:00Z``)."""
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -45,7 +45,9 @@ class DemoAccount(msgspec.Struct, frozen=True):
         return f"DemoAccount(address={self.address!r}, private_key=<redacted>, creds={self.creds!r})"
 
 
-class Heartbeat:
+class ArmedHeartbeat:
+    """An API key's armed heartbeat: the id its next beat must echo, and the time it must come by."""
+
     __slots__ = ("expected", "deadline")
 
     def __init__(self, expected: str, deadline: float) -> None:
@@ -83,7 +85,7 @@ class ExchangeState:
         self.keys = KeyStore()
         self.wallets = WalletRegistry(config.seed)
         self.faults = Faults(f, clock)
-        self.heartbeats: dict[str, Heartbeat] = {}
+        self.heartbeats: dict[str, ArmedHeartbeat] = {}
         self.hub = None  # set by the WebSocket hub (ws.Hub); receives engine events
         self.rng = random.Random(config.seed)
         self.demo = self._make_demo()
@@ -215,7 +217,7 @@ class ExchangeState:
             return False, hb.expected
         new_id = "%032x" % self.rng.getrandbits(128)
         new_id = f"{new_id[:8]}-{new_id[8:12]}-{new_id[12:16]}-{new_id[16:20]}-{new_id[20:]}"
-        self.heartbeats[api_key] = Heartbeat(new_id, now + self.config.heartbeat_timeout_s)
+        self.heartbeats[api_key] = ArmedHeartbeat(new_id, now + self.config.heartbeat_timeout_s)
         return True, new_id
 
     def _check_heartbeats(self, now: float) -> None:
