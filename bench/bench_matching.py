@@ -3,7 +3,7 @@
 The mix (seeded): GTC limit orders on one binary market, 80% on YES and 20% on NO, prices
 uniform in 0.45..0.55 on the 0.01 grid, sizes 5..50 shares; about half of them cross and match
 (partly across the complement), the rest rest on the book. Requests are built before timing;
-the engine runs with events off (``EngineConfig.emit_events=False``) and settlement off, so the
+the engine runs with events off (``MatchingConfig.emit_events=False``) and settlement off, so the
 figure is matching, balances, reservations and trade records. A second figure with events on
 is printed too. The baseline is a naive book (one sorted Python list per side, no balances, no
 complement) fed the same orders, measured in the same run.
@@ -32,8 +32,8 @@ import sys
 import time
 
 from bot.core.markets import MarketInfo
-from bot.sim.matching import EngineConfig, MatchingEngine
-from bot.sim.orders import OrderRequest
+from bot.sim.matching import MatchingConfig, MatchingEngine
+from bot.sim.orders import NewOrder
 from bot.sim.settlement import SettlementConfig
 from bot.venue.enums import Side
 from bot.venue.units import UNIT
@@ -42,7 +42,7 @@ MARKET = MarketInfo("0xbench", ("YES", "NO"), tick=10_000, min_size=1_000_000)
 ACCOUNTS = [f"acct{i}" for i in range(50)]
 
 
-def make_orders(n: int, seed: int = 7) -> list[OrderRequest]:
+def make_orders(n: int, seed: int = 7) -> list[NewOrder]:
     rng = random.Random(seed)
     out = []
     for i in range(n):
@@ -53,12 +53,12 @@ def make_orders(n: int, seed: int = 7) -> list[OrderRequest]:
             token, side, price = "NO", side.opposite, UNIT - price
         else:
             token = "YES"
-        out.append(OrderRequest(f"o{i}", rng.choice(ACCOUNTS), token, side, price, size))
+        out.append(NewOrder(f"o{i}", rng.choice(ACCOUNTS), token, side, price, size))
     return out
 
 
 def new_engine(events: bool) -> MatchingEngine:
-    cfg = EngineConfig(emit_events=events, settlement=SettlementConfig(enabled=False))
+    cfg = MatchingConfig(emit_events=events, settlement=SettlementConfig(enabled=False))
     eng = MatchingEngine(cfg)
     eng.add_market(MARKET)
     for a in ACCOUNTS:
@@ -67,7 +67,7 @@ def new_engine(events: bool) -> MatchingEngine:
     return eng
 
 
-def run_engine(orders: list[OrderRequest], events: bool) -> tuple[float, int]:
+def run_engine(orders: list[NewOrder], events: bool) -> tuple[float, int]:
     eng = new_engine(events)
     place = eng.place
     gc.collect()
@@ -109,7 +109,7 @@ class NaiveBook:
             bisect.insort(book, (key, self.seq, [size]))
 
 
-def run_baseline(orders: list[OrderRequest]) -> float:
+def run_baseline(orders: list[NewOrder]) -> float:
     simple = [(r.side if r.token == "YES" else r.side.opposite,
                r.price if r.token == "YES" else UNIT - r.price, r.size) for r in orders]
     book = NaiveBook()

@@ -23,7 +23,7 @@ if __package__ in (None, ""):
 import anyio
 
 from bot.core.intents import Quote, QuoteTarget
-from bot.exchange.config import ExchangeConfig, FlowConfig
+from bot.exchange.config import ExchangeConfig, ServerFlowConfig
 from bot.exchange.server import LocalExchange
 from bot.live.demo import quiet_server_logs
 from bot.ops.config import ShellConfig
@@ -62,7 +62,7 @@ class Flood(Strategy):
 
 
 async def one_run(seed: int) -> dict[str, float]:
-    config = ExchangeConfig(seed=seed, markets=4, limits_scale=SCALE, flow=FlowConfig(enabled=False),
+    config = ExchangeConfig(seed=seed, markets=4, limits_scale=SCALE, flow=ServerFlowConfig(enabled=False),
                             heartbeat_timeout_s=60.0)
     async with LocalExchange(config) as ex:
         quiet_server_logs()

@@ -29,9 +29,9 @@ from pathlib import Path
 import anyio
 import msgspec
 
-from bot.exchange.config import ExchangeConfig, FaultConfig, FlowConfig
+from bench.audit import audit_books, duplicate_groups, journal_states, journal_view, lasting_duplicates, untracked
+from bot.exchange.config import ExchangeConfig, FaultConfig, ServerFlowConfig
 from bot.exchange.server import LocalExchange
-from bot.ops.audit import audit_books, duplicate_groups, journal_states, journal_view, lasting_duplicates, untracked
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -91,7 +91,7 @@ def chaos_faults(seed: int) -> FaultConfig:
 
 def exchange_config(seed: int, faults: FaultConfig, flow_speed: float = 5.0) -> ExchangeConfig:
     return ExchangeConfig(seed=seed, markets=3, neg_risk_events=0, demo_shares=START_SHARES, demo_usdc="10000",
-                          flow=FlowConfig(enabled=True, speed=flow_speed), faults=faults)
+                          flow=ServerFlowConfig(enabled=True, speed=flow_speed), faults=faults)
 
 
 class ChaosReport(msgspec.Struct, kw_only=True):

@@ -2,7 +2,7 @@
 exchange with latency injection, its journal compared with the exchange's open orders all along.
 
 Not a speed figure: it prints, for the whole run, the largest number of orders live at the
-exchange that the bot did not count as working (``bot.ops.audit.untracked``; must be 0), the
+exchange that the bot did not count as working (``bench.audit.untracked``; must be 0), the
 samples taken, the orders the bot sent, the most orders open at the exchange at once, orphans
 the bot itself reported, and the orders left open after the bot stopped (must be 0).
 
@@ -20,10 +20,11 @@ from pathlib import Path
 
 import anyio
 
-from bot.exchange.config import ExchangeConfig, FaultConfig, FlowConfig
+from bench.audit import journal_view, untracked
+from bot.exchange.config import ExchangeConfig, FaultConfig, ServerFlowConfig
 from bot.exchange.server import LocalExchange
+from bench.audit import journal_view, untracked
 from bot.live.venue import as_credentials
-from bot.ops.audit import journal_view, untracked
 from bot.venue.clob import ClobClient
 from bot.venue.transport import Transport
 
@@ -56,7 +57,7 @@ level = "warning"
 
 async def audit(args: argparse.Namespace) -> int:
     config = ExchangeConfig(
-        seed=args.seed, markets=4, flow=FlowConfig(enabled=True, speed=args.flow_speed),
+        seed=args.seed, markets=4, flow=ServerFlowConfig(enabled=True, speed=args.flow_speed),
         faults=FaultConfig(latency_ms_min=args.latency[0], latency_ms_max=args.latency[1], seed=args.seed),
     )
     async with LocalExchange(config) as ex:

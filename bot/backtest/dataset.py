@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bot.backtest.importer import COLUMNS, TopOfBook, merge_books, price_units, tokens_of
+from bot.backtest.importer import COLUMNS, TopOfBook, merge_books, price_column_units, tokens_of
 from bot.backtest.recording import PLAIN_SUFFIX, SUFFIX, RecordingError
 from bot.venue.units import UNIT, format_units
 
@@ -143,7 +143,7 @@ def market_stats(files: Sequence[Path], category: str = "") -> dict[str, tuple[i
         for table in _tables(path, ["slug", "bid", "ask", *(["category"] if category else [])]):
             if category:
                 table = table.filter(pc.fill_null(pc.equal(table["category"], category), False))
-            bid, ask = price_units(table["bid"]), price_units(table["ask"])
+            bid, ask = price_column_units(table["bid"]), price_column_units(table["ask"])
             priced = pc.fill_null(pc.or_(pc.is_valid(bid), pc.is_valid(ask)), False)
             two = pc.fill_null(pc.and_(pc.is_valid(bid), pc.is_valid(ask)), False)
             spread = pc.if_else(two, pc.subtract(ask, bid), 0)

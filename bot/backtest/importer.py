@@ -121,8 +121,8 @@ class TopOfBook:
     def _compact(self, table: pa.Table, limit: int | None) -> pa.Table:
         """The columns replay needs, small: time (ns), the slug's number (in order of first sight),
         bid and ask in micro-units, segment; rows with no usable price dropped and counted."""
-        bid = price_units(table["bid"])
-        ask = price_units(table["ask"])
+        bid = price_column_units(table["bid"])
+        ask = price_column_units(table["ask"])
         usable = pc.and_(pc.is_valid(table["slug"]), pc.is_valid(table["ts"]))
         usable = pc.fill_null(pc.and_(usable, pc.or_(pc.is_valid(bid), pc.is_valid(ask))), False)
         ids = self._slug_ids
@@ -187,7 +187,7 @@ def _book(token: str, market: str, ms: str, tick: str, bid: int | None, ask: int
                      asks=[] if ask is None else [Level(price=format_units(ask), size=depth)])
 
 
-def price_units(prices: pa.ChunkedArray) -> pa.ChunkedArray:
+def price_column_units(prices: pa.ChunkedArray) -> pa.ChunkedArray:
     """Prices as int64 micro-units; null where absent, not in (0, 1) or not a whole micro-unit."""
     scaled = pc.multiply(pc.cast(prices, pa.float64()), float(UNIT))
     rounded = pc.round(scaled)

@@ -71,7 +71,7 @@ class SweepError(ValueError):
 # The grid file
 
 
-class Range(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+class StudyRange(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """A study's range of one key: integers when ``low``, ``high`` (and ``step``) are integers,
     else floats; ``log`` samples on a log scale (``low > 0``, no ``step``)."""
 
@@ -100,7 +100,7 @@ class StudyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     trials: Annotated[int, msgspec.Meta(ge=1, le=MAX_RUNS)]
     seed: Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)] = 1
     batch: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 4
-    ranges: dict[str, Range] = {}
+    ranges: dict[str, StudyRange] = {}
 
 
 class SweepConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -451,7 +451,7 @@ def _optuna() -> Any:
     return optuna
 
 
-def _suggest(trial: Any, key: str, r: Range) -> int | float:
+def _suggest(trial: Any, key: str, r: StudyRange) -> int | float:
     if r.integer:
         return trial.suggest_int(key, r.low, r.high, step=r.step or 1, log=r.log)
     return trial.suggest_float(key, float(r.low), float(r.high), step=r.step, log=r.log)

@@ -31,10 +31,8 @@ cdef class Books:
     cpdef Py_ssize_t apply_changes(self, object changes, long long timestamp_ms=*) except -1
 
     @cython.locals(book=Book, applied=cython.Py_ssize_t, i=cython.Py_ssize_t, n=cython.Py_ssize_t,
-                   n_tokens=cython.Py_ssize_t, unit=cython.longlong,
-                   slot=cython.longlong, price=cython.longlong,
-                   size=cython.longlong, timestamp_ms=cython.longlong, tokens=tuple, hashes=tuple,
-                   packed=bytes, by_slot=list, books=dict, cols="const long long *")
+                   n_tokens=cython.Py_ssize_t, slot=cython.Py_ssize_t, timestamp_ms=cython.longlong,
+                   tokens=tuple, hashes=tuple, packed=bytes, by_slot=list, books=dict, cols="const long long *")
     cpdef Py_ssize_t apply_levels(self, object ev) except -1
 
     cpdef object apply_event(self, object ev)
@@ -43,6 +41,11 @@ cdef class Books:
 cpdef long long plain_units(str text)
 
 cpdef long long _ms(object value) except? -1
+
+@cython.locals(n=cython.Py_ssize_t, i=cython.Py_ssize_t, n_tokens=cython.Py_ssize_t, unit=cython.longlong,
+               slot=cython.longlong, price=cython.longlong, size=cython.longlong, packed=bytes,
+               cols="const long long *")
+cdef const long long *level_cells(object ev) except NULL
 
 cdef dict _TAGS
 

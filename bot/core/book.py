@@ -550,31 +550,13 @@ class Books:
         ``price_change`` the event was made from: each level through its book's ``set_level``, a
         book's timestamp raised to the event's, its hash set to the last one the frame carried.
         An event with a level out of range raises BookError and changes nothing."""
-        given_tokens = ev.tokens
-        given_levels = ev.levels
-        given_hashes = ev.hashes
-        if type(given_tokens) is not tuple or type(given_levels) is not bytes or type(given_hashes) is not tuple \
-                or len(given_levels) % 32:  # LEVEL_BYTES
-            raise BookError("price levels: not tuples of tokens and hashes and whole packed levels")
-        tokens = given_tokens
-        packed = given_levels
-        hashes = given_hashes
+        cols = level_cells(ev)  # every level checked: nothing is applied from a refused event
+        tokens = ev.tokens
+        packed = ev.levels
+        hashes = ev.hashes
         timestamp_ms = ev.timestamp_ms
         n = len(packed) // 8
-        if cython.compiled:  # the integers read in place
-            cols = cython.cast(cython.p_longlong, cython.cast(cython.p_char, packed))
-        else:
-            cols = memoryview(packed).cast("q")
         n_tokens = len(tokens)
-        unit = UNIT
-        i = 0
-        while i < n:  # every level checked before any is applied
-            slot = cols[i]
-            price = cols[i + 2]
-            size = cols[i + 3]
-            if not 0 <= slot < n_tokens or not 0 <= price <= unit or size < 0:
-                raise BookError(f"price levels: token index {slot} of {n_tokens}, price {price}, size {size}")
-            i += 4  # FIELDS_PER_LEVEL
         if tokens == self._slot_tokens:
             by_slot = self._slot_books
         else:
@@ -686,6 +668,38 @@ def price_levels_of(ev: Any) -> PriceLevels | None:
     except BookError:
         return None
     return PriceLevels(ev.market, _ms(ev.timestamp), tuple(slots), pack_levels(levels), tuple(hashes))
+
+
+def level_cells(ev: Any) -> Any:
+    """The packed integers of a :class:`~bot.core.levels.PriceLevels`, four per level change
+    (token index, 1 for a bid, price, size), read in place: the one reader of packed levels, for
+    the books and the simulated venue alike. Every level is checked before any is handed out: an
+    event whose tokens or hashes are not tuples, whose levels are not whole packed levels, or with
+    a token index, price (0 to 1) or size (>= 0) out of range raises BookError, so its reader
+    reads nothing of it. Compiled, the integers are a pointer into ``ev.levels``, valid while the
+    event lives; interpreted, a memoryview of them."""
+    given_tokens = ev.tokens
+    given_levels = ev.levels
+    if type(given_tokens) is not tuple or type(given_levels) is not bytes or type(ev.hashes) is not tuple \
+            or len(given_levels) % 32:  # LEVEL_BYTES
+        raise BookError("price levels: not tuples of tokens and hashes and whole packed levels")
+    packed = given_levels
+    n = len(packed) // 8
+    if cython.compiled:  # the integers read in place
+        cols = cython.cast(cython.p_longlong, cython.cast(cython.p_char, packed))
+    else:
+        cols = memoryview(packed).cast("q")
+    n_tokens = len(given_tokens)
+    unit = UNIT
+    i = 0
+    while i < n:
+        slot = cols[i]
+        price = cols[i + 2]
+        size = cols[i + 3]
+        if not 0 <= slot < n_tokens or not 0 <= price <= unit or size < 0:
+            raise BookError(f"price levels: token index {slot} of {n_tokens}, price {price}, size {size}")
+        i += 4  # FIELDS_PER_LEVEL
+    return cols
 
 
 _TAGS: dict[type, Any] = {}

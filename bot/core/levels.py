@@ -16,6 +16,8 @@ Invariants:
   and the new total size (0 removes the level), both in micro-units; ``hashes[i]`` is the last
   level hash the frame carried for ``tokens[i]`` (``""`` when it carried none). Bytes and tuples
   of strings keep a cached chunk of these events cheap to decode and invisible to the cyclic GC.
+- the books and the simulated venue read ``levels`` through one reader,
+  ``bot.core.book.level_cells``, which checks every level before handing any out.
 """
 
 from __future__ import annotations

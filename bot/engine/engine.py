@@ -43,7 +43,7 @@ from bot.execution.reconciler import OrderUpdate, Reconciler
 from bot.execution.restart import restore
 from bot.execution.router import PlaceBatch, Router
 from bot.portfolio import DailyPnl, Portfolio, marks_from_books
-from bot.risk import Connectivity, HaltReason, RiskGate, TradingState, VenueAccept, VenueError, VenueReject
+from bot.risk import Connectivity, HaltReason, RiskGate, TradingState, VenueAccept, VenueFailure, VenueReject
 from bot.strategy import Strategy, StrategyContext, intents_of
 from bot.venue.enums import TradeStatus
 from bot.venue.errors import classify_rejection
@@ -826,7 +826,7 @@ class Engine:
         router's throttles absorb it), not a sign that trading is unsafe."""
         if kind == "rate_limited":
             return []
-        return self.risk.on_event(VenueError(kind), now)
+        return self.risk.on_event(VenueFailure(kind), now)
 
     def _count_error(self, kind: str) -> None:
         self.stats.send_errors += 1

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from bot.exchange.config import ExchangeConfig, FaultConfig, FlowConfig, SettlementConfig
+from bot.exchange.config import ExchangeConfig, FaultConfig, ServerFlowConfig, ServerSettlementConfig
 from bot.ops.arguments import OneLineParser, decimal, field_range, with_range
 from bot.ops.config import (
     LOCAL_CATALOG_PORT,
@@ -101,13 +101,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "deterministic, computed from --seed (anyone who knows the seed can trade as it)")
     number(g, "--heartbeat-timeout", x, "heartbeat_timeout_s",
            "seconds without an accepted heartbeat before orders are canceled (default 10)")
-    number(g, "--mined-after", SettlementConfig, "mined_after_s", "seconds from MATCHED to MINED (default 0.3)")
-    number(g, "--confirmed-after", SettlementConfig, "confirmed_after_s",
+    number(g, "--mined-after", ServerSettlementConfig, "mined_after_s", "seconds from MATCHED to MINED (default 0.3)")
+    number(g, "--confirmed-after", ServerSettlementConfig, "confirmed_after_s",
            "seconds from MINED to CONFIRMED (default 0.6)")
     g = p.add_argument_group("synthetic flow")
     g.add_argument("--flow", choices=["on", "off"], help="synthetic background traders (default on)")
-    number(g, "--flow-interval", FlowConfig, "interval_s", "seconds between flow steps (default 0.25)")
-    number(g, "--flow-markets", FlowConfig, "markets", "markets that get traders (default 0 = all)")
+    number(g, "--flow-interval", ServerFlowConfig, "interval_s", "seconds between flow steps (default 0.25)")
+    number(g, "--flow-markets", ServerFlowConfig, "markets", "markets that get traders (default 0 = all)")
     g = p.add_argument_group("rate limits")
     number(g, "--limits-scale", x, "limits_scale", "multiply every rate-limit capacity (default 1)")
     number(g, "--limits-queue", x, "limits_queue_s",

@@ -32,7 +32,7 @@ from bot.exchange.wire import RECEIVED
 from bot.exchange.query import MAX_UNIX_S, query_int
 from bot.exchange.replies import Reply, bad_request, error, json_response, not_found
 from bot.sim import results as R
-from bot.sim.orders import OrderRequest
+from bot.sim.orders import NewOrder
 from bot.venue.amounts import AmountError, MarketAccuracyError, check_signed_amounts
 from bot.venue.eip712 import SignatureError
 from bot.venue.enums import OrderType
@@ -401,7 +401,7 @@ class ClobRoutes:
             transactions_hashes=[] if res.trade_ids else None,
         )
 
-    def _validate(self, ident, item: Any) -> tuple[OrderRequest, str]:
+    def _validate(self, ident, item: Any) -> tuple[NewOrder, str]:
         if not isinstance(item, dict) or not isinstance(item.get("order"), dict):
             raise _Rejected("invalid order: missing order object")
         obj = item["order"]
@@ -450,7 +450,7 @@ class ClobRoutes:
             if "tick" in text or "valid price" in text:
                 raise _Rejected(f"{R.INVALID_AMOUNTS}: {text} (tick {format_units(tick)})", verified.hash) from None
             raise _Rejected(f"{R.INVALID_AMOUNTS}: {text}", verified.hash) from None
-        req = OrderRequest.from_amounts(
+        req = NewOrder.from_amounts(
             verified.hash, so.maker, token, so.side, so.maker_amount, so.taker_amount, otype, post_only,
             exp, ident.api_key,
         )

@@ -53,7 +53,7 @@ class FaultConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                              f"faults.latency_ms_max ({self.latency_ms_max})")
 
 
-class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class ServerFlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Synthetic background traders (bot/sim/flow.py) driven on the server clock."""
 
     enabled: bool = True
@@ -66,7 +66,7 @@ class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError(f"flow.speed must be within (0, 1000], got {self.speed}")
 
 
-class SettlementConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class ServerSettlementConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """How long trades take through MATCHED -> MINED -> CONFIRMED."""
 
     mined_after_s: Seconds = 0.3
@@ -143,8 +143,8 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # a string) or as the spec
     # writes it ("seed"). Requests are read in both spellings either way.
     spelling: Literal["live", "seed"] = "live"
-    flow: FlowConfig = FlowConfig()
-    settlement: SettlementConfig = SettlementConfig()
+    flow: ServerFlowConfig = ServerFlowConfig()
+    settlement: ServerSettlementConfig = ServerSettlementConfig()
     faults: FaultConfig = FaultConfig()
     log_requests: bool = False  # one log line per HTTP request: method, path, status, account, latency
     # bounds that hold the exchange up when a user of a shared venue is careless or hostile

@@ -1,6 +1,6 @@
 """Drives bot/sim/flow.py's seeded synthetic traders against the engine on the server clock.
 
-Invariant: one ``SyntheticMarket`` per open market (active, not closed, unresolved), seeded from
+Invariant: one ``BackgroundTraders`` per open market (active, not closed, unresolved), seeded from
 the server seed and the market's position, centred on the market's configured mid; the markets
 of one neg-risk event share one ``EventValue`` (their fair values sum to 1), started from their
 mids; ``step(now)``
@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import msgspec
 
-from bot.exchange.config import FlowConfig as ServerFlowConfig
-from bot.sim.flow import FlowConfig as SimFlowConfig
-from bot.sim.flow import EventValue, SyntheticMarket
+from bot.exchange.config import ServerFlowConfig
+from bot.sim.flow import BackgroundTraders, EventValue, FlowConfig
 
 START_MIN, START_MAX = 0.02, 0.98
 EVENT_DISLOCATIONS_PER_S = 0.2  # per market of a neg-risk event: whole sets mispriced about a tenth of the time
 
 
 class FlowDriver:
-    def __init__(self, markets: list[SyntheticMarket]) -> None:
+    def __init__(self, markets: list[BackgroundTraders]) -> None:
         self.markets = markets
 
     @classmethod
@@ -35,20 +34,20 @@ class FlowDriver:
         for m in state.catalog.markets:
             if m.neg_risk and m.event_id and m.active and not m.closed and m.winner < 0:
                 events.setdefault(m.event_id, []).append(m)
-        flow = SimFlowConfig().faster(config.speed)
+        flow = FlowConfig().faster(config.speed)
         wanted = {m.event_id for m in chosen if m.event_id in events}
         values = {eid: EventValue([float(m.mid) for m in events[eid]], flow, seed=f"event:{state.config.seed}:{eid}")
                   for eid in sorted(wanted) if len(events[eid]) > 1}
         sims = []
         for index, m in enumerate(chosen):
             start = min(START_MAX, max(START_MIN, float(m.mid)))
-            sim_config = SimFlowConfig(start_price=start, name=f"flow{index}").faster(config.speed)
+            sim_config = FlowConfig(start_price=start, name=f"flow{index}").faster(config.speed)
             value = values.get(m.event_id) if m.neg_risk else None
             outcome = events[m.event_id].index(m) if value is not None else 0
             if value is not None:  # a set is mispriced now and then: its providers' quotes dislocate
                 sim_config = msgspec.structs.replace(sim_config, dislocation_rate=EVENT_DISLOCATIONS_PER_S * config.speed)
-            sims.append(SyntheticMarket(state.engine, m.info, sim_config, seed=state.config.seed * 1_000 + index,
-                                        value=value, outcome=outcome))
+            sims.append(BackgroundTraders(state.engine, m.info, sim_config, seed=state.config.seed * 1_000 + index,
+                                          value=value, outcome=outcome))
         return cls(sims)
 
     def step(self, now: float) -> list:

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 import msgspec
 
+from bot.exchange.seed import iso
 from bot.sim.events import BookSnapshot, OrderView, TradeView
 from bot.venue.models.book import Level, OrderBook
 from bot.venue.models.orders import LiveOpenOrder, OpenOrder
@@ -30,10 +31,6 @@ def ms(t: float) -> str:
 
 def secs(t: float) -> str:
     return str(int(t))
-
-
-def iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def book_hash(book: OrderBook) -> str:
@@ -81,7 +78,7 @@ def open_order(o: OrderView) -> OpenOrder:
         original_size=format_units(o.original_size), outcome=o.outcome, maker_address=o.account,
         owner=o.owner, price=format_units(o.price), side=o.side.value, size_matched=format_units(o.size_matched),
         asset_id=o.asset_id, expiration=str(o.expiration), order_type=o.order_type.value,
-        created_at=iso(o.created_at),
+        created_at=iso(datetime.fromtimestamp(o.created_at, timezone.utc)),
     )
 
 

@@ -17,7 +17,7 @@ import msgspec
 
 from bot.core.markets import MarketInfo
 from bot.venue.fees import FeeSchedule
-from bot.venue.units import format_units, parse_units
+from bot.venue.units import parse_units
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 COLLATERAL = "0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174"
@@ -166,6 +166,7 @@ class Catalog(msgspec.Struct, dict=True):
 
 
 def iso(dt: datetime) -> str:
+    """A UTC time as the venue's catalog and order views spell it (``2024-01-31T12:00:00Z``)."""
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -346,11 +347,3 @@ def load_catalog(path: str | Path) -> Catalog:
 
 def dump_catalog(catalog: Catalog) -> bytes:
     return msgspec.json.encode(catalog)
-
-
-def price_units(text: str) -> int:
-    return parse_units(text)
-
-
-def price_text(units: int) -> str:
-    return format_units(units)

@@ -24,9 +24,9 @@ from bot.exchange.faults import Faults
 from bot.exchange.keys import Credentials, KeyStore, deterministic_credentials
 from bot.exchange.seed import Catalog, add_fixed_market, generate_catalog, load_catalog
 from bot.exchange.wallets import AccountWallets, WalletRegistry
-from bot.sim.matching import EngineConfig, MatchingEngine
-from bot.sim.orders import OrderRequest
-from bot.sim.settlement import SettlementConfig as SimSettlement
+from bot.sim.matching import MatchingConfig, MatchingEngine
+from bot.sim.orders import NewOrder
+from bot.sim.settlement import SettlementConfig
 from bot.venue.eip712 import Wallet, new_private_key, to_checksum_address
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT, parse_units
@@ -45,7 +45,9 @@ class DemoAccount(msgspec.Struct, frozen=True):
         return f"DemoAccount(address={self.address!r}, private_key=<redacted>, creds={self.creds!r})"
 
 
-class Heartbeat:
+class ArmedHeartbeat:
+    """An API key's armed heartbeat: the id its next beat must echo, and the time it must come by."""
+
     __slots__ = ("expected", "deadline")
 
     def __init__(self, expected: str, deadline: float) -> None:
@@ -70,9 +72,9 @@ class ExchangeState:
             add_fixed_market(self.catalog, ms)
         f = config.faults
         s = config.settlement
-        self.engine = MatchingEngine(EngineConfig(
+        self.engine = MatchingEngine(MatchingConfig(
             seed=config.seed,
-            settlement=SimSettlement(
+            settlement=SettlementConfig(
                 mined_after=s.mined_after_s, confirmed_after=s.confirmed_after_s,
                 fail_share=min(1.0, f.settlement_fail_rate), retrying_after=s.mined_after_s,
                 failed_after=s.confirmed_after_s,
@@ -83,7 +85,7 @@ class ExchangeState:
         self.keys = KeyStore()
         self.wallets = WalletRegistry(config.seed)
         self.faults = Faults(f, clock)
-        self.heartbeats: dict[str, Heartbeat] = {}
+        self.heartbeats: dict[str, ArmedHeartbeat] = {}
         self.hub = None  # set by the WebSocket hub (ws.Hub); receives engine events
         self.rng = random.Random(config.seed)
         self.demo = self._make_demo()
@@ -180,7 +182,7 @@ class ExchangeState:
                     if not tick <= price <= UNIT - tick:
                         continue
                     oid = "0x" + hashlib.sha256(f"seed|{m.condition_id}|{side}|{k}".encode()).hexdigest()
-                    eng.place(OrderRequest(oid, LIQUIDITY_ACCOUNT, yes, side, price, (20 + 10 * k) * UNIT,
+                    eng.place(NewOrder(oid, LIQUIDITY_ACCOUNT, yes, side, price, (20 + 10 * k) * UNIT,
                                            OrderType.GTC, owner="liquidity"), now)
 
     # engine time and events ----------------------------------------------------------------
@@ -215,7 +217,7 @@ class ExchangeState:
             return False, hb.expected
         new_id = "%032x" % self.rng.getrandbits(128)
         new_id = f"{new_id[:8]}-{new_id[8:12]}-{new_id[12:16]}-{new_id[16:20]}-{new_id[20:]}"
-        self.heartbeats[api_key] = Heartbeat(new_id, now + self.config.heartbeat_timeout_s)
+        self.heartbeats[api_key] = ArmedHeartbeat(new_id, now + self.config.heartbeat_timeout_s)
         return True, new_id
 
     def _check_heartbeats(self, now: float) -> None:

@@ -73,7 +73,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
     from rich.console import Console
     from rich.live import Live
 
-    from bot.exchange.config import ExchangeConfig, FlowConfig
+    from bot.exchange.config import ExchangeConfig, ServerFlowConfig
     from bot.exchange.server import LocalExchange
     from bot.ops.config import ShellConfig
     from bot.live.assembly import make_engine
@@ -91,7 +91,7 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
     live_view = not opts.no_view and out.isatty()
     shipped = SHIPPED[opts.strategy]
     config = ExchangeConfig(seed=opts.seed, markets=max(4, opts.markets),
-                            flow=FlowConfig(enabled=True, speed=shipped.demo_flow_speed),
+                            flow=ServerFlowConfig(enabled=True, speed=shipped.demo_flow_speed),
                             demo_credentials=opts.demo_credentials)
     async with LocalExchange(config) as ex:
         quiet_server_logs()

@@ -5,12 +5,12 @@ from .gate import RiskGate
 from .limits import RiskLimits
 from .state import (
     Connectivity, HaltReason, KillSwitch, TradingState, TradingStatus, Trigger, VenueAccept,
-    VenueError, VenueReject,
+    VenueFailure, VenueReject,
 )
 from .window import SlidingWindow
 
 __all__ = [
     "Connectivity", "HaltReason", "KillSwitch", "Projection", "Reason", "Rejection",
     "RiskDecision", "RiskGate", "RiskLimits", "SlidingWindow", "TradingState", "TradingStatus",
-    "Trigger", "Universe", "VenueAccept", "VenueError", "VenueReject", "check_intents",
+    "Trigger", "Universe", "VenueAccept", "VenueFailure", "VenueReject", "check_intents",
 ]

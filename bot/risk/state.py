@@ -42,7 +42,7 @@ class Connectivity(msgspec.Struct, frozen=True):
     source: str = "venue"
 
 
-class VenueError(msgspec.Struct, frozen=True):
+class VenueFailure(msgspec.Struct, frozen=True):
     """An I/O or venue error (timeouts, 5xx, unexpected bodies) counted towards the error rate."""
 
     kind: str = ""
@@ -120,7 +120,7 @@ class KillSwitch:
                 self._down_since.pop(event.source, None)
             else:
                 self._down_since.setdefault(event.source, now)
-        elif isinstance(event, VenueError):
+        elif isinstance(event, VenueFailure):
             self._errors.record(now)
         elif isinstance(event, VenueReject):
             self._reject_streak += 1

@@ -14,17 +14,17 @@ from bot.sim.events import (
     TradePrint,
     TradeView,
 )
-from bot.sim.flow import FlowConfig, SyntheticMarket
-from bot.sim.matching import Balance, EngineConfig, MatchingEngine
-from bot.sim.orders import LOT, AmountsError, OrderRequest
-from bot.sim.positions import Position
+from bot.sim.flow import BackgroundTraders, FlowConfig
+from bot.sim.matching import Balance, MatchingConfig, MatchingEngine
+from bot.sim.orders import LOT, AmountsError, NewOrder
+from bot.sim.positions import AccountPosition
 from bot.sim.results import CancelResult, OrderResult
 from bot.sim.settlement import SettlementConfig
 from bot.sim.ticks import TickConfig
 
 __all__ = [
-    "LOT", "AmountsError", "Balance", "BookLevelChanged", "BookSnapshot", "CancelResult",
-    "EngineConfig", "FlowConfig", "MakerOrderView", "MatchingEngine", "OrderEvent",
-    "OrderRequest", "OrderResult", "OrderView", "Position", "SettlementConfig",
-    "SyntheticMarket", "TickConfig", "TickSizeChanged", "TradeEvent", "TradePrint", "TradeView",
+    "LOT", "AccountPosition", "AmountsError", "BackgroundTraders", "Balance", "BookLevelChanged",
+    "BookSnapshot", "CancelResult", "FlowConfig", "MakerOrderView", "MatchingConfig",
+    "MatchingEngine", "NewOrder", "OrderEvent", "OrderResult", "OrderView", "SettlementConfig",
+    "TickConfig", "TickSizeChanged", "TradeEvent", "TradePrint", "TradeView",
 ]

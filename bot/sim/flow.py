@@ -1,4 +1,4 @@
-"""A synthetic market: seeded background traders that keep one binary market's books alive.
+"""Seeded background traders that keep one binary market's books alive (the local exchange's flow).
 
 * A hidden fair value (the YES probability) follows a random walk in logit space with Poisson
   jumps. The markets of one neg-risk event share an ``EventValue`` instead: each outcome's latent
@@ -27,7 +27,7 @@ import msgspec
 
 from bot.core.markets import MarketInfo
 from bot.sim.matching import MatchingEngine
-from bot.sim.orders import LOT, OrderRequest
+from bot.sim.orders import LOT, NewOrder
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT
 
@@ -125,7 +125,7 @@ class EventValue:
         return weights[outcome] / sum(weights)
 
 
-class SyntheticMarket:
+class BackgroundTraders:
     """Drives the background traders of one market on the caller's clock (unix seconds)."""
 
     def __init__(self, engine: MatchingEngine, market: MarketInfo,
@@ -256,7 +256,7 @@ class SyntheticMarket:
     def _place(self, account: str, token: str, side: Side, price: int, size: int,
                order_type: OrderType = OrderType.GTC, post_only: bool = False, now: float = 0.0):
         return self.engine.place(
-            OrderRequest(self._oid(), account, token, side, price, size, order_type, post_only),
+            NewOrder(self._oid(), account, token, side, price, size, order_type, post_only),
             now,
         )
 

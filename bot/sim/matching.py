@@ -23,7 +23,7 @@ Invariants after every command:
 Time is a parameter: ``now`` is unix seconds (float) on every command; GTD ``expiration`` is unix
 seconds. Commands return results; events go to an outbox read with ``drain()``.
 ``advance(now)`` expires GTD orders and moves settlement forward, and returns ``drain()``.
-With ``EngineConfig.emit_events = False`` no event or level-change bookkeeping is done (the
+With ``MatchingConfig.emit_events = False`` no event or level-change bookkeeping is done (the
 benchmark's mode); results and queries are unaffected.
 """
 
@@ -49,8 +49,8 @@ from bot.sim.events import (
     TradePrint,
     TradeView,
 )
-from bot.sim.orders import LOT, Order, OrderRequest
-from bot.sim.positions import Position, PositionFill, positions_from_fills
+from bot.sim.orders import LOT, NewOrder, Order
+from bot.sim.positions import AccountPosition, PositionFill, positions_from_fills
 from bot.sim.results import CancelResult, OrderResult, rejected
 from bot.sim.settlement import Settlement, SettlementConfig
 from bot.sim.ticks import TickConfig, next_tick
@@ -71,7 +71,7 @@ _NONE = 1 << 62  # "no level" sentinel, above any price
 _NO_STOP = 1 << 62  # above any order sequence number: no stop
 
 
-class EngineConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class MatchingConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seed: int = 0
     # the fee rule (bot.venue.fees) of markets whose info carries none: rate in bps, exponent
     fee_rate_bps: int = 0
@@ -115,8 +115,8 @@ class MatchingEngine:
     cancel_all, cancel_market, expire, advance. Queries: book, best_bid_ask, open_orders, order,
     trades_of, trade, balance, positions, holders, take_level_changes."""
 
-    def __init__(self, config: EngineConfig | None = None) -> None:
-        self.config = cfg = config or EngineConfig()
+    def __init__(self, config: MatchingConfig | None = None) -> None:
+        self.config = cfg = config or MatchingConfig()
         self.rng = random.Random(cfg.seed)
         self.ledger = Ledger()
         self._accounts = self.ledger.accounts  # the same dict, bound for the hot path
@@ -205,7 +205,7 @@ class MatchingEngine:
         )
 
     # placing -----------------------------------------------------------------------------
-    def place(self, req: OrderRequest, now: float) -> OrderResult:
+    def place(self, req: NewOrder, now: float) -> OrderResult:
         """Validate, match and rest one order; see the module docstring for the rules."""
         self.now = now
         expiry = self._expiry
@@ -865,7 +865,7 @@ class MatchingEngine:
         return Balance(account, acct.collateral, acct.reserved, dict(acct.tokens),
                        {t: v for t, v in acct.reserved_tokens.items() if v})
 
-    def positions(self, account: str) -> list[Position]:
+    def positions(self, account: str) -> list[AccountPosition]:
         """Per-token size, average price and realized PnL from the account's own fills."""
         acct = self.ledger.accounts.get(account)
         if acct is None:

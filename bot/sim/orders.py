@@ -24,7 +24,7 @@ class AmountsError(ValueError):
     """makerAmount/takerAmount that do not describe an order the engine can take."""
 
 
-class OrderRequest(msgspec.Struct, frozen=True, gc=False):
+class NewOrder(msgspec.Struct, frozen=True, gc=False):
     """One order as submitted. ``order_id`` is the order hash given by the caller.
 
     ``account`` holds the funds (the maker address); ``owner`` labels who placed it (the API key)
@@ -55,7 +55,7 @@ class OrderRequest(msgspec.Struct, frozen=True, gc=False):
         post_only: bool = False,
         expiration: int = 0,
         owner: str = "",
-    ) -> "OrderRequest":
+    ) -> "NewOrder":
         """Build a request from the signed amounts (venue.md 3.2/3.3/3.5).
 
         Limit BUY: maker = USDC, taker = shares; the price must be exact (tick checks happen

@@ -14,7 +14,7 @@ from bot.venue.enums import Side
 from bot.venue.units import UNIT
 
 
-class Position(msgspec.Struct, frozen=True, gc=False):
+class AccountPosition(msgspec.Struct, frozen=True, gc=False):
     token: str
     market: str
     outcome: str
@@ -36,7 +36,7 @@ class PositionFill(msgspec.Struct, frozen=True, gc=False):
 
 def positions_from_fills(
     fills: list[PositionFill], market_of: dict[str, tuple[str, str]]
-) -> list[Position]:
+) -> list[AccountPosition]:
     """Fold fills (oldest first) into one position per token; ``market_of``: token -> (market,
     outcome)."""
     state: dict[str, list[int]] = {}  # token -> [size, cost, realized, bought]
@@ -57,5 +57,5 @@ def positions_from_fills(
     for token, (size, cost, realized, bought) in state.items():
         market, outcome = market_of.get(token, ("", ""))
         avg = cost * UNIT // size if size else 0
-        out.append(Position(token, market, outcome, size, avg, cost, realized, bought))
+        out.append(AccountPosition(token, market, outcome, size, avg, cost, realized, bought))
     return out

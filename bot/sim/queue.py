@@ -2,9 +2,9 @@
 backtest venues matching against recorded or live L2 data).
 
 State is one integer: ``ahead``, the units queued in front of our order. Invariants:
-``0 <= ahead <= level total (excluding us)``; trades at our price consume the queue from the
-front; a level that shrinks without trades (cancels) moves us forward by a model-chosen share.
-``on_trade`` returns how much of our order the trade filled (whatever passes ``ahead``).
+``0 <= ahead <= level total (excluding us)``; a level that shrinks without trades (cancels) moves
+us forward by a model-chosen share. Trades at our price consume the queue from the front in
+``bot.sim.resting``.
 """
 
 from __future__ import annotations
@@ -16,18 +16,6 @@ import msgspec
 
 class QueueModel(Protocol):
     def on_depth(self, ahead: int, old_total: int, new_total: int) -> int: ...
-
-
-def new_position(level_total: int) -> int:
-    """A new order joins the back of the level."""
-    return max(0, level_total)
-
-
-def on_trade(ahead: int, qty: int, own_remaining: int) -> tuple[int, int]:
-    """A trade of ``qty`` at our price: returns (new ahead, our filled units)."""
-    if qty <= ahead:
-        return ahead - qty, 0
-    return 0, min(own_remaining, qty - ahead)
 
 
 class RiskAverseQueue:

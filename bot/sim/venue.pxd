@@ -2,6 +2,7 @@
 # Names declared here must keep the meaning they have in venue.py.
 cimport cython
 
+from bot.core.book cimport level_cells
 from bot.execution.orders cimport OwnOrder
 from bot.sim.depth cimport Depth
 from bot.sim.resting cimport OwnBook
@@ -32,9 +33,8 @@ cdef class SimVenue:
     cpdef place(self, object batch, double now)
     cpdef cancel(self, object batch, double now)
     cpdef cancel_all(self, double now)
-    @cython.locals(tok=_Token, is_bid=cython.bint, packed=bytes, n=cython.Py_ssize_t, i=cython.Py_ssize_t,
-                   n_tokens=cython.Py_ssize_t, at_slot=cython.longlong, px=cython.longlong, unit=cython.longlong,
-                   cols="const long long *")
+    @cython.locals(tok=_Token, is_bid=cython.bint, n=cython.Py_ssize_t, i=cython.Py_ssize_t, px=cython.longlong,
+                   tokens=tuple, cols="const long long *")
     cpdef _price_change(self, object event, double now)
     @cython.locals(own=OwnBook)
     cpdef bint _wanted(self, _Token tok, bint is_bid, long long price) except -1

@@ -75,6 +75,9 @@ from bot.venue.units import UNIT
 
 import cython  # noqa: E402 - after bot.core.book, which stands in for it when Cython is absent
 
+if not cython.compiled:  # compiled, the one reader of packed levels is cimported (venue.pxd)
+    from bot.core.book import level_cells
+
 BUY = Side.BUY
 SELL = Side.SELL
 GTC = OrderType.GTC
@@ -449,37 +452,22 @@ class SimVenue:
         hot = self._hot
         captured: dict[tuple[str, bool, int], tuple[int, int, int]] | None = None
         if type(event) is PriceLevels:
-            tokens = event.tokens
-            raw = event.levels
-            if type(raw) is not bytes or len(raw) % 32:  # LEVEL_BYTES: not whole levels
-                levels = event.unpacked()  # raises as it always has
-                if _levels_apply(levels, len(tokens)):
-                    for slot, bid, price, size in levels:
-                        tok = hot.get(tokens[slot])
-                        if tok is not None and self._wanted(tok, bid != 0, price):
-                            captured = _capture(captured, tok, bid != 0, price, size)
-            else:  # the integers read in place, in one pass: what a refused event showed is dropped
-                packed = raw
-                n = len(packed) // 8
-                if cython.compiled:
-                    cols = cython.cast(cython.p_longlong, cython.cast(cython.p_char, packed))
-                else:
-                    cols = memoryview(packed).cast("q")
-                n_tokens = len(tokens)
-                unit = UNIT
-                i = 0
-                while i < n:
-                    at_slot = cols[i]
+            n = 0
+            try:
+                cols = level_cells(event)
+                tokens = event.tokens
+                n = len(event.levels) // 8
+            except BookError:  # the feed book refuses the whole event: nothing moved, none read
+                pass
+            i = 0
+            while i < n:
+                tok = hot.get(tokens[cols[i]])
+                if tok is not None:
+                    is_bid = cols[i + 1] != 0
                     px = cols[i + 2]
-                    if not 0 <= at_slot < n_tokens or not 0 <= px <= unit or cols[i + 3] < 0:
-                        captured = None  # the feed book refuses the whole event: nothing moved
-                        break
-                    tok = hot.get(tokens[at_slot])
-                    if tok is not None:
-                        is_bid = cols[i + 1] != 0
-                        if self._wanted(tok, is_bid, px):
-                            captured = _capture(captured, tok, is_bid, px, cols[i + 3])
-                    i += 4  # FIELDS_PER_LEVEL
+                    if self._wanted(tok, is_bid, px):
+                        captured = _capture(captured, tok, is_bid, px, cols[i + 3])
+                i += 4  # FIELDS_PER_LEVEL
         else:
             for ch in event.price_changes:
                 tok = hot.get(ch.asset_id)
@@ -916,15 +904,6 @@ def _capture(captured: dict | None, tok: _Token, is_bid: bool, price: int, size:
     else:
         captured[key] = (seen[0], seen[1], size)
     return captured
-
-
-def _levels_apply(levels: list[tuple[int, int, int, int]], n_tokens: int) -> bool:
-    """Whether the feed book applies these packed levels (``Books.apply_levels`` refuses an
-    event with any level out of range, and then changes nothing)."""
-    for slot, _, price, size in levels:
-        if not 0 <= slot < n_tokens or not 0 <= price <= UNIT or size < 0:
-            return False
-    return True
 
 
 def _rejected(order_id: str, message: str) -> OrderResult:

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Iterable
 from decimal import Decimal
 
 from bot.venue import params as p
-from bot.venue.models import HolderGroup, Position
+from bot.venue.models import DataPosition, HolderGroup
 from bot.venue.pagination import offset_items
 from bot.venue.transport import Transport, decode_body
 
@@ -58,21 +58,21 @@ class AccountClient:
         sort_by: str | None = None,
         sort_direction: str | None = None,
         title: str | None = None,
-    ) -> list[Position]:
+    ) -> list[DataPosition]:
         """``GET /positions`` of ``user`` (a wallet address)."""
         query = self._positions_query(
             user, market, size_threshold, redeemable, mergeable, limit, offset, sort_by, sort_direction, title
         )
         response = await self.transport.request("GET", "/positions", params=query)
-        return decode_body(response, list[Position])  # type: ignore[return-value]
+        return decode_body(response, list[DataPosition])  # type: ignore[return-value]
 
-    def iter_positions(self, user: str, *, limit: int = 500, offset: int = 0, **filters) -> AsyncIterator[Position]:
+    def iter_positions(self, user: str, *, limit: int = 500, offset: int = 0, **filters) -> AsyncIterator[DataPosition]:
         """All positions, page by page, to the first empty page (a page shorter than asked is not
         taken for the end: the venue may cap its pages below ``limit``) or the venue's offset cap."""
         p.int_in("limit", limit, 1, 500)
         self._positions_query(user=user, limit=limit, offset=offset, **{**_POSITION_FILTERS, **filters})
 
-        async def fetch(lim: int, off: int) -> list[Position]:
+        async def fetch(lim: int, off: int) -> list[DataPosition]:
             if off > MAX_OFFSET:
                 return []
             return await self.positions(user, limit=lim, offset=off, **filters)

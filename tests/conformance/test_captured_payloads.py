@@ -20,9 +20,9 @@ import pytest
 
 from bot.venue.models import (
     BalanceAllowance, BestBidAskEvent, BookEvent, BookHistory, CancelResult, CatalogEvent,
-    CatalogMarket, ClobMarket, DataTrade, DataTradeV2, ErrorBody, FeeRateResponse,
-    HolderGroupV2, LastTradePriceEvent, MarketResolvedEvent, NewMarketEvent, OpenOrder,
-    OrderBook, OrderEvent, OrderResult, Page, Position, PositionV2, PriceChangeEvent,
+    CatalogMarket, ClobMarket, DataPosition, DataPositionV2, DataTrade, DataTradeV2, ErrorBody,
+    FeeRateResponse, HolderGroupV2, LastTradePriceEvent, MarketResolvedEvent, NewMarketEvent,
+    OpenOrder, OrderBook, OrderEvent, OrderResult, Page, PriceChangeEvent,
     PriceHistory, RtdsMessage, SearchResponse, SignedOrder, Tag, TickSizeChangeEvent, Trade,
     TradeEvent, decode, decode_market_frame, decode_user_frame, encode,
 )
@@ -95,7 +95,7 @@ TABLE: dict[str, tuple[Any, Any]] = {
     TD + "gamma_event.json": (list[CatalogEvent], list[CatalogEvent]),
     TD + "gamma_tags.json": (list[Tag], list[Tag]),
     TD + "search_response.json": (SearchResponse, SearchResponse),
-    TD + "data_api_positions_response.json": (list[Position], list[Position]),
+    TD + "data_api_positions_response.json": (list[DataPosition], list[DataPosition]),
     TD + "data_api_trades_response.json": (list[DataTrade], list[DataTrade]),
     TD + "http_balance_allowance_collateral.json": (BalanceAllowance, BalanceAllowance),
     TD + "http_balance_allowance_no_allowance.json": (BalanceAllowance, BalanceAllowance),
@@ -115,7 +115,7 @@ TABLE: dict[str, tuple[Any, Any]] = {
     TD + "rtds_crypto_prices_update.json": (RtdsMessage, RtdsMessage),
     TD + "rtds_equity_prices_subscribe.json": (RtdsMessage, RtdsMessage),
     TD + "rtds_equity_prices_update.json": (RtdsMessage, RtdsMessage),
-    PY + "positions.json": (list[PositionV2], list[PositionV2]),
+    PY + "positions.json": (list[DataPositionV2], list[DataPositionV2]),
     PY + "holders.json": (list[HolderGroupV2], list[HolderGroupV2]),
     PY + "trades.json": (list[DataTradeV2], list[DataTradeV2]),
 }

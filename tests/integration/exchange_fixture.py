@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from bot.exchange.config import AccountSeed, ExchangeConfig, MarketSeed, SettlementConfig, FlowConfig
+from bot.exchange.config import AccountSeed, ExchangeConfig, MarketSeed, ServerFlowConfig, ServerSettlementConfig
 from bot.exchange.server import ThreadedExchange, start_in_thread
 from tests.conftest import SHARED
 
@@ -45,8 +45,8 @@ def test_config(**overrides) -> ExchangeConfig:
     markets, accounts = vector_seeds()
     base = dict(
         seed=3, markets=4, extra_markets=markets, accounts=accounts,
-        settlement=SettlementConfig(mined_after_s=0.2, confirmed_after_s=0.2),
-        flow=FlowConfig(enabled=False), auth_window_s=10**9,
+        settlement=ServerSettlementConfig(mined_after_s=0.2, confirmed_after_s=0.2),
+        flow=ServerFlowConfig(enabled=False), auth_window_s=10**9,
     )
     base.update(overrides)
     return ExchangeConfig(**base)

@@ -19,7 +19,7 @@ import pytest
 from bot.backtest.replay import replay
 from bot.backtest.runner import run_backtest
 from bot.core.touch import net_touch, own_levels
-from bot.exchange.config import FlowConfig
+from bot.exchange.config import ServerFlowConfig
 from bot.ops.config import decode_bot_config
 from bot.venue.units import parse_units
 from strategies.market_maker import MarketMaker
@@ -121,7 +121,7 @@ own_orders_recorded = true  # the recording is of the live session: its books sh
 
 
 def test_a_backtest_of_a_recorded_live_session_quotes_as_live_did(tmp_path: Path):
-    ex = start_exchange(flow=FlowConfig(enabled=True, speed=10.0))
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=10.0))
     try:
         with running_bot(ex) as probe:  # the market the live bot trades: the first it loads
             cond = probe.markets[0].condition_id

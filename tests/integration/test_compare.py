@@ -15,7 +15,7 @@ import pytest
 from bot.backtest.compare import backtest_session, compare_runs
 from bot.backtest.replay import recorded
 from bot.results.read import read_journal
-from bot.exchange.config import FlowConfig
+from bot.exchange.config import ServerFlowConfig
 from bot.execution.journal import Journal
 from bot.ops.config import decode_bot_config
 from bot.sim.latency import LatencyConfig
@@ -53,7 +53,7 @@ max_orders_per_window = 200
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("session")
-    ex = start_exchange(flow=FlowConfig(enabled=True, speed=10.0))
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=10.0))
     try:
         with running_bot(ex) as probe:
             cond = probe.markets[0].condition_id

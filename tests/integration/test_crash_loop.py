@@ -8,7 +8,7 @@ starts (restoring its journal). The exchange holds the request (``bot.exchange.a
 the in-flight kills are deterministic. Each bot is a fork of a server that imported everything
 once (``tests.integration.forked_bot``): a real process, killed for real, that starts in a blink.
 
-After each restart, once the bot quotes, the audit (``bot.ops.audit``) must hold at one instant:
+After each restart, once the bot quotes, the audit (``bench.audit``) must hold at one instant:
 nothing live at the exchange that the bot does not count as working, no two live orders at one
 token, side and price, every fill of the exchange booked once, positions and cash equal. A last run
 stops with SIGTERM and leaves nothing open.
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.audit import audit_books, duplicate_groups, journal_states, journal_view, untracked
 from bench.chaos import bot_env
-from bot.exchange.config import FaultConfig, FlowConfig
-from bot.ops.audit import audit_books, duplicate_groups, journal_states, journal_view, untracked
+from bot.exchange.config import FaultConfig, ServerFlowConfig
 from tests.integration.exchange_fixture import start_exchange, wait_for
 
 pytestmark = pytest.mark.integration
@@ -171,7 +171,7 @@ def held_kill(ex, pid: int, method: str, path: str, when: str) -> None:
 @pytest.mark.timeout(300)  # 40-90 s on two idle cores; the machine may be shared
 def test_fifty_sigkills_each_restart_audits_clean(tmp_path):
     ex = start_exchange(markets=2, extra_markets=(), accounts=(), neg_risk_events=0,
-                        flow=FlowConfig(enabled=True, speed=3.0),
+                        flow=ServerFlowConfig(enabled=True, speed=3.0),
                         faults=FaultConfig(latency_ms_min=1.0, latency_ms_max=30.0, seed=5))
     journal = tmp_path / "journal.sqlite"
     cfg = tmp_path / "bot.toml"

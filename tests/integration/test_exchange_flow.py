@@ -9,7 +9,7 @@ import httpx
 import pytest
 import websockets.sync.client as wsc
 
-from bot.exchange.config import ExchangeConfig, FlowConfig
+from bot.exchange.config import ExchangeConfig, ServerFlowConfig
 from tests.integration.exchange_fixture import start_exchange
 
 pytestmark = pytest.mark.integration
@@ -26,7 +26,7 @@ def test_flow_is_on_by_default():
 
 
 def test_flow_moves_books_and_prints_trades():
-    ex = start_exchange(flow=FlowConfig(enabled=True, interval_s=0.05))
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, interval_s=0.05))
     try:
         markets = httpx.get(ex.urls.clob + "/markets").json()["data"]
         tokens = [t["token_id"] for m in markets for t in m["tokens"]]
@@ -52,7 +52,7 @@ def test_a_synthetic_trader_acts_when_due_not_at_the_next_flow_interval():
     """The flow interval is only the longest wait: with a 60 s interval and busy traders, trades
     print on the market channel long before the second interval would begin, each frame stamped
     no earlier than the previous one (actions go out as they happen, not back-dated in a batch)."""
-    ex = start_exchange(flow=FlowConfig(enabled=True, interval_s=60.0, speed=50.0))
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, interval_s=60.0, speed=50.0))
     try:
         tokens = [t["token_id"] for m in httpx.get(ex.urls.clob + "/markets").json()["data"] for t in m["tokens"]]
         stamps: list[int] = []

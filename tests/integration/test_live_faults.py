@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from bench.audit import exchange_fills
 from bot.exchange.config import FaultConfig
-from bot.ops.audit import exchange_fills
 from bot.venue.enums import OrderType, Side, TradeStatus
 from tests.integration.exchange_fixture import start_exchange
 from tests.integration.test_live_trading import (

@@ -3,7 +3,7 @@
 The synthetic traders run twenty times faster than by default, so the market maker requotes
 many times a second and its cancels race their own places (separate connections, no ordering
 promise), with and without the exchange's latency injection. The exchange's own listing is
-sampled during the run and compared with the bot's order store (``bot.ops.audit.untracked``).
+sampled during the run and compared with the bot's order store (``bench.audit.untracked``).
 Then, at a quiet moment (the traders paused), both hold the very same orders.
 """
 
@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from bot.exchange.config import FaultConfig, FlowConfig
-from bot.ops.audit import store_view, untracked
+from bench.audit import store_view, untracked
+from bot.exchange.config import FaultConfig, ServerFlowConfig
 from bot.venue.enums import Side
 from tests.integration.exchange_fixture import start_exchange, wait_for
 from tests.integration.test_live_trading import TICK, counterparty_order, open_orders, running_bot
@@ -27,7 +27,7 @@ RUN_S = 8.0
 @pytest.mark.parametrize("latency_ms", [(0.0, 0.0), (5.0, 300.0)], ids=["no-latency", "latency"])
 def test_no_order_lives_at_the_exchange_untracked(latency_ms):
     lo, hi = latency_ms
-    ex = start_exchange(flow=FlowConfig(enabled=True, speed=20.0),
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=20.0),
                         faults=FaultConfig(latency_ms_min=lo, latency_ms_max=hi))
     acct = ex.demo_account
     try:
@@ -87,7 +87,7 @@ def test_the_order_sync_cancels_an_order_live_at_the_venue_that_the_bot_never_se
 def test_a_stop_in_the_middle_of_requotes_leaves_nothing_resting():
     # writes are on the wire when the stop comes; each takes up to 0.3 s, part of it before the
     # exchange processes it: a cancel-all sent at once could pass a place still on its way in
-    ex = start_exchange(flow=FlowConfig(enabled=True, speed=20.0),
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=20.0),
                         faults=FaultConfig(latency_ms_min=50.0, latency_ms_max=300.0))
     acct = ex.demo_account
     try:

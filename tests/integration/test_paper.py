@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.exchange.config import FlowConfig
+from bot.exchange.config import ServerFlowConfig
 from tests.integration.exchange_fixture import start_exchange
 
 pytestmark = pytest.mark.integration
@@ -48,7 +48,7 @@ def orders_not_from_the_flow(ex) -> set[str]:
 
 
 def test_paper_trading_fills_on_live_books_and_sends_nothing(tmp_path: Path):
-    ex = start_exchange(flow=FlowConfig(enabled=True, speed=30.0))
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=30.0))
     try:
         cond = ex.exchange.state.catalog.markets[0].condition_id
         cfg = tmp_path / "bot.toml"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.exchange.config import FlowConfig
+from bot.exchange.config import ServerFlowConfig
 from tests.integration.exchange_fixture import start_exchange, wait_for
 from tests.services import DEPLOY, free_port, prometheus, wait_port
 
@@ -94,7 +94,7 @@ class Api:
 
 def test_prometheus_scrapes_a_trading_bot_and_evaluates_the_rules(tmp_path):
     binary = prometheus()
-    ex = start_exchange(flow=FlowConfig(enabled=True, interval_s=0.1, speed=10.0))
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, interval_s=0.1, speed=10.0))
     procs: list[subprocess.Popen] = []
     try:
         metrics_port, prom_port = free_port(), free_port()

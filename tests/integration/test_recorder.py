@@ -18,7 +18,7 @@ from bot.backtest.recording import (
     BookLine, EndLine, FileReader, GapLine, Header, MarketLine, WriterConfig, WsLine, raw_lines,
 )
 from bot.backtest.replay import Gap, ReplayStats, markets, replay
-from bot.exchange.config import FaultConfig, FlowConfig
+from bot.exchange.config import FaultConfig, ServerFlowConfig
 from bot.venue.catalog import CatalogClient
 from bot.venue.clob import ClobClient
 from bot.venue.models.ws import decode_market_frame
@@ -29,7 +29,7 @@ from tests.integration.exchange_fixture import start_exchange, wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
 REPO = Path(__file__).resolve().parents[2]
-FLOW = FlowConfig(enabled=True, interval_s=0.05)
+FLOW = ServerFlowConfig(enabled=True, interval_s=0.05)
 
 
 def stream_config(ex: Any) -> StreamConfig:

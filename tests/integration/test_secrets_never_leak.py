@@ -16,7 +16,7 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from bot.exchange.config import ExchangeConfig, FlowConfig
+from bot.exchange.config import ExchangeConfig, ServerFlowConfig
 from bot.exchange.state import ExchangeState
 from tests.integration.exchange_fixture import start_exchange
 from tests.integration.test_paper import config_text
@@ -108,7 +108,7 @@ def test_no_secret_in_any_output_of_the_demo_a_paper_run_and_a_backtest(tmp_path
     # a paper run on the local exchange's books, logging at debug level
     paper = tmp_path / "paper"
     paper.mkdir()
-    ex = start_exchange(flow=FlowConfig(enabled=True, speed=30.0))
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=30.0))
     try:
         cond = ex.exchange.state.catalog.markets[0].condition_id
         port = free_port()

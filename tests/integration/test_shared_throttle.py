@@ -149,10 +149,10 @@ def test_a_live_bot_whose_redis_goes_away_stops_placing_says_why_and_still_cance
     from tests.integration.exchange_fixture import start_exchange, wait_for
     from tests.integration.test_live_trading import open_orders
 
-    from bot.exchange.config import FlowConfig
+    from bot.exchange.config import ServerFlowConfig
 
     server = RedisServer()
-    ex = start_exchange(flow=FlowConfig(enabled=True, interval_s=0.05, speed=20.0))  # books move: requotes
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, interval_s=0.05, speed=20.0))  # books move: requotes
     try:
         acct = ex.demo_account
         config = SharedLimitsConfig(backend="redis", redis_url=server.url, retry_s=0.2, timeout_s=0.2)

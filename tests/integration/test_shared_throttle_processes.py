@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.exchange.config import FlowConfig
+from bot.exchange.config import ServerFlowConfig
 from bot.exchange.replies import Reply
 from tests.integration.exchange_fixture import start_exchange, wait_for
 from tests.services import redis_server  # noqa: F401  (pytest fixture)
@@ -107,7 +107,7 @@ class Charges:
 
 
 def test_three_processes_on_one_key_get_no_429_and_use_the_allowed_rate(redis_server, tmp_path):
-    ex = start_exchange(limits_scale=SCALE, flow=FlowConfig(enabled=True, interval_s=0.05, speed=20.0))
+    ex = start_exchange(limits_scale=SCALE, flow=ServerFlowConfig(enabled=True, interval_s=0.05, speed=20.0))
     procs: list[subprocess.Popen] = []
     try:
         charges = Charges(ex.exchange.exchange.limits)

@@ -16,7 +16,6 @@ from websockets.exceptions import ConnectionClosed
 
 from bot.core.book import Books
 from bot.venue.auth import Credentials
-from bot.venue.poller import poll_books
 from bot.venue.models.ws import BookEvent, OrderEvent, PriceChangeEvent
 from bot.venue.stream import (
     ConnectionEvent,
@@ -467,12 +466,12 @@ class FakeClob:
         import msgspec
 
         self.calls.append(list(token_ids))
-        if "boom" in token_ids:
-            raise ConnectionError("network down")
         return [msgspec.structs.replace(self.template, asset_id=t) for t in token_ids]
 
 
-async def test_poll_books_batches_and_feeds_the_books(data_dir: Path) -> None:
+async def test_rest_books_fetched_by_batch_feed_the_books(data_dir: Path) -> None:
+    """The fallback's batches, fetched as the live shell fetches them (one ``books(batch)`` per
+    batch), refresh the books they name and leave the others stale."""
     from bot.core.feed import Feed, FeedConfig
 
     client = FakeClob(data_dir)
@@ -481,11 +480,9 @@ async def test_poll_books_batches_and_feeds_the_books(data_dir: Path) -> None:
     feed = Feed(FeedConfig(batch_size=2), tokens)
     batches = feed.due_polls(0.0)
     assert batches == [["t0", "t1"], ["t2", "t3"], ["t4"]]
-    result = await poll_books(client, [t for b in batches for t in b] + ["boom"], batch_size=2)
-    assert client.calls == [["t0", "t1"], ["t2", "t3"], ["t4", "boom"]]
-    assert [b.asset_id for b in result.books] == ["t0", "t1", "t2", "t3"]
-    assert result.failed and result.failed[0][0] == ("t4", "boom") and "network down" in result.failed[0][1]
-    updated = feed.apply_rest_books(books, result.books, 0.5)
+    fetched = [b for batch in batches[:2] for b in await client.books(batch)]
+    assert client.calls == [["t0", "t1"], ["t2", "t3"]]
+    updated = feed.apply_rest_books(books, fetched, 0.5)
     assert len(updated) == 4 and all(b.best_ask == 140_000 and b.epoch == 1 for b in updated)
     assert books["t4"].stale and feed.is_stale("t4", 0.5) and not feed.is_stale("t0", 0.5)
 

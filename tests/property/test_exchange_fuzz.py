@@ -26,14 +26,14 @@ from hypothesis import strategies as st
 from starlette.routing import Mount, Route
 
 from bot.exchange.app import MOUNTS, Exchange
-from bot.exchange.config import ExchangeConfig, FlowConfig
+from bot.exchange.config import ExchangeConfig, ServerFlowConfig
 from bot.venue.auth import Credentials, auth_timestamp, l1_headers, l2_headers
 from bot.venue.eip712 import Wallet
 from bot.venue.enums import Side
 from bot.venue.orders import OrderBuilder, order_body
 
 CONFIG = ExchangeConfig(seed=11, markets=3, single_port=True, limits_enabled=False, allow_ips=("*",),
-                        flow=FlowConfig(enabled=False), auth_window_s=60)
+                        flow=ServerFlowConfig(enabled=False), auth_window_s=60)
 EXCHANGE = Exchange(CONFIG)
 APP = EXCHANGE.apps()["all"]
 STATE = EXCHANGE.state

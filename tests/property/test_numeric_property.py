@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bot.venue.models import (
-    DataTrade, DataTradeV2, DecodeError, HistoryPoint, HolderGroup, HolderGroupV2, Position,
-    PositionV2, PriceHistory, decode,
+    DataPosition, DataPositionV2, DataTrade, DataTradeV2, DecodeError, HistoryPoint, HolderGroup,
+    HolderGroupV2, PriceHistory, decode,
 )
 
 W = "0x56687bf447db6ffa42ffe2204a05edaa20f55839"
@@ -63,7 +63,7 @@ def holder_v2_wrap(item: dict) -> list:
 
 
 CASES = [
-    Case(list[Position], {"proxyWallet": W, "asset": T, "conditionId": C, "size": 1},
+    Case(list[DataPosition], {"proxyWallet": W, "asset": T, "conditionId": C, "size": 1},
          ("outcomeIndex", "timestamp"),
          ("size", "avgPrice", "initialValue", "currentValue", "cashPnl", "percentPnl", "totalBought",
           "realizedPnl", "percentRealizedPnl", "curPrice")),
@@ -71,7 +71,7 @@ CASES = [
          holder_wrap, lambda m: m[0].holders[0]),
     Case(list[DataTrade], {"side": "BUY", "asset": T, "conditionId": C, "size": 1, "price": 1,
                            "timestamp": 1}, ("timestamp", "outcomeIndex"), ("size", "price")),
-    Case(list[PositionV2], {"proxy_wallet": W, "token_id": T, "condition_id": C, "current_size": 1},
+    Case(list[DataPositionV2], {"proxy_wallet": W, "token_id": T, "condition_id": C, "current_size": 1},
          ("outcome_index", "last_event_at"),
          ("current_size", "avg_price", "entry_cost_usdc", "entry_fees_usdc", "total_cost_usdc",
           "current_price", "current_value", "total_size", "realized_pnl", "unrealized_pnl", "total_pnl",

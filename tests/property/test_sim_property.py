@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.core.markets import MarketInfo
-from bot.sim.matching import EngineConfig, MatchingEngine
-from bot.sim.orders import OrderRequest
+from bot.sim.matching import MatchingConfig, MatchingEngine
+from bot.sim.orders import NewOrder
 from bot.sim.settlement import SettlementConfig
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT
@@ -28,7 +28,7 @@ op = st.tuples(
 
 
 def new_engine(fee_bps: int, settlement: SettlementConfig) -> MatchingEngine:
-    eng = MatchingEngine(EngineConfig(seed=1, fee_rate_bps=fee_bps, emit_events=True,
+    eng = MatchingEngine(MatchingConfig(seed=1, fee_rate_bps=fee_bps, emit_events=True,
                                       settlement=settlement))
     eng.add_market(M)
     for a in ACCOUNTS:
@@ -49,10 +49,10 @@ def run(eng: MatchingEngine, ops, check_each=None):
                 eng.cancel(open_[size % len(open_)].id, acct, now)
             continue
         if kind == "limit":
-            req = OrderRequest(f"0x{i:x}", acct, token, side, cents * 10_000, size * UNIT)
+            req = NewOrder(f"0x{i:x}", acct, token, side, cents * 10_000, size * UNIT)
         else:
             ot = OrderType.FOK if fok else OrderType.FAK
-            req = OrderRequest(f"0x{i:x}", acct, token, side, cents * 10_000, size * UNIT, ot)
+            req = NewOrder(f"0x{i:x}", acct, token, side, cents * 10_000, size * UNIT, ot)
         before = len(eng.trades)
         res = eng.place(req, now)
         if check_each:
@@ -100,7 +100,7 @@ def check_reservations(eng: MatchingEngine) -> None:
         assert 0 <= acct.reserved <= acct.collateral
 
 
-def check_priority(eng: MatchingEngine, req: OrderRequest, res, before: int) -> None:
+def check_priority(eng: MatchingEngine, req: NewOrder, res, before: int) -> None:
     if not res.success:
         return
     trades = [eng.trades[t] for t in res.trade_ids]

@@ -1,8 +1,8 @@
-"""The audit's comparisons: fills, holdings and duplicates, as values (``bot.ops.audit``)."""
+"""The audit's comparisons: fills, holdings and duplicates, as values (``bench.audit``)."""
 
 from __future__ import annotations
 
-from bot.ops.audit import FillLine, compare_fills, duplicate_groups, holdings_change, lasting_duplicates
+from bench.audit import FillLine, compare_fills, duplicate_groups, holdings_change, lasting_duplicates
 
 U = 1_000_000
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from bot.exchange.config import AccountSeed, ExchangeConfig, FlowConfig
+from bot.exchange.config import AccountSeed, ExchangeConfig, ServerFlowConfig
 from bot.exchange.state import ExchangeState
 from bot.exchange.wallets import WalletRegistry, proxy_wallet, safe_wallet
 from bot.venue.units import parse_units
@@ -41,7 +41,7 @@ def test_registry_gives_each_wallet_one_owner():
 
 def test_funds_sit_in_the_configured_wallet():
     acct = AccountSeed(address="0x" + "ab" * 20, funder="0x" + "cd" * 20, signature_type=1, usdc="7")
-    st = ExchangeState(ExchangeConfig(seed=4, markets=1, neg_risk_events=0, flow=FlowConfig(enabled=False),
+    st = ExchangeState(ExchangeConfig(seed=4, markets=1, neg_risk_events=0, flow=ServerFlowConfig(enabled=False),
                                       demo_signature_type=2, demo_usdc="123", accounts=(acct,)))
     demo = st.demo
     assert st.engine.balance(demo.wallets.safe).collateral == parse_units("123")

@@ -11,8 +11,8 @@ from bot.core.markets import MarketInfo, with_default_fee
 from bot.execution.orders import OwnOrder
 from bot.exchange import render
 from bot.execution.reconciler import Reconciler
-from bot.sim.matching import EngineConfig, MatchingEngine
-from bot.sim.orders import OrderRequest
+from bot.sim.matching import MatchingConfig, MatchingEngine
+from bot.sim.orders import NewOrder
 from bot.venue.enums import OrderType, Side
 from bot.venue.fees import NO_FEE, FeeError, FeeSchedule, record_schedule, schedule_from_wire
 from bot.venue.units import UNIT
@@ -30,8 +30,8 @@ def market(exponent: int, rebate: int = 0) -> MarketInfo:
 def trade(eng: MatchingEngine, m: MarketInfo, side: Side, price: int, size: int):
     """A maker ``a`` rests the other side; ``b`` takes ``size`` shares at ``price``."""
     yes = m.tokens[0]
-    eng.place(OrderRequest("m1" + side.value, "a", yes, side.opposite, price, size, OrderType.GTC), 1.0)
-    res = eng.place(OrderRequest("t1" + side.value, "b", yes, side, price, size, OrderType.GTC), 1.0)
+    eng.place(NewOrder("m1" + side.value, "a", yes, side.opposite, price, size, OrderType.GTC), 1.0)
+    res = eng.place(NewOrder("t1" + side.value, "b", yes, side, price, size, OrderType.GTC), 1.0)
     return res, eng.trades[res.trade_ids[0]]
 
 
@@ -55,7 +55,7 @@ def booked(m: MarketInfo, t, side: Side, maker: bool = False) -> Fill:
 ])
 def test_fee_booked_equals_the_rule(exponent, fee_shares, fee_usdc):
     m = market(exponent)
-    eng = MatchingEngine(EngineConfig(emit_events=False))
+    eng = MatchingEngine(MatchingConfig(emit_events=False))
     eng.add_market(m)
     for acct in ("a", "b"):
         eng.fund(acct, 1_000 * SH)
@@ -74,7 +74,7 @@ def test_fee_booked_equals_the_rule(exponent, fee_shares, fee_usdc):
 
 def test_maker_rebate_is_paid_by_the_fee_account_and_booked_negative():
     m = market(2, rebate=250_000)  # makers get a quarter of their fill's fee worth
-    eng = MatchingEngine(EngineConfig(emit_events=False))
+    eng = MatchingEngine(MatchingConfig(emit_events=False))
     eng.add_market(m)
     for acct in ("a", "b"):
         eng.fund(acct, 1_000 * SH)

@@ -447,7 +447,7 @@ def test_epoch_ms_forms():
 
 
 def test_comment_creator_position_holder_shapes():
-    from bot.venue.models import Comment, EventCreator, HolderGroup, Position
+    from bot.venue.models import Comment, DataPosition, EventCreator, HolderGroup
 
     comment = decode(dumps([{
         "id": "1", "body": "hi", "parentEntityType": "Event", "parentEntityID": 903,
@@ -463,7 +463,7 @@ def test_comment_creator_position_holder_shapes():
     assert (creator[0].creator_name, creator[0].creator_handle) == ("c", "h")
     pos = decode(dumps([{"proxyWallet": "0xw", "asset": "0xc:0", "conditionId": "0xc", "size": 10,
                          "avgPrice": 0.5, "redeemable": True, "outcomeIndex": 0, "timestamp": 1700000000}]),
-                 list[Position])
+                 list[DataPosition])
     assert (pos[0].size, pos[0].redeemable, pos[0].timestamp) == (10, True, 1700000000)
     groups = decode(dumps([{"token": "0xc:1", "holders": [{"proxyWallet": "0xw", "amount": 3.5,
                                                             "outcomeIndex": 1, "displayUsernamePublic": True}]}]),

@@ -7,7 +7,7 @@ import pytest
 from bot.core.intents import CancelAll, CancelOrder, Quote, QuoteTarget, Take
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.risk import (
-    Connectivity, HaltReason, Reason, RiskGate, RiskLimits, TradingState, VenueAccept, VenueError,
+    Connectivity, HaltReason, Reason, RiskGate, RiskLimits, TradingState, VenueAccept, VenueFailure,
     VenueReject,
 )
 from bot.venue.enums import Side
@@ -271,10 +271,10 @@ def test_kill_switch_stale_data():
 
 def test_kill_switch_errors_rejects_and_connectivity():
     g = gate(max_errors=2, error_window_s=10)
-    assert g.on_event(VenueError("timeout"), 0) == []
-    assert g.on_event(VenueError("timeout"), 5) == []
-    assert g.on_event(VenueError("timeout"), 10.5) == []  # the first one left the window
-    assert g.on_event(VenueError("timeout"), 11) == [CancelAll()]
+    assert g.on_event(VenueFailure("timeout"), 0) == []
+    assert g.on_event(VenueFailure("timeout"), 5) == []
+    assert g.on_event(VenueFailure("timeout"), 10.5) == []  # the first one left the window
+    assert g.on_event(VenueFailure("timeout"), 11) == [CancelAll()]
 
     g = gate(max_reject_streak=3)
     for i in range(2):

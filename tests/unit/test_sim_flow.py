@@ -6,16 +6,16 @@ import pytest
 
 from bot.core.markets import MarketInfo
 from bot.sim.events import TradeEvent
-from bot.sim.flow import EventValue, FlowConfig, SyntheticMarket
-from bot.sim.matching import EngineConfig, MatchingEngine
+from bot.sim.flow import BackgroundTraders, EventValue, FlowConfig
+from bot.sim.matching import MatchingConfig, MatchingEngine
 from bot.venue.units import UNIT
 
 M = MarketInfo("0xflowmarket", ("YES", "NO"), tick=10_000, min_size=5_000_000)
 
 
 def simulate(seed: int, seconds: int = 900, config: FlowConfig | None = None):
-    eng = MatchingEngine(EngineConfig(seed=11))
-    sim = SyntheticMarket(eng, M, config or FlowConfig(), seed=seed)
+    eng = MatchingEngine(MatchingConfig(seed=11))
+    sim = BackgroundTraders(eng, M, config or FlowConfig(), seed=seed)
     events = []
     for t in range(seconds):
         events += sim.step(1_000.0 + t)
@@ -81,8 +81,8 @@ def test_a_faster_flow_is_the_same_traders_on_a_faster_clock():
 def test_liquidity_providers_keep_quoting_when_a_failed_trade_took_back_tokens_they_had_merged():
     # settlement failures reverse trades after the providers merged their pairs: a balance can
     # go below zero, and a provider must not stop requoting (the books would drain)
-    eng = MatchingEngine(EngineConfig(seed=11))
-    sim = SyntheticMarket(eng, M, FlowConfig(), seed=5)
+    eng = MatchingEngine(MatchingConfig(seed=11))
+    sim = BackgroundTraders(eng, M, FlowConfig(), seed=5)
     sim.step(1_000.0)
     for lp in sim.lps:
         eng.ledger.get(lp).tokens["YES"] = -10_000_000_000
@@ -118,9 +118,9 @@ def test_an_events_fair_values_sum_to_one_at_every_instant_and_follow_its_seed()
 def _event_books(shared: bool, seconds: int = 1_800):
     """The YES books of a three-outcome neg-risk event under flow, every 5 s: (sum of mids, sum of
     best asks, sum of best bids)."""
-    eng = MatchingEngine(EngineConfig(seed=11))
+    eng = MatchingEngine(MatchingConfig(seed=11))
     value = EventValue(STARTS, FlowConfig(), seed="e") if shared else None
-    sims = [SyntheticMarket(eng, m, FlowConfig(start_price=STARTS[i], name=f"f{i}"), seed=10 + i, value=value, outcome=i)
+    sims = [BackgroundTraders(eng, m, FlowConfig(start_price=STARTS[i], name=f"f{i}"), seed=10 + i, value=value, outcome=i)
             for i, m in enumerate(EVENT)]
     rows = []
     for t in range(seconds):

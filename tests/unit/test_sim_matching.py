@@ -7,8 +7,8 @@ import pytest
 from bot.core.markets import MarketInfo
 from bot.sim import results as R
 from bot.sim.events import BookLevelChanged, OrderEvent, TickSizeChanged, TradeEvent, TradePrint
-from bot.sim.matching import EngineConfig, MatchingEngine
-from bot.sim.orders import AmountsError, OrderRequest
+from bot.sim.matching import MatchingConfig, MatchingEngine
+from bot.sim.orders import AmountsError, NewOrder
 from bot.sim.settlement import SettlementConfig
 from bot.sim.trades import apply_trade
 from bot.venue.enums import OrderStatus, OrderType, Side, TradeStatus
@@ -19,7 +19,7 @@ USDC = 1_000_000
 
 
 def engine(**cfg) -> MatchingEngine:
-    eng = MatchingEngine(EngineConfig(**cfg))
+    eng = MatchingEngine(MatchingConfig(**cfg))
     eng.add_market(M)
     for a in ("a", "b", "c"):
         eng.fund(a, 1_000 * USDC)
@@ -30,10 +30,10 @@ def engine(**cfg) -> MatchingEngine:
 _n = 0
 
 
-def req(account, token, side, price, size, **kw) -> OrderRequest:
+def req(account, token, side, price, size, **kw) -> NewOrder:
     global _n
     _n += 1
-    return OrderRequest(kw.pop("oid", f"0x{_n:04x}"), account, token, side, price, size, **kw)
+    return NewOrder(kw.pop("oid", f"0x{_n:04x}"), account, token, side, price, size, **kw)
 
 
 def test_rest_then_cross_same_book_at_maker_price():
@@ -265,7 +265,7 @@ def test_book_snapshot_order_and_mirror():
     no = eng.book("NO")
     assert no.bids == [(350_000, 5 * USDC), (400_000, 7 * USDC)]
     assert no.asks == [(600_000, 5 * USDC), (550_000, 7 * USDC)]
-    plain = MatchingEngine(EngineConfig(mirror_books=False))
+    plain = MatchingEngine(MatchingConfig(mirror_books=False))
     plain.add_market(M)
     plain.fund("a", 100 * USDC)
     plain.place(req("a", "NO", BUY, 400_000, 7 * USDC), 1.0)
@@ -383,18 +383,18 @@ def test_queries_orders_trades_positions_holders():
 
 
 def test_from_amounts_matches_venue_examples():
-    r = OrderRequest.from_amounts("0x1", "a", "YES", BUY, 11_967_200, 21_370_000)
+    r = NewOrder.from_amounts("0x1", "a", "YES", BUY, 11_967_200, 21_370_000)
     assert (r.price, r.size) == (560_000, 21_370_000)
-    s = OrderRequest.from_amounts("0x2", "a", "YES", SELL, 21_370_000, 11_967_200)
+    s = NewOrder.from_amounts("0x2", "a", "YES", SELL, 21_370_000, 11_967_200)
     assert (s.price, s.size) == (560_000, 21_370_000)
-    m = OrderRequest.from_amounts("0x3", "a", "YES", BUY, 100_000_000, 181_818_100,
+    m = NewOrder.from_amounts("0x3", "a", "YES", BUY, 100_000_000, 181_818_100,
                                   OrderType.FOK)
     assert (m.price, m.size) == (550_000, 100_000_000)
-    ms = OrderRequest.from_amounts("0x4", "a", "YES", SELL, 10_000_000, 5_500_001,
+    ms = NewOrder.from_amounts("0x4", "a", "YES", SELL, 10_000_000, 5_500_001,
                                    OrderType.FAK)
     assert (ms.price, ms.size) == (550_001, 10_000_000)  # ceil: the least the seller accepts
     with pytest.raises(AmountsError):
-        OrderRequest.from_amounts("0x5", "a", "YES", BUY, 1_000_001, 3_000_000)
+        NewOrder.from_amounts("0x5", "a", "YES", BUY, 1_000_001, 3_000_000)
 
 
 def test_same_seed_same_trade_ids():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.sim.latency import ConstantLatency, LatencyConfig, LognormalLatency, latency_model
-from bot.sim.queue import ProbQueue, QueueConfig, RiskAverseQueue, new_position, on_trade, queue_model
+from bot.sim.queue import ProbQueue, QueueConfig, RiskAverseQueue, queue_model
 
 
 def test_constant_latency():
@@ -23,14 +23,6 @@ def test_lognormal_latency_is_seeded_positive_and_capped():
     assert 0.03 < sorted(xs)[250] < 0.08  # median near the configured one
     with pytest.raises(ValueError):
         latency_model(LatencyConfig(kind="other"))
-
-
-def test_queue_trades_consume_the_front_then_fill_us():
-    ahead = new_position(30)
-    ahead, filled = on_trade(ahead, 20, own_remaining=10)
-    assert (ahead, filled) == (10, 0)
-    ahead, filled = on_trade(ahead, 15, own_remaining=10)
-    assert (ahead, filled) == (0, 5)
 
 
 def test_risk_averse_queue_only_moves_when_level_shrinks_below_us():

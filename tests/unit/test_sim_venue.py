@@ -511,10 +511,15 @@ def test_levels_in_micro_units_with_one_out_of_range_are_refused_whole_as_the_fe
     shell = Shell(cfg())
     resting_bid(shell)  # 100 shares ahead of ours at 0.50
     good = price_levels_of(change(("Y", BUY, 50 * C, 70 * S)))
-    for slot, price, size in ((0, 200 * C, 5 * S), (3, 49 * C, 5 * S), (0, 49 * C, -1)):  # price, token, size
-        bad = PriceLevels(good.market, good.timestamp_ms, good.tokens,
-                          good.levels + pack_levels([(slot, 1, price, size)]), good.hashes)
+    bads = [PriceLevels(good.market, good.timestamp_ms, good.tokens,
+                        good.levels + pack_levels([(slot, 1, price, size)]), good.hashes)
+            for slot, price, size in ((0, 200 * C, 5 * S), (3, 49 * C, 5 * S), (0, 49 * C, -1))]  # price, token, size
+    bads.append(PriceLevels(good.market, good.timestamp_ms, good.tokens, good.levels[:-1], good.hashes))  # not whole
+    bads.append(PriceLevels(good.market, good.timestamp_ms, list(good.tokens), good.levels, good.hashes))  # type: ignore[arg-type]
+    for bad in bads:
+        errors = shell.venue.books.errors
         shell.market(bad, at=2.0)
+        assert shell.venue.books.errors == errors + 1  # the feed book refused it too
         assert [o.ahead for o in shell.venue.open_orders()] == [100 * S]
         assert shell.venue.visible("Y", BUY, 50 * C) == 100 * S
     shell.market(good, at=3.0)  # the same level alone moves the queue

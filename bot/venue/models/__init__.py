@@ -7,7 +7,7 @@ any mismatch raises :class:`DecodeError` naming the model and field. Encode with
 """
 
 from .account import (
-    DataTrade, DataTradeV2, Holder, HolderGroup, HolderGroupV2, HolderV2, Position, PositionV2,
+    DataPosition, DataPositionV2, DataTrade, DataTradeV2, Holder, HolderGroup, HolderGroupV2, HolderV2,
 )
 from .bodies import (
     ACCEPTED_ORDER_STATUSES, END_CURSORS, FIRST_CURSOR, ApiCreds, BalanceAllowance, BanStatus,

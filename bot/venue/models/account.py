@@ -19,7 +19,7 @@ from .numeric import NumericWire, WireDecimal, WireInt
 _F = msgspec.field
 
 
-class Position(NumericWire, kw_only=True):
+class DataPosition(NumericWire, kw_only=True):
     """``GET /positions`` item (interface.md 2.11)."""
 
     proxy_wallet: str = _F(name="proxyWallet")
@@ -96,7 +96,7 @@ class DataTrade(NumericWire, kw_only=True):
     transaction_hash: str | None = _F(default=None, name="transactionHash")
 
 
-class PositionV2(NumericWire, kw_only=True):
+class DataPositionV2(NumericWire, kw_only=True):
     """A position in the newer snake_case ``data_v2`` shape (realized/unrealized PnL split)."""
 
     proxy_wallet: str

@@ -73,7 +73,7 @@ class DecodeError(ValueError):
 
 
 def model_name(model: Any) -> str:
-    """A readable name for a type or a generic alias (``Page[OpenOrder]``, ``list[Position]``)."""
+    """A readable name for a type or a generic alias (``Page[OpenOrder]``, ``list[DataPosition]``)."""
     if isinstance(model, type):
         return model.__name__
     return re.sub(r"[\w.]+\.(\w+)", r"\1", str(model))
