@@ -42,7 +42,7 @@ def started(clock: SimClock, **kw) -> Engine:
     eng = make_engine(clock, **kw)
     eng.start()
     eng.on_connection(up(clock))
-    out = eng.on_market_batch([book(YES, [("0.48", "100")], [("0.52", "100")]),
+    out = eng.on_market([book(YES, [("0.48", "100")], [("0.52", "100")]),
                                book(NO, [("0.48", "100")], [("0.52", "100")])], [clock.now(), clock.now()])
     for a in out:
         if isinstance(a, SendPlaces):
@@ -57,7 +57,7 @@ def test_a_batch_runs_the_strategy_once_per_token_on_the_newest_book():
     # three updates of YES's bid and one of NO's: every one applied, YES quoted from the last
     evs = price_change(YES, "0.49", "100") + price_change(YES, "0.50", "100") + price_change(YES, "0.51", "100") \
         + price_change(NO, "0.49", "100")
-    out = eng.on_market_batch(evs, [clock.now()] * len(evs))
+    out = eng.on_market(evs, [clock.now()] * len(evs))
     assert sorted(calls.calls) == sorted([YES, NO])
     assert eng.books[YES].best_bid == 510_000 and eng.books[NO].best_bid == 490_000
     bid = next(o for o in places(out) if o.token_id == YES and o.side.value == "BUY")
@@ -73,8 +73,8 @@ def test_a_batch_leaves_the_books_as_the_same_updates_one_by_one(changes):
     one, many = started(clock), started(clock)
     evs = [e for t, p, s in changes for e in price_change(t, f"0.{p:02d}", str(s))]
     for ev in evs:
-        one.on_market_event(ev)
-    many.on_market_batch(evs, [None] * len(evs))
+        one.on_market([ev])
+    many.on_market(evs, [None] * len(evs))
     for t in (YES, NO):
         assert one.books[t].top() == many.books[t].top()
         assert one.books[t].best_bid_size == many.books[t].best_bid_size
@@ -89,10 +89,10 @@ def test_a_book_that_waited_longer_than_the_max_age_is_not_quoted_from():
     eng.start()
     eng.on_connection(up(clock))
     calls = Counting(eng)
-    out = eng.on_market_batch([book(YES, [("0.48", "100")], [("0.52", "100")])], [perf[0] - 0.5])
+    out = eng.on_market([book(YES, [("0.48", "100")], [("0.52", "100")])], [perf[0] - 0.5])
     assert calls.calls == [] and places(out) == [] and eng.stats.requotes_shed == 1
     assert eng.metrics.registry.get_sample_value("bot_requotes_shed_total") == 1
-    out = eng.on_market_batch([book(YES, [("0.47", "100")], [("0.52", "100")])], [perf[0] - 0.1])
+    out = eng.on_market([book(YES, [("0.47", "100")], [("0.52", "100")])], [perf[0] - 0.1])
     assert calls.calls == [YES] and places(out)
 
 
@@ -103,13 +103,13 @@ def test_tick_to_order_runs_from_the_receipt_of_the_book_quoted():
     eng.perf = lambda: perf[0]
     eng.start()
     eng.on_connection(up(clock))
-    out = eng.on_market_batch([book(YES, [("0.48", "100")], [("0.52", "100")])], [99.99])
+    out = eng.on_market([book(YES, [("0.48", "100")], [("0.52", "100")])], [99.99])
     sends = [a for a in out if isinstance(a, SendPlaces)]
     assert sends and all(a.tick_at == 99.99 for a in sends)
     assert abs(eng.latencies[-1] - 0.01) < 1e-9
     assert eng.metrics.registry.get_sample_value("bot_tick_to_order_seconds_count") == len(sends)
     eng.stamp_sends = True  # the live shell observes at the write instead
-    out = eng.on_market_batch(price_change(YES, "0.50", "100"), [99.995])
+    out = eng.on_market(price_change(YES, "0.50", "100"), [99.995])
     assert any(isinstance(a, SendPlaces) and a.tick_at == 99.995 for a in out)
     assert eng.metrics.registry.get_sample_value("bot_tick_to_order_seconds_count") == len(sends)
 
@@ -119,7 +119,7 @@ def test_venue_rejections_are_counted_by_reason():
     eng = make_engine(clock, metrics=Metrics())
     eng.start()
     eng.on_connection(up(clock))
-    out = eng.on_market_event(book(YES, [("0.48", "100")], [("0.52", "100")]))
+    out = eng.on_market([book(YES, [("0.48", "100")], [("0.52", "100")])])
     batch = next(a.batch for a in out if isinstance(a, SendPlaces))
     refused = OrderResult(success=False, error_msg="invalid post-only order: order crosses book")
     eng.on_result(PlacesAnswered(batch, tuple(refused for _ in batch.orders)))
