@@ -269,7 +269,7 @@ class Engine:
         tracked = books._books
         feed = self.feed
         ticks = self._ticks  # token -> receipt of its newest change here (empty between calls)
-        changed: list[str] = []  # tokens whose books changed, no two neighbours the same
+        changed: list[str] = []  # tokens whose books changed, in order (one event lists a token once in a row)
         intents: list[Intent] = []
         publish = False
         n = len(events)
@@ -313,7 +313,7 @@ class Engine:
                         ticks[ev.asset_id] = at
         if publish:
             self._publish(now)
-        if n > 1 or len(changed) > 2:  # one event's pair of tokens is listed once already
+        if n > 1 or len(changed) > 2:  # one event's two tokens, never the same twice in a row, are distinct
             changed = list(dict.fromkeys(changed))
         oldest = perf() - self.config.max_book_age_s if perf is not None and ticks else None
         runs = 0
