@@ -283,7 +283,7 @@ class Engine:
             if et == "price_change":
                 tokens = ev.tokens if type(ev) is PriceLevels else [ch.asset_id for ch in ev.price_changes]
                 books.apply_event(ev)
-                last = None
+                last = ""  # no token id is empty
                 for t in tokens:
                     if t != last and t in tracked:
                         last = t
