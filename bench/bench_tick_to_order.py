@@ -57,8 +57,8 @@ def build() -> tuple[Engine, SimClock]:
                                       "subscriptions": (YES, NO)})())
     levels = lambda ps: [{"price": p, "size": "100"} for p in ps]  # noqa: E731
     for t in (YES, NO):
-        answer(eng, eng.on_market_event(_frame("book", asset_id=t, timestamp="1", hash="h",
-                                               bids=levels(["0.47", "0.48"]), asks=levels(["0.52", "0.53"]))))
+        answer(eng, eng.on_market([_frame("book", asset_id=t, timestamp="1", hash="h",
+                                         bids=levels(["0.47", "0.48"]), asks=levels(["0.52", "0.53"]))]))
     return eng, clock
 
 
@@ -88,7 +88,7 @@ def tick_to_order(n: int) -> list[float]:
     for i in range(n):
         clock.advance(0.001)
         t0 = perf()
-        actions = eng.on_market_event(evs[i & 1], t0)
+        actions = eng.on_market([evs[i & 1]], [t0])
         bodies = [orders_body([o.signed for o in a.batch.orders], OWNER) for a in actions if isinstance(a, SendPlaces)]
         t1 = perf()
         assert bodies and sum(len(a.batch.orders) for a in actions if isinstance(a, SendPlaces)) == 2

@@ -160,7 +160,7 @@ class Backtest:
                     venue.on_market(ev, at)
                     if t > clock.now():
                         clock.set(t)
-                    self._dispatch(eng.on_market_event(ev))
+                    self._dispatch(eng.on_market([ev]))
                 else:
                     if self._shared:
                         self._unshare(n)
@@ -219,7 +219,7 @@ class Backtest:
                 clock.set(t)
             if kind == 2:
                 ev = pending.popleft()[1]
-                self._dispatch(eng.on_market_event(ev))
+                self._dispatch(eng.on_market([ev]))
             elif kind == 1:
                 for r in venue.due(t):
                     self._dispatch(eng.on_result(r))

@@ -18,7 +18,7 @@ cdef class Engine:
     cdef public Feed feed
     cdef public object perf, daily, opening_marks, latencies, recent_fills, ctx, _orphans_seen
     cdef public EngineStats stats
-    cdef public object _tick_at, _watched
+    cdef public object _watched
     cdef public Router router
     cdef public dict settlement, _tops, _handlers, _marks
     cdef public bint stopped, _prints
@@ -31,8 +31,9 @@ cdef class Engine:
     cpdef object net_touch(self, object token_id)
     @cython.locals(router=Router)
     cpdef object next_wakeup(self)
-    @cython.locals(tracked=dict, books=Books, feed=Feed)
-    cpdef list on_market_event(self, object ev, object received_at=*)
+    @cython.locals(tracked=dict, books=Books, feed=Feed, ticks=dict, changed=list, intents=list, publish=cython.bint,
+                   n=Py_ssize_t, i=Py_ssize_t, runs=cython.longlong)
+    cpdef list on_market(self, list events, object received=*)
     cpdef list on_result(self, object result)
     cpdef list on_timer(self)
     cpdef list poll(self)

@@ -5,8 +5,10 @@ Invariants:
 - single-threaded and deterministic: given the same events, clock readings and signer, the
   engine returns the same actions; it never does I/O, never sleeps and reads time only from its
   ``Clock`` (the optional ``perf`` counter only feeds the tick-to-order latency figures and the
-  shedding of stale books in a batch; ``None``: no stamps are taken, as in a backtest, whose
-  wall-clock stage times mean nothing);
+  shedding of stale books; ``None``: no stamps are taken, as in a backtest, whose wall-clock
+  stage times mean nothing);
+- market data has one entry, ``on_market``, for live, paper and a backtest alike: a backtest
+  hands it one event at a time, the live shell what its buffer holds;
 - the pipeline is always books -> strategy hooks -> intents -> risk -> router -> batches; every
   handler ends with one router ``poll`` so work is emitted as soon as the throttles grant it;
 - every batch handed to the shell has already been given to the reconciler (``on_places_sent``
@@ -138,8 +140,7 @@ class Engine:
         # trade id -> last status of our fills, for the recent ones (``SETTLEMENTS_KEPT``)
         self.settlement: dict[str, TradeStatus] = {}
         self.stopped = False
-        self._tick_at: float | None = None
-        # token -> perf-counter receipt of its newest book change, while a batch of updates is handled
+        # token -> perf-counter receipt of its newest change, while market events are handled
         self._ticks: dict[str, float] = {}
         # the shell observes tick-to-order when the request is written (else it is observed here)
         self.stamp_sends = False
@@ -249,69 +250,92 @@ class Engine:
             self.strategy.on_start(self.ctx))
 
     # --- market data ---------------------------------------------------------------------------
-    def on_market_event(self, ev: Any, received_at: float | None = None) -> list[Action]:
-        """One decoded market-channel event; ``received_at`` is its perf-counter receipt time."""
-        et = event_type(ev)
+    def on_market(self, events: list, received: list | None = None) -> list[Action]:
+        """Market events received together, oldest first (live and paper: the buffer as it stands;
+        a backtest: one at a time), with their perf-counter receipt times (``received``; ``None``:
+        received now; an entry ``None``: unknown). Every event is applied to the books in order (no
+        update is lost), then the strategy runs once per changed token, on its newest state, and
+        risk and the router take all the intents at once (trade prints' first, in order): under
+        load, updates coalesce instead of queueing, and one event is a batch of one.
+
+        A token whose newest update was received more than ``max_book_age_s`` ago is not quoted
+        from (``requotes_shed``). Tick-to-order runs from the receipt of the newest change of the
+        token an order is sent for (the book it was quoted from, or the print it answered) to that
+        order's batch, for the orders these events cause. Without ``perf`` (a backtest) nothing is
+        stamped and nothing is shed."""
         now = self.clock.now()
-        if received_at is not None:
-            self._tick_at = received_at
-        elif self.perf is not None:
-            self._tick_at = self.perf()
-        self.stats.book_events += 1
-        touched: list[str] | None = None
-        if et == "price_change":
-            books = self.books
-            touched = []
-            if type(ev) is PriceLevels:  # its tokens are listed: no level object is built
-                tracked = books._books
-                for t in ev.tokens:
-                    if t not in touched and t in tracked:
-                        touched.append(t)
-            else:
-                seen: set[str] = set()
-                last = None
-                for ch in ev.price_changes:  # each tracked token once, in order of first appearance
-                    t = ch.asset_id
-                    if t != last:
+        perf = self.perf
+        books = self.books
+        tracked = books._books
+        feed = self.feed
+        ticks = self._ticks  # token -> receipt of its newest change here (empty between calls)
+        changed: list[str] = []  # tokens whose books changed, in order (one event lists a token once in a row)
+        intents: list[Intent] = []
+        publish = False
+        n = len(events)
+        self.stats.book_events += n
+        at = perf() if received is None and perf is not None else None
+        for i in range(n):
+            ev = events[i]
+            if received is not None:
+                at = received[i]
+            et = event_type(ev)
+            if et == "price_change":
+                tokens = ev.tokens if type(ev) is PriceLevels else [ch.asset_id for ch in ev.price_changes]
+                books.apply_event(ev)
+                last = ""  # no token id is empty
+                for t in tokens:
+                    if t != last and t in tracked:
                         last = t
-                        if t not in seen:
-                            seen.add(t)
-                            if t in books:
-                                touched.append(t)
-            books.apply_event(ev)
-            feed = self.feed
-            for t in touched:
-                feed.on_update(t, now)
-        elif et == "book":
-            if self.books.apply_event(ev) is not None:
-                touched = [ev.asset_id]
-                self.feed.on_snapshot(ev.asset_id, now)
-                self._publish(now)
-        elif et == "tick_size_change":
-            if self.books.apply_event(ev) is not None:
-                touched = [ev.asset_id]
-                self.feed.on_update(ev.asset_id, now)
-                self.router.invalidate()  # quotes and orders now sit on another grid
-        elif et == "last_trade_price":
-            self.books.apply_event(ev)
-            self.feed.on_update(ev.asset_id, now)
-            if self._prints:
-                out = self._run(intents_of(self.strategy.on_trade_print(self.ctx, ev)), checked=True)
-            else:  # the strategy has no trade-print hook: nothing it reads changed
-                out = self._poll()
-            self._tick_at = None
-            return out
-        intents: list[Intent] | None = None
-        if touched:
-            for t in touched:
-                got = self._on_book(t)
-                if got:
-                    if intents is None:
-                        intents = got
-                    else:
-                        intents += got
+                        feed.on_update(t, now)
+                        changed.append(t)
+                        if at is not None:
+                            ticks[t] = at
+            elif et == "book" or et == "tick_size_change":
+                if books.apply_event(ev) is None:
+                    continue
+                t = ev.asset_id
+                if et == "book":
+                    feed.on_snapshot(t, now)
+                    publish = True
+                else:
+                    feed.on_update(t, now)
+                    self.router.invalidate()  # quotes and orders now sit on another grid
+                changed.append(t)
+                if at is not None:
+                    ticks[t] = at
+            elif et == "last_trade_price":
+                books.apply_event(ev)
+                feed.on_update(ev.asset_id, now)
+                if self._prints:
+                    intents += intents_of(self.strategy.on_trade_print(self.ctx, ev))
+                    if at is not None:
+                        ticks[ev.asset_id] = at
+        if publish:
+            self._publish(now)
+        if n > 1 or len(changed) > 2:  # one event's two tokens, never the same twice in a row, are distinct
+            changed = list(dict.fromkeys(changed))
+        oldest = perf() - self.config.max_book_age_s if perf is not None and ticks else None
+        runs = 0
+        for t in changed:
+            if oldest is not None:
+                at = ticks.get(t)
+                if at is not None and at < oldest:
+                    self.stats.requotes_shed += 1
+                    del ticks[t]
+                    if self.metrics is not None:
+                        self.metrics.requotes_shed.inc()
+                    continue
+            runs += 1
+            got = self._on_book(t)
+            if got:
+                intents += got
+            elif ticks:
+                ticks.pop(t, None)  # nothing to requote: no order answers this change
+        self.stats.book_runs += runs
         out = self._run(intents, checked=True) if intents else self._poll()
-        self._tick_at = None
+        if ticks:
+            ticks.clear()  # orders sent later (paced, or after a fill or a timer) were not caused by these
         return out
 
     def _on_book(self, token_id: str) -> list[Intent] | None:
@@ -334,90 +358,6 @@ class Engine:
                 return None
             tops[token_id] = top
         return intents_of(self.strategy.on_book(self.ctx, token_id))
-
-    def on_market_batch(self, events: list, received: list) -> list[Action]:
-        """Market events received together, oldest first, with their perf-counter receipt times
-        (``None``: unknown). Every event is applied to the books in order (no update is lost),
-        then the strategy runs once per changed token, on its newest state, and risk and the
-        router take all the intents at once: under load, updates coalesce instead of queueing.
-        A token whose newest update was received more than ``max_book_age_s`` ago is not quoted
-        from (``requotes_shed``). Tick-to-order runs from the receipt of the newest change of the
-        token an order is sent for (the book it was quoted from) to that order's batch, for the
-        orders this batch of updates causes."""
-        now = self.clock.now()
-        books = self.books
-        feed = self.feed
-        ticks = self._ticks
-        newest: dict[str, Any] = {}
-        changed: list[str] = []
-        intents: list[Intent] = []
-        publish = False
-        n = len(events)
-        self.stats.book_events += n
-        for i in range(n):
-            ev = events[i]
-            at = received[i]
-            et = event_type(ev)
-            if et == "price_change":
-                if type(ev) is PriceLevels:
-                    tokens = ev.tokens
-                else:
-                    tokens = [ch.asset_id for ch in ev.price_changes]
-                books.apply_event(ev)
-                last = None
-                for t in tokens:
-                    if t != last and t in books:
-                        last = t
-                        feed.on_update(t, now)
-                        if t not in newest:
-                            changed.append(t)
-                        newest[t] = at
-                        if at is not None:
-                            ticks[t] = at
-            elif et == "book" or et == "tick_size_change":
-                if books.apply_event(ev) is None:
-                    continue
-                t = ev.asset_id
-                if et == "book":
-                    feed.on_snapshot(t, now)
-                    publish = True
-                else:
-                    feed.on_update(t, now)
-                    self.router.invalidate()  # quotes and orders now sit on another grid
-                if t not in newest:
-                    changed.append(t)
-                newest[t] = at
-                if at is not None:
-                    ticks[t] = at
-            elif et == "last_trade_price":
-                books.apply_event(ev)
-                feed.on_update(ev.asset_id, now)
-                if self._prints:
-                    intents += intents_of(self.strategy.on_trade_print(self.ctx, ev))
-                continue
-        if publish:
-            self._publish(now)
-        runs = 0
-        if changed:
-            oldest = self.perf() - self.config.max_book_age_s if self.perf is not None else float("-inf")
-            for t in changed:
-                at = newest[t]
-                if at is not None and at < oldest:
-                    self.stats.requotes_shed += 1
-                    ticks.pop(t, None)
-                    if self.metrics is not None:
-                        self.metrics.requotes_shed.inc()
-                    continue
-                runs += 1
-                got = self._on_book(t)
-                if got:
-                    intents += got
-                else:
-                    ticks.pop(t, None)  # nothing to requote: no order answers this change
-        self.stats.book_runs += runs
-        out = self._run(intents, checked=True) if intents else self._poll()
-        ticks.clear()  # orders sent later (paced, or after a fill or a timer) were not caused by these books
-        return out
 
     def resync(self, token_ids: Iterable[str]) -> list[Action]:
         """The feed of these tokens starts (again) here, after a gap in a recording or at the start
@@ -715,7 +655,7 @@ class Engine:
                 if self.metrics is not None:
                     for o in batch.orders:
                         self.metrics.orders_submitted.labels(_short(o.token_id)).inc()
-                tick = self._tick_at
+                tick = None
                 if served is not None:  # the oldest of the unanswered book changes of its tokens
                     for o in batch.orders:
                         at = ticks.get(o.token_id)

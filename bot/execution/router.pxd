@@ -14,24 +14,42 @@ cdef class _Target:
     cdef public bint any_reducing
 
 
+@cython.final
+cdef class _PlanMemo:
+    cdef public dict settled
+    cdef public long long empty_targets, empty_orders, empty_quoting, drained_at
+    cdef public double empty_until, wake
+    cdef public object work, drained
+
+    cpdef void forget(self) except *
+    cpdef bint empty(self, long long targets_rev, OrderStore orders, double now) except -1
+    cpdef bint empty_for_good(self, long long targets_rev, OrderStore orders) except -1
+    cpdef void found_empty(self, long long targets_rev, OrderStore orders, double wake) except *
+    cpdef object replay(self, long long targets_rev, OrderStore orders, dict targets, object tick_of)
+    cpdef void found_work(self, tuple plan, double wake, long long targets_rev, OrderStore orders,
+                          object ticks) except *
+    cpdef void settle(self, object token, object tgt, object version, object tick) except *
+    cpdef bint unchanged(self, object token, object tgt, object version, object tick) except -1
+
+
 cdef class Router:
     cdef public OrderStore _orders
     cdef public object config, _sign, _place, _cancel, _tick_of
     cdef public tuple _routes
-    cdef public dict _targets, _versions, _settled, _cancels, _emitted_cancels, _retry_soon
+    cdef public dict _targets, _versions, _cancels, _emitted_cancels, _retry_soon
     cdef public list _takes
-    cdef public long long _drained_at, _targets_rev, _quiet_targets, _quiet_orders, _quiet_quoting, _prune_at
-    cdef public double _quiet_until, _plan_wake
-    cdef public object _drained, _blocked
+    cdef public long long _targets_rev, _prune_at
+    cdef public _PlanMemo _memo
 
+    @cython.locals(memo=_PlanMemo)
     cpdef bint settled(self)
     cpdef bint idle(self, double now)
-    @cython.locals(orders=OrderStore)
     cdef inline bint _quiet(self, double now)
-    @cython.locals(o=OwnOrder, orders=OrderStore)
+    @cython.locals(o=OwnOrder, orders=OrderStore, memo=_PlanMemo)
     cpdef void _settle_drained(self) except *
+    @cython.locals(memo=_PlanMemo)
     cpdef list poll(self, double now)
-    @cython.locals(o=OwnOrder)
+    @cython.locals(o=OwnOrder, memo=_PlanMemo)
     cpdef tuple _plan(self, double now)
     cpdef long long _grant(self, object throttle, long long want, double now) except -1
     cpdef object _build(self, object req, double now)

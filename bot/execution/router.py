@@ -161,6 +161,87 @@ class _Target:
         return f
 
 
+class _PlanMemo:
+    """What past plans found, so that no plan is made again while nothing it reads has changed.
+
+    Invariant: each fact is noted with the state it was found in (the targets' revision, the
+    orders' revision and quoting revision, the ticks) and is believed only while that state
+    stands; whatever else a plan reads changing (a tick, a failed cancel request) ``forget``s them.
+
+    - empty: the whole plan was empty at (``empty_targets``, ``empty_orders``, ``empty_quoting``)
+      until ``empty_until``, its first paced cancel; a plan that waits for no paced cancel
+      (``empty_until`` never) read the orders only through their quoting revision, so it stays
+      empty while that does (``-1``: no plan is known empty);
+    - ``work``: the last plan that found work but read no clock (no take, explicit or held-back
+      cancel): the same plan while its state stands and no batch went out since. A place held
+      behind a cancel in flight is held by the orders' states alone (its wake is a fallback: only
+      whether one is set is read, by ``poll``);
+    - ``settled``: token -> (target, version of the orders its diff reads, tick) where the diff
+      found nothing to do;
+    - ``drained``: the last poll sent all its plan's work (targets revision, its cancels' tokens by
+      id, its places); ``drained_at``: the orders' revision once ``sent`` says its batches are
+      recorded (-1: not yet), from which the plan is known empty (``Router._settle_drained``).
+    """
+
+    def __init__(self) -> None:
+        self.settled: dict[str, tuple[_Target, int, int]] = {}
+        self.empty_targets = -1
+        self.empty_orders = -1
+        self.empty_quoting = -1
+        self.empty_until = 0.0
+        self.wake = _NEVER  # the last plan's first paced cancel to come due
+        self.work: tuple[int, int, int, list[int], tuple, float] | None = None
+        self.drained: tuple[int, dict[str, str], list[tuple[OrderRequest, bool]]] | None = None
+        self.drained_at = -1
+
+    def forget(self) -> None:
+        """Something a plan reads beyond targets and orders changed: no plan is known."""
+        self.empty_targets = -1
+        self.drained = None
+        self.work = None
+
+    def empty(self, targets_rev: int, orders: OrderView, now: float) -> bool:
+        """A plan found nothing to do in this state and its first paced cancel is not due at ``now``."""
+        return now < self.empty_until and self.empty_targets == targets_rev and (
+            self.empty_orders == orders.revision
+            or (self.empty_until == _NEVER and self.empty_quoting == orders.quoting_revision))
+
+    def empty_for_good(self, targets_rev: int, orders: OrderView) -> bool:
+        """A plan found nothing to do in this state and waits for no paced cancel."""
+        return self.empty_until == _NEVER and self.empty_targets == targets_rev \
+            and self.empty_quoting == orders.quoting_revision
+
+    def found_empty(self, targets_rev: int, orders: OrderView, wake: float) -> None:
+        self.empty_targets, self.empty_orders, self.empty_until = targets_rev, orders.revision, wake
+        self.empty_quoting = orders.quoting_revision
+
+    def replay(self, targets_rev: int, orders: OrderView, targets: dict, tick_of: Callable[[str], int]) -> Any:
+        """The last plan with work, if it read no clock and nothing it read changed (else ``None``)."""
+        work = self.work
+        if work is not None and work[0] == targets_rev and work[1] == orders.revision \
+                and work[2] == orders.quoting_revision and work[3] == [tick_of(t) for t in targets]:
+            self.empty_targets = -1
+            self.wake = work[5]
+            return work[4]
+        return None
+
+    def found_work(self, plan: tuple, wake: float, targets_rev: int, orders: OrderView, ticks: Any) -> None:
+        """A plan with work; ``ticks``: its targets' ticks when it read no clock (``None``: it
+        did, and is not replayed)."""
+        self.empty_targets = -1
+        self.wake = wake
+        if ticks is not None:
+            self.work = (targets_rev, orders.revision, orders.quoting_revision, ticks, plan, wake)
+
+    def settle(self, token: str, tgt: _Target, version: int, tick: int) -> None:
+        self.settled[token] = (tgt, version, tick)
+
+    def unchanged(self, token: str, tgt: _Target, version: int, tick: int) -> bool:
+        """``token``'s diff found nothing to do for this target, orders' version and tick."""
+        s = self.settled.get(token)
+        return s is not None and s[0] is tgt and s[1] == version and s[2] == tick
+
+
 class Router:
     """Diffs targets against live orders and packs the work into throttled batches."""
 
@@ -184,32 +265,13 @@ class Router:
         self._tick_of = tick_of or (lambda _t: self.config.default_tick)
         self._targets: dict[str, _Target] = {}
         self._versions = orders.quoting_versions
-        # token -> (target, version of the orders its diff reads, tick): the diff found nothing to do
-        self._settled: dict[str, tuple[_Target, int, int]] = {}
-        # the whole plan was empty for these (targets revision, orders revision, orders' quoting
-        # revision), until this time; a plan that waits for no paced cancel (``_quiet_until`` never)
-        # read the orders only through the quoting versions, so it stays empty while they do
         self._targets_rev = 0
-        self._quiet_targets = -1  # -1: no plan is known to be empty
-        self._quiet_orders = -1
-        self._quiet_quoting = -1
-        self._quiet_until = 0.0
-        self._plan_wake = _NEVER  # the last plan's first paced cancel to come due
-        # the last poll sent all its plan's work: (targets revision, its cancels' tokens by id, its
-        # places), and the orders' revision once ``sent`` says its batches are recorded (-1: not yet)
-        self._drained: tuple[int, dict[str, str], list[tuple[OrderRequest, bool]]] | None = None
-        self._drained_at = -1
+        self._memo = _PlanMemo()  # what past plans found (``_PlanMemo``)
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
         self._emitted_cancels: dict[str, float] = {}
         self._retry_soon: dict[str, float] = {}  # failed cancel requests: id -> when it may go again
         self._prune_at = _PRUNE_MIN  # size of _emitted_cancels that triggers the next sweep
-        # the last plan that found work but read no clock (no take, explicit or held-back
-        # cancel): (targets revision, orders revision, orders' quoting revision, the targets'
-        # ticks, the plan, its wake); the same plan while those stand and no batch went out
-        # since. A place held behind a cancel in flight is held by the orders' states alone (its
-        # wake is a fallback: only whether one is set is read, by ``poll``)
-        self._blocked: tuple[int, int, int, list[int], tuple, float] | None = None
 
     # --- intents ---------------------------------------------------------------------------
     def submit(self, intent: Intent, now: float, reducing: bool | Sequence[bool] = False) -> None:
@@ -246,11 +308,11 @@ class Router:
             if not take.amount:
                 return
         self._takes.append((take, reducing, now))
-        self._blocked = None
+        self._memo.work = None
 
     def cancel(self, order_id: str) -> None:
         self._cancels[order_id] = None
-        self._blocked = None
+        self._memo.work = None
 
     def cancel_all(self, token_id: str | None = None) -> None:
         """Cancel every working own order (on one token) and forget the targets and takes there."""
@@ -258,7 +320,7 @@ class Router:
         for t in tokens:
             self._targets[t] = _Target(QuoteTarget(t), ())
         self._targets_rev += 1
-        self._blocked = None
+        self._memo.work = None
         self._takes = [x for x in self._takes if token_id is not None and x[0].token_id != token_id]
         for o in self._orders.working(token_id):
             if o.state is not OrderState.PENDING_CANCEL:
@@ -273,28 +335,24 @@ class Router:
         for oid in order_ids:
             if oid in self._emitted_cancels:
                 self._retry_soon[oid] = soon
-        self._quiet_targets = -1
-        self._drained = None
-        self._blocked = None
+        self._memo.forget()
 
     def targets(self) -> dict[str, QuoteTarget]:
         return {t: x.target for t, x in self._targets.items()}
 
     def invalidate(self) -> None:
         """Something the plan depends on beyond targets and orders changed (a token's tick)."""
-        self._quiet_targets = -1
-        self._drained = None
-        self._blocked = None
+        self._memo.forget()
 
     def settled(self) -> bool:
         """True when a plan would find nothing to do, now and later, until targets, the orders
         that can stand for quotes (``quoting_revision``) or a tick change (no paced cancel comes
         due): ``poll`` would return no batch, ``next_ready`` ``None``. One look at counters, so a
         caller may ask on every event."""
-        if self._drained is not None and self._drained_at >= 0:
+        memo = self._memo
+        if memo.drained is not None and memo.drained_at >= 0:
             self._settle_drained()
-        return (self._quiet_until == _NEVER and self._quiet_targets == self._targets_rev
-                and self._quiet_quoting == self._orders.quoting_revision and not self._cancels and not self._takes)
+        return memo.empty_for_good(self._targets_rev, self._orders) and not self._cancels and not self._takes
 
     def idle(self, now: float) -> bool:
         """True when ``poll(now)`` would send nothing and ``next_ready(now)`` be ``None``, known
@@ -306,26 +364,20 @@ class Router:
         """Nothing changed since a plan found nothing to do (targets, explicit cancels, takes, the
         orders: any change, or only a change of those that can stand for quotes when no paced
         cancel was waiting), and its first paced cancel is not due at ``now``."""
-        orders = self._orders
-        return now < self._quiet_until and self._quiet_targets == self._targets_rev and not self._cancels \
-            and not self._takes and (self._quiet_orders == orders.revision or (
-                self._quiet_until == _NEVER and self._quiet_quoting == orders.quoting_revision))
+        return not self._cancels and not self._takes and self._memo.empty(self._targets_rev, self._orders, now)
 
     # --- planning --------------------------------------------------------------------------
     def _plan(self, now: float) -> tuple[list[str], list[tuple[OrderRequest, bool]], dict[str, str]]:
         """All work wanted now: cancel ids (explicit first), ``(request, is_take)`` by priority,
-        and the token of each diff cancel still to send. Nothing is looked at when nothing changed
-        since a plan found nothing to do (and no paced cancel has come due)."""
-        orders = self._orders
-        self._drained = None
+        and the token of each diff cancel still to send. What the memo knows is not looked at
+        again: a plan found empty, the last plan with work, the tokens whose diff found nothing."""
+        orders, memo = self._orders, self._memo
+        memo.drained = None  # a new plan: the last poll's conclusion waits for the next one
         if self._quiet(now):
             return _NOTHING
-        blocked = self._blocked
-        if blocked is not None and blocked[0] == self._targets_rev and blocked[1] == orders.revision \
-                and blocked[2] == orders.quoting_revision and blocked[3] == [self._tick_of(t) for t in self._targets]:
-            self._quiet_targets = -1
-            self._plan_wake = blocked[5]
-            return blocked[4]  # nothing it read has changed (see ``_blocked``)
+        again = memo.replay(self._targets_rev, orders, self._targets, self._tick_of)
+        if again is not None:
+            return again
         if self._takes:
             self._takes = [x for x in self._takes if now - x[2] <= self.config.take_ttl]
         cancels: dict[str, None] = {}
@@ -352,20 +404,19 @@ class Router:
         targets, tick_of, tolerance = self._targets, self._tick_of, self.config.size_tolerance
         emitted, retry_after = self._emitted_cancels, self.config.cancel_retry_after
         pending_cancel = _PENDING_CANCEL
-        settled, versions = self._settled, self._versions
+        versions = self._versions
         held = False  # a diff cancel held back: the plan read the clock
         for token in tokens:
             tgt = targets[token]
             version = versions.get(token, 0)
             tick = tick_of(token)
-            s = settled.get(token)
-            if s is not None and s[0] is tgt and s[1] == version and s[2] == tick:
+            if memo.unchanged(token, tgt, version, tick):
                 continue  # nothing changed since its last diff found nothing to do
             working = orders.working(token)
             live = [o for o in working if o.state is not pending_cancel and not o.order_type.is_market]
             to_cancel, to_place = diff(tgt.target, live, tick, tolerance)
             if not to_cancel and not to_place:
-                settled[token] = (tgt, version, tick)
+                memo.settle(token, tgt, version, tick)
                 continue
             for oid in to_cancel:
                 t = emitted.get(oid)
@@ -392,15 +443,11 @@ class Router:
                 (places_reducing if reducing else places_other).append((_quote_request(q, reducing), False))
         places = places_reducing + places_other
         if cancels or places:
-            self._quiet_targets = -1
-            self._plan_wake = wake
             plan = (list(cancels), places, cancel_tokens)
-            if not held and not self._takes and not self._cancels:
-                self._blocked = (self._targets_rev, orders.revision, orders.quoting_revision,
-                                 [tick_of(t) for t in targets], plan, wake)
+            clockless = not held and not self._takes and not self._cancels
+            memo.found_work(plan, wake, self._targets_rev, orders, [tick_of(t) for t in targets] if clockless else None)
             return plan
-        self._quiet_targets, self._quiet_orders, self._quiet_until = self._targets_rev, orders.revision, wake
-        self._quiet_quoting = orders.quoting_revision
+        memo.found_empty(self._targets_rev, orders, wake)
         return list(cancels), places, cancel_tokens
 
     def _recently_cancelled(self, oid: str, now: float) -> bool:
@@ -468,12 +515,13 @@ class Router:
         if j < len(eligible):  # a short budget: the tokens served now wait behind the others next time
             self._served([r.token_id for r, _ in eligible[:j]])
         self._forget_old_cancels(now)
+        memo = self._memo
         if out:  # what went out changes what a plan reads (cancels emitted, throttles spent)
-            self._blocked = None
+            memo.work = None
         if i == len(cancels) == len(cancel_tokens) and j == len(eligible) == len(places) \
-                and self._plan_wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
-            self._drained = (self._targets_rev, cancel_tokens, places)
-            self._drained_at = -1
+                and memo.wake == _NEVER:  # all sent; no explicit or paced cancel in the plan
+            memo.drained = (self._targets_rev, cancel_tokens, places)
+            memo.drained_at = -1
         return out
 
     def _served(self, tokens: list[str]) -> None:
@@ -492,14 +540,16 @@ class Router:
         find nothing to do (the diff leaves one working order per desired quote): ``settled``
         knows it without diffing again. Only the orders' revision is noted here (this runs
         between a book update and its orders' requests)."""
-        if self._drained is not None:
-            self._drained_at = self._orders.revision
+        memo = self._memo
+        if memo.drained is not None:
+            memo.drained_at = self._orders.revision
 
     def _settle_drained(self) -> None:
         """``sent``'s conclusion, drawn when ``settled`` is asked: the plan is known empty."""
-        drained = self._drained
-        self._drained = None
-        if self._drained_at != self._orders.revision:
+        memo = self._memo
+        drained = memo.drained
+        memo.drained = None
+        if memo.drained_at != self._orders.revision:
             return  # the orders changed since the batches were recorded: a plan must look
         rev, cancel_tokens, places = drained
         if rev != self._targets_rev or self._cancels or self._takes:
@@ -509,7 +559,7 @@ class Router:
             o = orders.get(oid)
             if o is not None and not (o.state is _PENDING_CANCEL or o.state.terminal):
                 return  # still working: a plan would hold its cancel back or send it again
-        tick_of, settled, versions, targets = self._tick_of, self._settled, self._versions, self._targets
+        tick_of, settled, versions, targets = self._tick_of, memo.settled, self._versions, self._targets
         last = None
         for token in chain(cancel_tokens.values(), [req.token_id for req, _ in places]):
             if token != last:  # a plan lists one token's work together
@@ -517,8 +567,7 @@ class Router:
                 tgt = targets.get(token)
                 if tgt is not None:
                     settled[token] = (tgt, versions.get(token, 0), tick_of(token))
-        self._quiet_targets, self._quiet_orders, self._quiet_until = rev, orders.revision, _NEVER
-        self._quiet_quoting = orders.quoting_revision
+        memo.found_empty(rev, orders, _NEVER)
 
     def next_ready(self, now: float) -> float | None:
         """When the next batch could be sent (``now`` if at once), or ``None`` with no work."""

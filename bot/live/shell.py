@@ -11,7 +11,7 @@ Invariants:
   events (with the time each frame came off the socket) to a market buffer, and the core loop
   feeds them to the engine, so the core stays single-threaded and deterministic;
 - under load the bot sheds work instead of queueing it: each turn of the core loop takes the
-  whole market buffer as one batch (``Engine.on_market_batch``: every update applied, the
+  whole market buffer as one batch (``Engine.on_market``: every update applied, the
   strategy run once per changed token), after at most ``MAX_INBOX_PER_TURN`` inbox messages, so
   answers and periodic tasks never starve the market stream nor the other way round; a market
   buffer past ``MAX_MARKET_PENDING`` events holds the socket reader until the core takes it;
@@ -327,7 +327,7 @@ class LiveShell:
                         now = eng.clock.now()
                         for ev in batch:
                             tap(ev, now)
-                    out += eng.on_market_batch(batch, received[start:i])
+                    out += eng.on_market(batch, received[start:i])
                 if i < n:
                     out += eng.on_connection(events[i])
             except Exception as exc:  # noqa: BLE001 - one bad input must not end the run

@@ -210,9 +210,9 @@ def test_the_legs_leave_as_fok_orders_in_one_batch():
     eng.start()
     eng.on_connection(ConnectionEvent(kind="connected", channel="market", shard=0, attempt=0, at=clock.now(),
                                       subscriptions=market.tokens))
-    out = eng.on_market_event(book_event("Y", 400_000, 450_000))
+    out = eng.on_market([book_event("Y", 400_000, 450_000)])
     assert not [a for a in out if isinstance(a, SendPlaces)]  # one leg's book alone: nothing
-    out = eng.on_market_event(book_event("N", 500_000, 530_000))
+    out = eng.on_market([book_event("N", 500_000, 530_000)])
     batches = [a.batch.orders for a in out if isinstance(a, SendPlaces)]
     assert len(batches) == 1
     assert [(o.token_id, o.side, o.order_type) for o in batches[0]] == [("Y", Side.BUY, OrderType.FOK),

@@ -59,7 +59,7 @@ def book(token: str, bid: str, ask: str, ts: int) -> object:
 def mark(eng: Engine, clock: SimClock, bid: str, ask: str) -> list:
     clock.advance(1.0)
     ts = int(clock.now() * 1000)
-    return eng.on_market_event(book(YES, bid, ask, ts)) + eng.on_market_event(book(NO, bid, ask, ts))
+    return eng.on_market([book(YES, bid, ask, ts)]) + eng.on_market([book(NO, bid, ask, ts)])
 
 
 def fill_bid(eng: Engine, actions: list, clock: SimClock) -> None:

@@ -78,8 +78,8 @@ def start(clock: SimClock, **kw) -> tuple[Engine, list]:
     eng = make_engine(clock, **kw)
     eng.start()
     eng.on_connection(up(clock))
-    out = eng.on_market_event(book(YES, [("0.48", "100")], [("0.52", "100")]))
-    out += eng.on_market_event(book(NO, [("0.48", "100")], [("0.52", "100")]))
+    out = eng.on_market([book(YES, [("0.48", "100")], [("0.52", "100")])])
+    out += eng.on_market([book(NO, [("0.48", "100")], [("0.52", "100")])])
     return eng, out
 
 
@@ -183,7 +183,7 @@ def test_halt_cancels_everything_and_blocks_new_orders():
     cancelled = {i for a in acts if isinstance(a, SendCancels) for i in a.batch.order_ids}
     assert cancelled == working
     clock.advance(1.0)
-    more = eng.on_market_event(book(YES, [("0.40", "100")], [("0.60", "100")], ts=2))
+    more = eng.on_market([book(YES, [("0.40", "100")], [("0.60", "100")], ts=2)])
     assert not places(more) and eng.state.value == "HALTED"
 
 
@@ -234,7 +234,7 @@ def test_reduce_only_keeps_only_what_shrinks_exposure_and_resume_quotes_again():
         if isinstance(a, SendCancels):
             eng.on_result(CancelsAnswered(a.batch, cancel_result({"canceled": list(a.batch.order_ids)})))
     clock.advance(1.0)
-    again = eng.on_market_event(book(YES, [("0.46", "100")], [("0.50", "100")], ts=2))
+    again = eng.on_market([book(YES, [("0.46", "100")], [("0.50", "100")], ts=2)])
     assert {(o.token_id, o.side) for o in places(again)} == {(YES, Side.SELL)}  # only the reducing ask
     clock.advance(1.0)
     back = eng.resume()
@@ -271,7 +271,7 @@ def test_order_updates_reach_a_strategy_with_the_hook_and_are_not_made_without_o
                  risk=RiskGate(RiskLimits(), markets), perf=lambda: clock.now())
     assert rec.updates is True
     eng.on_connection(up(clock))
-    out = eng.on_market_event(book(YES, [("0.48", "100")], [("0.52", "100")]))
+    out = eng.on_market([book(YES, [("0.48", "100")], [("0.52", "100")])])
     batch = next(a.batch for a in out if isinstance(a, SendPlaces))
     eng.on_result(all_live(batch))
     assert strategy.updates == [OrderState.PENDING_SUBMIT, OrderState.LIVE]
@@ -303,11 +303,11 @@ def test_a_strategy_is_called_only_for_the_books_it_reads():
                      risk=RiskGate(RiskLimits(), markets), perf=lambda: clock.now())
         eng.on_connection(up(clock))
         for token in (YES, NO):
-            eng.on_market_event(book(token, [("0.48", "100")], [("0.52", "100")]))
+            eng.on_market([book(token, [("0.48", "100")], [("0.52", "100")])])
         frame = {"event_type": "price_change", "market": COND, "timestamp": "5", "price_changes": [
             {"asset_id": YES, "price": "0.47", "size": "10", "side": "BUY", "hash": "a"},
             {"asset_id": NO, "price": "0.53", "size": "10", "side": "SELL", "hash": "b"}]}
-        eng.on_market_event(decode_market_frame(json.dumps(frame).encode())[0])
+        eng.on_market([decode_market_frame(json.dumps(frame).encode())[0]])
         return spy.seen
 
     assert seen(None) == [YES, NO, YES, NO]  # every book, by default
@@ -333,8 +333,8 @@ def test_levels_in_micro_units_requote_as_their_price_change_does(monkeypatch):
             frame = {"event_type": "price_change", "market": COND, "timestamp": str(10 + i), "price_changes": changes}
             ev = decode_market_frame(json.dumps(frame).encode())[0]
             clock.advance(1.0)
-            out.append([(o.token_id, o.side, o.price) for o in places(eng.on_market_event(
-                price_levels_of(ev) if levels else ev))])
+            out.append([(o.token_id, o.side, o.price) for o in places(eng.on_market([
+                price_levels_of(ev) if levels else ev]))])
         return out
 
     plain = run(False)

@@ -59,9 +59,9 @@ def engine() -> Engine:
     eng.start()
     eng.on_connection(ConnectionEvent(kind="connected", channel="market", shard=0, attempt=0, at=clock.now(),
                                       subscriptions=(YES, NO, YES2, NO2)))
-    eng.on_market_event(_book(COND, YES, [("0.45", "102.88")], [("0.51", "1003.55")]))
-    eng.on_market_event(_book(COND, NO, [("0.49", "1003.55")], [("0.55", "102.88")]))
-    eng.on_market_event(_book(COND2, YES2, [("0.011", "99999.99")], [("0.019", "12345.67")]))
+    eng.on_market([_book(COND, YES, [("0.45", "102.88")], [("0.51", "1003.55")])])
+    eng.on_market([_book(COND, NO, [("0.49", "1003.55")], [("0.55", "102.88")])])
+    eng.on_market([_book(COND2, YES2, [("0.011", "99999.99")], [("0.019", "12345.67")])])
     return eng
 
 

@@ -75,7 +75,7 @@ def test_the_maker_does_not_requote_when_the_book_shows_its_own_bid():
     eng.strategy.params = Params(half_spread_ticks=1, tokens=(YES,))
     eng.start()
     eng.on_connection(up(clock))
-    out = eng.on_market_batch([book(YES, [("0.46", "100")], [("0.54", "100")]),
+    out = eng.on_market([book(YES, [("0.46", "100")], [("0.54", "100")]),
                                book(NO, [("0.46", "100")], [("0.54", "100")])], [clock.now()] * 2)
     (bid,) = places(out)
     assert (bid.token_id, bid.side, bid.price) == (YES, Side.BUY, 490_000)
@@ -84,7 +84,7 @@ def test_the_maker_does_not_requote_when_the_book_shows_its_own_bid():
             eng.on_result(all_live(a.batch))
     # the venue's books now show our bid (and its mirror on NO): the market has not moved
     clock.advance(0.1)
-    out = eng.on_market_batch([book(YES, [("0.49", "10"), ("0.46", "100")], [("0.54", "100")], ts=2),
+    out = eng.on_market([book(YES, [("0.49", "10"), ("0.46", "100")], [("0.54", "100")], ts=2),
                                book(NO, [("0.46", "100")], [("0.51", "10"), ("0.54", "100")], ts=2)],
                               [clock.now()] * 2)
     assert places(out) == [] and not [a for a in out if type(a).__name__ == "SendCancels"]
@@ -115,14 +115,14 @@ def test_an_engine_whose_books_do_not_show_our_orders_takes_none_out_of_the_touc
     eng.strategy.params = Params(half_spread_ticks=1, tokens=(YES,))
     eng.start()
     eng.on_connection(up(clock))
-    out = eng.on_market_batch([book(YES, [("0.46", "100")], [("0.54", "100")]),
+    out = eng.on_market([book(YES, [("0.46", "100")], [("0.54", "100")]),
                                book(NO, [("0.46", "100")], [("0.54", "100")])], [clock.now()] * 2)
     for a in out:
         if isinstance(a, SendPlaces):
             eng.on_result(all_live(a.batch))
     # someone else bids 0.49 for as much as our resting bid there: the touch is theirs, all of it
     clock.advance(0.1)
-    eng.on_market_batch([book(YES, [("0.49", "10"), ("0.46", "100")], [("0.54", "100")], ts=2),
+    eng.on_market([book(YES, [("0.49", "10"), ("0.46", "100")], [("0.54", "100")], ts=2),
                          book(NO, [("0.46", "100")], [("0.51", "10"), ("0.54", "100")], ts=2)], [clock.now()] * 2)
     touch = eng.ctx.touch(YES)
     assert (touch.best_bid, touch.best_bid_size, touch.best_ask) == (490_000, 10_000_000, 540_000)

@@ -89,7 +89,7 @@ def engine_of(a: Bidder, b: Bidder, *, limits_a: StrategyLimits | None = None, r
 def feed(eng, *pairs) -> list:
     out = []
     for market, token in pairs:
-        out += eng.on_market_event(book(market, token))
+        out += eng.on_market([book(market, token)])
     return out
 
 

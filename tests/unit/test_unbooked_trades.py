@@ -65,8 +65,8 @@ def test_the_core_counts_it_once_stops_its_token_and_quotes_again_once_booked():
     assert yes_bid.order_id in cancels  # (the NO bid is requoted for the fill: the strategy's call)
     # the book moves: nothing new on YES, NO quoted as ever
     clock.advance(1)
-    out = eng.on_market_event(book(YES, [("0.47", "100")], [("0.51", "100")], ts=5))
-    out += eng.on_market_event(book(NO, [("0.47", "100")], [("0.51", "100")], ts=5))
+    out = eng.on_market([book(YES, [("0.47", "100")], [("0.51", "100")], ts=5)])
+    out += eng.on_market([book(NO, [("0.47", "100")], [("0.51", "100")], ts=5)])
     assert {o.token_id for o in places(out)} <= {NO}
     # read again: not told twice, not counted twice
     again = eng.on_result(TradesPage((*page(bad).data,), "MA==", "LTE="))
@@ -76,7 +76,7 @@ def test_the_core_counts_it_once_stops_its_token_and_quotes_again_once_booked():
     assert [a.trade_id for a in fixed if isinstance(a, TradeBooked)] == ["t-bad"]
     assert eng.portfolio.size(YES) == 4 * U and eng.blocked == frozenset()
     assert metrics.blocked_tokens._value.get() == 0
-    out = eng.on_market_event(book(YES, [("0.46", "100")], [("0.50", "100")], ts=9))
+    out = eng.on_market([book(YES, [("0.46", "100")], [("0.50", "100")], ts=9)])
     assert YES in {o.token_id for o in places(out)}
 
 
