@@ -1,2 +1,3 @@
-"""The engine that composes books, strategy, risk, router, reconciler and portfolio, the typed
-results that flow back into it, and the one assembly that builds it for any mode."""
+"""The engine that composes books, strategy, risk, router, reconciler and portfolio (it speaks
+``bot.execution.protocol`` with whatever executes its actions), and the one assembly that builds
+it for any mode."""

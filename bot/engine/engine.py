@@ -46,7 +46,7 @@ from bot.execution.restart import restore
 from bot.execution.router import PlaceBatch, Router
 from bot.portfolio import DailyPnl, Portfolio, marks_from_books
 from bot.risk import Connectivity, HaltReason, RiskGate, TradingState, VenueAccept, VenueFailure, VenueReject
-from bot.strategy import Strategy, StrategyContext, intents_of
+from bot.strategy import Strategy, StrategyContext, intents_of, overrides
 from bot.venue.enums import TradeStatus
 from bot.venue.errors import classify_rejection
 
@@ -164,9 +164,9 @@ class Engine:
         watched = book_tokens() if book_tokens is not None else None
         self._watched: frozenset[str] | None = frozenset(watched) if watched is not None else None
         # whether the strategy has a trade-print hook of its own (the base one returns nothing)
-        self._prints = _overrides(strategy, "on_trade_print")
+        self._prints = overrides(strategy, "on_trade_print")
         # order updates are made only for a strategy that reads them
-        reconciler.updates = _overrides(strategy, "on_order_update")
+        reconciler.updates = overrides(strategy, "on_order_update")
         self._handlers: dict[type, Callable[[Any], list[Action]]] = {
             PlacesAnswered: self._places_answered, PlacesFailed: self._places_failed,
             CancelsAnswered: self._cancels_answered, CancelsFailed: self._cancels_failed,
@@ -846,12 +846,5 @@ def _short(token_id: str) -> str:
     return token_id[-8:]
 
 
-def _overrides(strategy: Any, hook: str) -> bool:
-    """True unless ``strategy``'s ``hook`` is the base class's (which returns nothing)."""
-    return getattr(getattr(strategy, hook, None), "__func__", None) is not getattr(Strategy, hook)
 
-
-__all__ = [
-    "Action", "Engine", "EngineConfig", "EngineStats", "SendCancels", "SendPlaces", "SyncOrders",
-    "VenueCancelAll",
-]
+__all__ = ["Engine", "EngineConfig", "EngineStats"]
