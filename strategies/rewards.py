@@ -71,6 +71,9 @@ class RewardsParams(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         return terms if terms.active else None
 
 
+CLEAR_TICKS = 2  # a moved quote stays this many ticks from the other side's touch (at least one tick clear)
+
+
 def level_score(distance: int, size: int, terms: RewardTerms) -> float:
     """One order's score: ``((v - s) / v)^2 * size`` (shares) within the spread at the size, else 0."""
     v = terms.max_spread
@@ -132,8 +135,9 @@ def widest_scoring(mid: int, terms: RewardTerms, tick: int, bid: bool) -> int:
 
 def candidate(base: YesQuotes, touch: BookView, terms: RewardTerms, room: tuple[int, int], inward: int = 0) -> YesQuotes:
     """``base`` moved to score: quotes wider than the rewarded spread come in to its edge and then
-    ``inward`` ticks more (never crossing the touch, never wider than they were), sizes under the
-    minimum go up to it while ``room`` (bid, ask) allows."""
+    ``inward`` ticks more (never wider than they were, and never within one tick of the other
+    side's touch: a post-only quote there crosses as soon as that side moves a tick towards it,
+    before the quote arrives), sizes under the minimum go up to it while ``room`` (bid, ask) allows."""
     mid = (touch.best_bid + touch.best_ask) // 2  # type: ignore[operator]
     tick = touch.tick
     want = -(-terms.min_size // LOT) * LOT
@@ -141,9 +145,9 @@ def candidate(base: YesQuotes, touch: BookView, terms: RewardTerms, room: tuple[
     for levels, bid, space in ((base.bids, True, room[0]), (base.asks, False, room[1])):
         edge = widest_scoring(mid, terms, tick, bid) + (inward * tick if bid else -inward * tick)
         if bid and touch.best_ask is not None:
-            edge = min(edge, touch.best_ask - tick)
+            edge = min(edge, touch.best_ask - CLEAR_TICKS * tick)
         if not bid and touch.best_bid is not None:
-            edge = max(edge, touch.best_bid + tick)
+            edge = max(edge, touch.best_bid + CLEAR_TICKS * tick)
         moved: list[Level] = []
         for lv in levels:
             price = max(lv.price, edge) if bid else min(lv.price, edge)

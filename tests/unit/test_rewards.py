@@ -94,8 +94,11 @@ def test_adjusted_quotes_stay_on_the_grid_uncrossed_and_within_room(p, bt: int, 
         assert lv.size == old.size or lv.size <= room * SH
     if quotes.bids:
         assert quotes.bids[0].price < touch.best_ask
+        # moved in, a bid keeps a tick clear of the ask: a one-tick move of the ask cannot cross it
+        assert quotes.bids[0].price == base.bids[0].price or quotes.bids[0].price <= touch.best_ask - 2 * touch.tick
     if quotes.asks:
         assert quotes.asks[0].price > touch.best_bid
+        assert quotes.asks[0].price == base.asks[0].price or quotes.asks[0].price >= touch.best_bid + 2 * touch.tick
 
 
 def test_a_rewarded_backtest_quotes_inside_the_spread_and_counts_its_reward(tmp_path: Path):
