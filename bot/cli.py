@@ -19,6 +19,7 @@ from typing import Any
 
 from bot.commands.parser import build_parser
 from bot.commands.session import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Session
+from bot.ops.arguments import EXIT_INTERRUPTED
 from bot.ops.logging import configure as configure_logging
 from bot.ops.logging import redact
 
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None, *, http_transport: Any = None) -> in
     except BaseException as raised:
         exc = _sole_error(raised)
         if isinstance(exc, KeyboardInterrupt):
-            return 130
+            return EXIT_INTERRUPTED
         if isinstance(exc, BrokenPipeError):
             return EXIT_OK
         if not isinstance(exc, Exception):

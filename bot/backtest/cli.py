@@ -17,6 +17,8 @@ from typing import Any
 
 import msgspec
 
+from bot.ops.arguments import EXIT_INTERRUPTED
+
 
 def run(config: Any, args: Any) -> int:
     """Entry point of ``bot backtest``: returns the exit code."""
@@ -61,6 +63,9 @@ def run(config: Any, args: Any) -> int:
         for note in summary.data_notes:
             print(f"data: {note}")
         print(f"results: {out}")
+    if summary.partial:
+        print(f"bot backtest: interrupted after {summary.events:,} events ({summary.seconds / 60:.1f} min of market): "
+              f"the results in {out} are partial", file=sys.stderr)
     if getattr(args, "report", False):
         from bot.results.read import read_results
         from bot.results.report import report_path, write_report
@@ -68,7 +73,7 @@ def run(config: Any, args: Any) -> int:
         path = write_report(read_results(out), report_path(out))
         print(f"report: {path}", file=sys.stderr if args.json else sys.stdout)
     held.release()
-    return 0
+    return EXIT_INTERRUPTED if summary.partial else 0
 
 
 def dataset_choice(config: Any, args: Any) -> Any:

@@ -61,7 +61,8 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     ``source`` replaces the recordings with a data source that is not a file: an object with
     ``markets`` (``MarketInfo``) and ``events()`` (``(receive ns, event)`` in time order), such as
     ``bot.backtest.synthetic.SyntheticMarket``. Raises ``BacktestError`` for a run that cannot
-    start, ``RecordingError`` for a path that is not a recording. ``results_format`` (``parquet``
+    start, ``RecordingError`` for a path that is not a recording. Interrupted (``KeyboardInterrupt``)
+    while replaying, it still writes what ran and returns it marked ``partial``. ``results_format`` (``parquet``
     or ``jsonl``) overrides the config's ``[results] format``."""
     from bot.results.folder import ResultsSink, Series, summarize
 
@@ -126,12 +127,18 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
 
     if dataset is not None:
         stream = _paused(stream, dataset.pauses(feed.stale_after_s), engine.feed, run)
+    interrupted = False
     try:
         run.run(stream, tick)
+    except KeyboardInterrupt:  # what ran so far is kept, as a partial run, and said to be so
+        interrupted = True
+        getattr(stream, "close", lambda: None)()
     finally:
         if bar is not None:
             bar(None, 0.0, None)
     wall = time.perf_counter() - wall
+    if interrupted:
+        run.last_t = clock.now() if run.first_t is not None else None
     span = (run.last_t - run.first_t) if run.first_t is not None and run.last_t is not None else 0.0
     if engine.markets and series.next_at is None and run.events:
         series.take(engine, clock.now())
@@ -145,6 +152,8 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     if data:
         summary = msgspec.structs.replace(summary, assumptions=summary.assumptions + ((settled,) if settled else ()),
                                           data_notes=data)
+    if interrupted:
+        summary = msgspec.structs.replace(summary, partial=True)
     sink.write_summary(summary)
     sink.close()
     return summary

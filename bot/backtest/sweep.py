@@ -48,6 +48,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from bot.backtest.executors import Executor, Job, Outcome
+from bot.ops.arguments import EXIT_INTERRUPTED
 from bot.results.folder import Summary, claim
 from bot.venue.units import MICRO
 
@@ -681,7 +682,6 @@ def seeds_note(config: Any, grid: Grid) -> str | None:
             'sim.latency.kind = "lognormal" draws latencies from each seed')
 
 
-EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 
 
 def check_data(paths: Sequence[str | os.PathLike[str]], config: Any = None) -> None:

@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.ops.arguments import EXIT_USAGE
+from bot.ops.arguments import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from bot.ops.config import BotConfig, resolve_bot_config
 
-EXIT_OK, EXIT_INTERNAL = 0, 1
 __all__ = ["EXIT_INTERNAL", "EXIT_OK", "EXIT_USAGE", "CommandError", "Session"]
 
 

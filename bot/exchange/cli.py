@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from bot.exchange.config import ExchangeConfig, FaultConfig, ServerFlowConfig, ServerSettlementConfig
-from bot.ops.arguments import OneLineParser, decimal, field_range, with_range
+from bot.ops.arguments import EXIT_USAGE, OneLineParser, decimal, field_range, with_range
 from bot.ops.config import (
     LOCAL_CATALOG_PORT,
     LOCAL_CLOB_PORT,
@@ -34,7 +34,6 @@ from bot.ops.config import (
     decode_toml,
 )
 
-EXIT_USAGE = 2
 
 # Where the bot's default config looks; ``bot exchange`` listens there unless told otherwise.
 DEFAULT_PORTS = {"catalog_port": LOCAL_CATALOG_PORT, "clob_port": LOCAL_CLOB_PORT, "data_port": LOCAL_DATA_PORT}

@@ -21,6 +21,8 @@ from typing import Any
 
 import anyio
 
+from bot.ops.arguments import EXIT_INTERRUPTED
+
 DEFAULT_DURATION = 60.0
 DEFAULT_METRICS_PORT = 9464
 DEFAULT_STRATEGY = "market-maker"
@@ -187,7 +189,7 @@ def run(args: Any = None) -> int:
         configure(level="error" if (not opts.no_view and out.isatty()) else "warning", json=True)
         return anyio.run(_demo, opts, out)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
         print(f"demo failed: {type(exc).__name__}: {exc}"[:500], file=sys.stderr)
         return 1

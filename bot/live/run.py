@@ -26,6 +26,8 @@ import anyio
 import msgspec
 import structlog
 
+from bot.ops.arguments import EXIT_INTERRUPTED
+
 log = structlog.get_logger("bot.run")
 
 
@@ -265,4 +267,4 @@ def run(config: Any, args: Any = None) -> int:
     try:
         return anyio.run(_paper if getattr(args, "paper", False) else _run, config, args)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED

@@ -18,7 +18,9 @@ from typing import Any, NoReturn
 import msgspec
 import msgspec.inspect as mi
 
-EXIT_USAGE = 2
+# exit codes of every command
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # as a shell reports a command ended by SIGINT
 _SHOWN = 40  # characters of a bad value repeated in an error line
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")

@@ -153,6 +153,8 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     strategies: dict[str, dict[str, int]] = {}
     fees_paid: int = 0  # USDC units of taker fees (a BUY's fee shares at their fill price)
     rebates: int = 0  # USDC units of maker rebates earned
+    # the run was interrupted (Ctrl-C): every figure covers only the events read before it stopped
+    partial: bool = False
 
 
 class ResultsSink:

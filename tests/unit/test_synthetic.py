@@ -146,3 +146,49 @@ def test_the_shipped_settings_file_decodes_to_the_synthetic_config():
     path = Path(__file__).resolve().parents[2] / "config" / "synthetic.toml"
     config = msgspec.convert(tomllib.loads(path.read_text()), SyntheticConfig)
     assert config.duration_s == 1800.0 and config.sigma == 0.002
+
+
+class Interrupted:
+    """A source that is interrupted (Ctrl-C) after ``after`` events."""
+
+    def __init__(self, source: SyntheticMarket, after: int) -> None:
+        self.markets, self._source, self._after = source.markets, source, after
+
+    def events(self):
+        for n, item in enumerate(self._source.events()):
+            if n == self._after:
+                raise KeyboardInterrupt
+            yield item
+
+
+def test_an_interrupted_backtest_keeps_what_ran_marked_partial_everywhere_it_is_shown(tmp_path: Path, monkeypatch,
+                                                                                    capsys):
+    from bot.results.read import read_results
+    from bot.results.report import build_report
+
+    cfg = config("strategies.market_maker:MarketMaker", {})
+    whole = run_backtest(cfg, [], source=SyntheticMarket(SyntheticConfig(seed=2, duration_s=300.0)))
+    cut = run_backtest(cfg, [], out=tmp_path / "r",
+                       source=Interrupted(SyntheticMarket(SyntheticConfig(seed=2, duration_s=300.0)), 2_000))
+    assert cut.partial and not whole.partial
+    assert cut.events == 2_000 < whole.events and 0 < cut.seconds < whole.seconds
+    assert msgspec.json.decode((tmp_path / "r" / "summary.json").read_bytes())["partial"] is True
+    report = build_report(read_results(tmp_path / "r"))
+    assert report.title.endswith("(partial)") and report.sections[1].id == "partial"
+    # a folder whose run never wrote its summary (killed) is shown as partial too
+    (tmp_path / "r" / "summary.json").unlink()
+    assert build_report(read_results(tmp_path / "r")).title.endswith("(partial)")
+    # the command: the summary, one line saying the results are partial, exit 130
+    import bot.backtest.cli as cli
+    from bot.cli import main
+
+    monkeypatch.setattr(cli, "synthetic_source", lambda path, seed=None: Interrupted(
+        SyntheticMarket(SyntheticConfig(seed=2, duration_s=300.0)), 2_000))
+    settings = tmp_path / "s.toml"
+    settings.write_text("")
+    code = main(["backtest", "--config", "config/bot.example.toml", "--synthetic", str(settings), "--no-progress",
+                 "--out", str(tmp_path / "c")])
+    assert code == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("bot backtest: interrupted after 2,000 events") and "partial" in err[0]
+    assert msgspec.json.decode((tmp_path / "c" / "summary.json").read_bytes())["events"] == 2_000
