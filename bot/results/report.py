@@ -179,13 +179,14 @@ def build_report(results: RunResults, *, horizons: Sequence[float] = stats.HORIZ
     if notes:
         sections.append(Section("notes", "Notes", tuple(notes)))
     span = _span(results)
-    if results.summary is None:  # the run never wrote its summary: it did not finish
+    unfinished = results.summary is None and Path(results.source).is_dir()  # a results folder with no summary
+    if unfinished:  # the run never wrote its summary: it did not finish
         sections.insert(1, Section("partial", "Partial run", (Note(
             "no summary.json: the run did not finish (killed or failed); every figure covers only what it wrote"),)))
     elif summary.partial:
         sections.insert(1, Section("partial", "Partial run", (Note(
             "the run was interrupted: every figure covers only the events read before it stopped"),)))
-    partial = " (partial)" if results.summary is None or summary.partial else ""
+    partial = " (partial)" if unfinished or summary.partial else ""
     return Report(title=f"{results.mode} run: {Path(results.source).name}{partial}",
                   subtitle=f"{results.source} · {span}", sections=tuple(sections))
 
