@@ -381,31 +381,15 @@ def session_span(live: RunResults) -> tuple[float, float] | None:
     return (min(o.sent_at for o in live.orders), max((o.ended_at or o.sent_at) for o in live.orders))
 
 
-class _Stamp(msgspec.Struct):
-    t: int = 0
-
-
 def recording_span(recording: Sequence[str | Path]) -> tuple[float, float] | None:
-    """The receive times (epoch seconds) of the recordings' first line, from their runs' headers,
-    and of their last readable line, from each run's last file, whose lines are read as bytes with
-    only their time decoded (no frame is decoded); None if they hold nothing."""
-    from bot.backtest.recording import Damage, raw_lines
-    from bot.backtest.replay import runs
+    """The receive times (epoch seconds) of the recordings' first and last readable lines
+    (``bot.backtest.replay.run_spans``); None if they hold nothing."""
+    from bot.backtest.replay import run_spans
 
-    groups = runs(recording)
-    if not groups:
+    spans = run_spans(recording)
+    if not spans:
         return None
-    stamp = msgspec.json.Decoder(_Stamp)
-    first = min(group[0][1].t for group in groups)
-    last = first
-    for group in groups:
-        for line in raw_lines(group[-1][0]):
-            if type(line) is not Damage:
-                try:
-                    last = max(last, stamp.decode(line).t)
-                except msgspec.DecodeError:
-                    continue
-    return first / 1e9, last / 1e9
+    return min(a for a, _ in spans), max(b for _, b in spans)
 
 
 def missing_span(session: tuple[float, float] | None, recorded: tuple[float, float] | None,

@@ -43,13 +43,13 @@ import structlog
 from bot.backtest.cache import CACHED_TYPES, CacheWriter, Chunk, open_cache
 from bot.backtest.recording import (
     BookLine, Damage, EndLine, FileReader, Gap, GapLine, Header, LineError, MarketLine, MarketMeta, ReadMeter,
-    RestBook, UnknownKind, WsLine, decode_line, fast_ws, is_damage, recording_files,
+    RestBook, UnknownKind, WsLine, decode_line, fast_ws, is_damage, raw_lines, recording_files,
 )
 from bot.core.book import price_levels_of
-from bot.core.levels import PriceLevels
 from bot.venue.models.ws import PriceChangeEvent, decode_market_frame
 
-__all__ = ["Events", "Gap", "MarketMeta", "RestBook", "ReplayStats", "replay", "file_events", "markets", "runs"]
+__all__ = ["Events", "Gap", "MarketMeta", "RestBook", "ReplayStats", "replay", "file_events", "markets", "run_spans",
+           "runs", "session_breaks"]
 
 log = structlog.get_logger("bot.backtest.replay")
 
@@ -320,6 +320,41 @@ def runs(paths: Iterable[str | os.PathLike[str]]) -> list[list[tuple[Path, Heade
         header = reader.header
         groups.setdefault(header.run or f"file:{resolved}", []).append((path, header))
     return [sorted(g, key=lambda item: item[1].file) for g in groups.values()]
+
+
+class _Stamp(msgspec.Struct):
+    t: int = 0
+
+
+def run_spans(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[float, float]]:
+    """Each run's receive times (epoch seconds) of its first line, from its header, and of its
+    last readable line, from its last file, whose lines are read as bytes with only their time
+    decoded (no frame is); in order of first appearance."""
+    stamp = msgspec.json.Decoder(_Stamp)
+    out = []
+    for group in runs(paths):
+        first = group[0][1].t
+        last = first
+        for line in raw_lines(group[-1][0]):
+            if type(line) is not Damage:
+                try:
+                    last = max(last, stamp.decode(line).t)
+                except msgspec.DecodeError:
+                    continue
+        out.append((first / 1e9, last / 1e9))
+    return out
+
+
+def session_breaks(spans: Iterable[tuple[float, float]], longer_than_s: float) -> list[tuple[float, float]]:
+    """The stretches no run covers (``(end of what came before, start of the next run)``) longer
+    than ``longer_than_s``: recordings of different sessions, between which nothing was recorded."""
+    out = []
+    covered = None
+    for start, end in sorted(spans):
+        if covered is not None and start - covered > longer_than_s:
+            out.append((covered, start))
+        covered = end if covered is None else max(covered, end)
+    return out
 
 
 def markets(paths: Iterable[str | os.PathLike[str]]) -> list[MarketMeta]:

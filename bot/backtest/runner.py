@@ -83,6 +83,9 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     if dataset is not None:  # a polled source: stale only after missing polls of its own cadence
         feed = msgspec.structs.replace(feed, stale_after_s=dataset.stale_after_s(feed.stale_after_s))
         notes = dataset.notes(feed.stale_after_s)
+    breaks = session_breaks(paths, feed.stale_after_s) if read is not None else []
+    if breaks:
+        notes += (breaks_note(breaks),)
     markets: list[MarketInfo] = [m for m in found if not wanted or m.condition_id in wanted]
     if not markets:
         raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
@@ -125,8 +128,11 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         if bar is not None:
             bar(n, t - (run.first_t or t), meter.fraction() if meter is not None else None)
 
-    if dataset is not None:
-        stream = _paused(stream, dataset.pauses(feed.stale_after_s), engine.feed, run)
+    pauses = dataset.pauses(feed.stale_after_s) if dataset is not None else []
+    if breaks:  # recordings of different sessions: the time between them is a pause of the source
+        pauses = sorted(pauses + breaks)
+    if pauses:
+        stream = _paused(stream, pauses, engine, run)
     interrupted = False
     try:
         run.run(stream, tick)
@@ -159,24 +165,52 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     return summary
 
 
-def _paused(stream: Iterator[tuple[int, Any]], pauses: list[tuple[float, float]], feed: Any,
+def session_breaks(paths: list[str | Path], longer_than_s: float) -> list[tuple[float, float]]:
+    """The stretches between recordings of different sessions (no run covers them) longer than
+    ``longer_than_s`` (``bot.backtest.replay.session_breaks``); top-of-book files have none."""
+    from bot.backtest.dataset import split_sources
+    from bot.backtest.replay import run_spans
+    from bot.backtest.replay import session_breaks as uncovered
+
+    recordings, _ = split_sources(paths)
+    return uncovered(run_spans(recordings), longer_than_s) if recordings else []
+
+
+def breaks_note(breaks: list[tuple[float, float]]) -> str:
+    """One line on the session breaks between the recordings."""
+    from bot.backtest.dataset import duration
+
+    longest = max(b - a for a, b in breaks)
+    return (f"{len(breaks)} session break(s) between recordings (the longest {duration(longest)}): that time ages no "
+            "book and runs no timer, each later recording starts from its own snapshots (books stale until "
+            "then, as after a reconnect), and orders resting through a break meet the first books after it")
+
+
+def _paused(stream: Iterator[tuple[int, Any]], pauses: list[tuple[float, float]], engine: Any,
             run: Backtest) -> Iterator[tuple[int, Any]]:
     """``stream`` as it is; before the first event after each pause of the source, so before
-    anything inside the pause happens, the feed is told of it (``Feed.pause``: it ages no book)
-    and the timeline skips its timers (``Backtest.skip_timers``: no strategy timer, kill-switch
-    check or series sample in a silence of hours or weeks)."""
+    anything inside the pause happens, the engine is told of it (``Engine.pause``: it ages no book
+    and counts towards no staleness halt) and the timeline skips its timers
+    (``Backtest.skip_timers``: no strategy timer, kill-switch check or series sample in a silence
+    of hours or weeks)."""
     if not pauses:
         yield from stream
         return
     waiting = list(reversed(pauses))
-    next_ns = waiting[-1][1] * 1e9  # compared in the stream's own nanoseconds, not divided per event
+
+    def middle(pause: tuple[float, float]) -> float:
+        # nothing is received inside a pause: its middle tells an event after it from one before
+        # it whatever the rounding of seconds (a float) against the stream's integer nanoseconds
+        return (pause[0] + pause[1]) / 2 * 1e9
+
+    next_ns = middle(waiting[-1])  # compared in the stream's own nanoseconds, not divided per event
     for item in stream:
         if item[0] >= next_ns:
-            while waiting and item[0] >= waiting[-1][1] * 1e9:
+            while waiting and item[0] >= middle(waiting[-1]):
                 start, end = waiting.pop()
-                feed.pause(start, end)
+                engine.pause(start, end)
                 run.skip_timers(end)
-            next_ns = waiting[-1][1] * 1e9 if waiting else float("inf")
+            next_ns = middle(waiting[-1]) if waiting else float("inf")
         yield item
 
 

@@ -359,6 +359,13 @@ class Engine:
             tops[token_id] = top
         return intents_of(self.strategy.on_book(self.ctx, token_id))
 
+    def pause(self, start: float, end: float) -> None:
+        """The source of market data was silent from ``start`` to ``end`` (a session break between
+        recordings, a collector that stopped): that time ages no book and counts towards no
+        staleness halt; the books resync from what comes after (``resync``, the replay's gaps)."""
+        self.feed.pause(start, end)
+        self.risk.kill_switch.pause(start, end)
+
     def resync(self, token_ids: Iterable[str]) -> list[Action]:
         """The feed of these tokens starts (again) here, after a gap in a recording or at the start
         of a replay: their books are stale until their next snapshot, which counts at once."""

@@ -155,6 +155,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     rebates: int = 0  # USDC units of maker rebates earned
     # the run was interrupted (Ctrl-C): every figure covers only the events read before it stopped
     partial: bool = False
+    halts: tuple[str, ...] = ()  # why trading halted during the run ("reason: detail"), in order
 
 
 class ResultsSink:
@@ -408,6 +409,7 @@ def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, even
         final_position={t: pf.size(t) for t in tokens}, seed=seed, assumptions=tuple(assumptions),
         estimates=strategy_estimates(engine.strategy),
         strategies=getattr(engine.strategy, "figures", dict)(), fees_paid=sink.fees_paid, rebates=sink.rebates,
+        halts=tuple(f"{t.reason.value}: {t.detail}" for t in engine.risk.status.reasons),
     )
 
 

@@ -149,6 +149,8 @@ def summary_rows(summary: Summary) -> list[tuple[str, str]]:
         for name, value in values.items():
             rows.append((f"estimate {name} (…{token[-8:]})", f"{value:.6g}"))
     rows += strategy_rows(summary.strategies)
+    for halt in summary.halts:  # a halt stops the trading for the rest of a run: never left unsaid
+        rows.append(("halted", halt))
     if summary.seed is not None:
         rows.append(("seed", str(summary.seed)))
     return rows

@@ -142,6 +142,17 @@ class KillSwitch:
         for t in [t for t in self._stale_since if t not in seen]:
             del self._stale_since[t]
 
+    def pause(self, start: float, end: float) -> None:
+        """The source itself was silent from ``start`` to ``end`` (between two recordings, a
+        collector stopped): a book stale, or a link down, since ``start`` or before counts as if
+        that time had not passed, so the pause alone calls for no halt (``Feed.pause`` likewise)."""
+        if end <= start:
+            return
+        for since in (self._stale_since, self._down_since):
+            for key, t in since.items():
+                if t <= start:
+                    since[key] = t + (end - start)
+
     def reset(self) -> None:
         """Forget counted errors and rejects (on manual resume)."""
         self._errors.clear()

@@ -140,3 +140,42 @@ def test_an_out_folder_holding_results_is_refused_unless_forced(tmp_path: Path):
     # the run's files replaced (no stale JSON lines beside the new Parquet), the user's file kept
     assert (out / "fills.parquet").exists() and not (out / "fills.jsonl").exists()
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def _shifted(folder: Path, out: Path, seconds: int, run: str) -> None:
+    """The sample recording as if recorded ``seconds`` later by another run: every receive time
+    and venue timestamp moved, the run renamed (and the files after it)."""
+    import zstandard
+
+    out.mkdir(parents=True, exist_ok=True)
+    old_run = None
+    for f in sorted(folder.glob("*.jsonl.zst")):
+        text = zstandard.ZstdDecompressor().stream_reader(f.open("rb")).read().decode()
+        old_run = old_run or re.search(r'"run":"([^"]+)"', text).group(1)
+        text = re.sub(r'"t":(\d+)', lambda m: f'"t":{int(m.group(1)) + seconds * 10**9}', text)
+        text = re.sub(r'"timestamp":"(\d+)"', lambda m: f'"timestamp":"{int(m.group(1)) + seconds * 1000}"', text)
+        text = text.replace(old_run, run)
+        (out / f.name.replace(old_run, run)).write_bytes(zstandard.ZstdCompressor().compress(text.encode()))
+
+
+def test_recordings_of_two_days_are_two_sessions_and_the_run_trades_on_both(tmp_path: Path):
+    """A day between two recordings is a session break, not 24 hours of a stale feed: nothing
+    halts, no timer runs in it, the second day's books come from its own snapshots and the
+    strategy trades there as on the first; the summary says so."""
+    from bot.backtest.runner import run_backtest
+    from bot.ops.config import BotConfig, load_config
+
+    day2 = tmp_path / "day2"
+    _shifted(SAMPLE, day2, 86_400, "20261124T195355Z-b2aa")
+    config = load_config(REPO / "config" / "bot.example.toml", BotConfig)
+    first = run_backtest(config, [SAMPLE], out=tmp_path / "one", seed=3)
+    both = run_backtest(config, [SAMPLE, day2], out=tmp_path / "two", seed=3)
+    assert both.halts == () and first.halts == ()
+    assert [n for n in both.data_notes if "session break" in n] == [both.data_notes[-1]]
+    assert both.data_notes[-1].startswith("1 session break(s) between recordings (the longest 24.0 h")
+    assert both.orders_sent > 1.5 * first.orders_sent and both.fills > first.fills  # it traded on the second day
+    sent = [r["sent_at"] for r in pq.read_table(tmp_path / "two" / "orders.parquet").to_pylist() if r["sent_at"]]
+    day_two = min(sent) + 80_000
+    assert sum(1 for t in sent if t > day_two) > 0.3 * len(sent)  # orders on the second day as on the first
+    times = sorted({r["t"] for r in pq.read_table(tmp_path / "two" / "series.parquet").to_pylist()})
+    assert max(b - a for a, b in zip(times, times[1:])) > 80_000  # no sample (no timer) inside the break

@@ -808,3 +808,18 @@ def test_an_order_judged_by_its_level_before_stays_counted_for_the_next_one():
     d = check(g, [QuoteTarget("Y1", (q(size=10 * SH), q(price=490_000, size=10 * SH)))], positions=pos)
     assert reasons(d) == [Reason.POSITION]
     assert d.accepted == [QuoteTarget("Y1", (q(size=10 * SH),))]
+
+
+def test_a_pause_of_the_source_counts_towards_no_staleness_or_disconnection_halt():
+    from bot.risk.state import KillSwitch
+
+    ks = KillSwitch(RiskLimits(stale_halt_s=30.0, disconnect_halt_s=25.0))
+    stale = type("B", (), {"token_id": "Y1", "stale": True})()
+    ks.observe_books([stale], 100.0)
+    ks.on_event(Connectivity(False, "user_ws"), 100.0)
+    assert {t.reason for t in ks.triggers(140.0)} == {HaltReason.STALE_DATA, HaltReason.DISCONNECTED}
+    ks.pause(110.0, 10_110.0)  # the source was silent for 10,000 s from 110
+    assert ks.triggers(10_120.0) == []  # 20 s of staleness and of disconnection count, not 10,020
+    assert {t.reason for t in ks.triggers(10_141.0)} == {HaltReason.STALE_DATA, HaltReason.DISCONNECTED}
+    ks.pause(5.0, 1.0)  # nothing for an empty pause
+    assert {t.reason for t in ks.triggers(10_141.0)} == {HaltReason.STALE_DATA, HaltReason.DISCONNECTED}
