@@ -185,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--paper", action="store_true",
                    help="paper trading: live books, orders filled by the simulated venue ([sim]); never sends "
                         "an order, needs no key")
+    p.add_argument("--log-format", choices=("view", "json"), default="view",
+                   help="view (default): the live view on a terminal, JSON logs otherwise; json: JSON logs only")
     p.set_defaults(handler=run.cmd_run)
 
     p = sub.add_parser("backtest", help="backtest the configured strategy on recorded books")

@@ -38,7 +38,7 @@ async def _run(config: Any, args: Any) -> int:
     from bot.live.markets import load_markets
     from bot.live.positions import seed_positions
     from bot.live.shell import LiveShell
-    from bot.live.view import ending, plain_line
+    from bot.live.view import ending
     from bot.ops.metrics import Metrics
     from bot.ops.secrets import load_secrets
     from bot.strategy_set import configured_strategy
@@ -81,19 +81,12 @@ async def _run(config: Any, args: Any) -> int:
             log.warning("journal_empty_venue_orders", open_orders=len(open_orders),
                         policy=engine.reconciler.config.orphan_policy)
         await seed_positions(engine, venue)
-        started = time.monotonic()
-        last = [0.0]
-
-        def on_timer() -> None:
-            elapsed = time.monotonic() - started
-            if elapsed - last[0] >= 10.0:
-                last[0] = elapsed
-                log.info("status", line=plain_line(engine, elapsed=elapsed))
-
-        shell = LiveShell(engine, venue, config=config.shell, on_timer=on_timer, journal=journal)
         duration = getattr(args, "duration", None)
-        await shell.run(duration=duration)
         console = Console(file=sys.stdout)
+        on_timer, shown = watch(engine, console, duration, args)
+        shell = LiveShell(engine, venue, config=config.shell, on_timer=on_timer, journal=journal)
+        with shown:
+            await shell.run(duration=duration)
         console.print(await ending(engine, shell.stop_reason, venue), highlight=False)
         if check is not None and (check.repairs or check.rebuilt):
             console.print(repairs_line(check), highlight=False)
@@ -184,7 +177,7 @@ async def _paper(config: Any, args: Any) -> int:
     from bot.live.markets import load_markets
     from bot.live.shell import LiveShell
     from bot.live.venue import Venue
-    from bot.live.view import ending, plain_line
+    from bot.live.view import ending
     from bot.ops.metrics import Metrics
     from bot.sim.venue import SimVenueConfig, SimVenue
     from bot.ops.config import traded_markets
@@ -215,11 +208,14 @@ async def _paper(config: Any, args: Any) -> int:
         sim_config: SimVenueConfig = config.sim
         sim = SimVenue(markets, msgspec.structs.replace(sim_config, mode="paper", owner="paper", seed=seed % 2**32))
         await seed_paper(engine, venue, sim_config.holdings)
-        started = time.monotonic()
+        duration = getattr(args, "duration", None)
+        console = Console(file=sys.stdout)
+        on_timer, shown = watch(engine, console, duration, args)
         shell = LiveShell(engine, venue, config=config.shell, journal=journal, executor=sim, market_tap=sim.on_market,
-                          on_timer=_status(engine, started, plain_line))
-        await shell.run(duration=getattr(args, "duration", None))
-        Console(file=sys.stdout).print(await ending(engine, shell.stop_reason, None), highlight=False)
+                          on_timer=on_timer)
+        with shown:
+            await shell.run(duration=duration)
+        console.print(await ending(engine, shell.stop_reason, None), highlight=False)
         return 0
     finally:
         if journal is not None:
@@ -250,16 +246,34 @@ async def seed_paper(engine: Any, venue: Any, holdings: int) -> None:
     engine.opening_marks = mids
 
 
-def _status(engine: Any, started: float, line: Any) -> Any:
+def watch(engine: Any, console: Any, duration: float | None, args: Any) -> tuple[Any, Any]:
+    """What a run shows while it trades: on a terminal, the live view the demo shows (books,
+    quotes, fills, PnL, status), redrawn on every timer; otherwise, or with ``--log-format json``,
+    a status line in the JSON log every 10 s. Returns the shell's ``on_timer`` and the context to
+    run the shell in (the view on screen, or nothing)."""
+    import contextlib
+
+    from bot.live.view import plain_line, render
+
+    started = time.monotonic()
+    if getattr(args, "log_format", None) != "json" and console.is_terminal:
+        from rich.live import Live
+
+        live = Live(render(engine, elapsed=0.0, duration=duration), console=console, refresh_per_second=4)
+
+        def redraw() -> None:
+            live.update(render(engine, elapsed=time.monotonic() - started, duration=duration))
+
+        return redraw, live
     last = [0.0]
 
-    def on_timer() -> None:
+    def status() -> None:
         elapsed = time.monotonic() - started
         if elapsed - last[0] >= 10.0:
             last[0] = elapsed
-            log.info("status", line=line(engine, elapsed=elapsed))
+            log.info("status", line=plain_line(engine, elapsed=elapsed))
 
-    return on_timer
+    return status, contextlib.nullcontext()
 
 
 def run(config: Any, args: Any = None) -> int:

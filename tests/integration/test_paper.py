@@ -68,3 +68,51 @@ def test_paper_trading_fills_on_live_books_and_sends_nothing(tmp_path: Path):
         assert not (tmp_path / "journal.sqlite").exists()  # the live journal is left alone
     finally:
         ex.stop()
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str], timeout: float = 60.0) -> str:
+    """What ``bot`` writes when its output is a terminal (a pseudo-terminal read to its end)."""
+    import pty
+    import select
+    import time
+
+    main, child = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", *args], cwd=REPO, env=env, stdin=child, stdout=child,
+                            stderr=child, close_fds=True)
+    os.close(child)
+    out = b""
+    end = time.monotonic() + timeout
+    try:
+        while time.monotonic() < end:
+            ready, _, _ = select.select([main], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(main, 65536)
+                except OSError:  # the child closed the terminal: nothing more to read
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            elif proc.poll() is not None:
+                break
+        assert proc.wait(timeout=max(1.0, end - time.monotonic())) == 0, out.decode(errors="replace")[-2000:]
+    finally:
+        os.close(main)
+        if proc.poll() is None:
+            proc.kill()
+    return out.decode(errors="replace")
+
+
+def test_a_run_on_a_terminal_shows_the_live_view_and_json_logs_when_asked(tmp_path: Path):
+    ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=30.0))
+    try:
+        cond = ex.exchange.state.catalog.markets[0].condition_id
+        cfg = tmp_path / "bot.toml"
+        cfg.write_text(config_text(ex, cond, tmp_path / "journal.sqlite"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")} | {"COLUMNS": "100", "TERM": "xterm"}
+        shown = _on_a_terminal(["run", "--paper", "--config", str(cfg), "--duration", "3"], env)
+        assert "Books and our quotes" in shown and "paper trading: no order was sent" in shown
+        plain = _on_a_terminal(["run", "--paper", "--config", str(cfg), "--duration", "3", "--log-format", "json"], env)
+        assert "Books and our quotes" not in plain and "paper trading: no order was sent" in plain
+    finally:
+        ex.stop()
