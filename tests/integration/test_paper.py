@@ -47,12 +47,17 @@ def orders_not_from_the_flow(ex) -> set[str]:
     return ex.call(read)
 
 
+def paper_config(ex, tmp_path: Path) -> Path:
+    """A paper config of the exchange's first market, its journal in ``tmp_path``."""
+    cfg = tmp_path / "bot.toml"
+    cfg.write_text(config_text(ex, ex.exchange.state.catalog.markets[0].condition_id, tmp_path / "journal.sqlite"))
+    return cfg
+
+
 def test_paper_trading_fills_on_live_books_and_sends_nothing(tmp_path: Path):
     ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=30.0))
     try:
-        cond = ex.exchange.state.catalog.markets[0].condition_id
-        cfg = tmp_path / "bot.toml"
-        cfg.write_text(config_text(ex, cond, tmp_path / "journal.sqlite"))
+        cfg = paper_config(ex, tmp_path)
         before = orders_not_from_the_flow(ex)
         env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}  # no key, no credentials
         proc = subprocess.run([sys.executable, "-m", "bot.cli", "run", "--paper", "--config", str(cfg),
@@ -106,9 +111,7 @@ def _on_a_terminal(args: list[str], env: dict[str, str], timeout: float = 60.0) 
 def test_a_run_on_a_terminal_shows_the_live_view_and_json_logs_when_asked(tmp_path: Path):
     ex = start_exchange(flow=ServerFlowConfig(enabled=True, speed=30.0))
     try:
-        cond = ex.exchange.state.catalog.markets[0].condition_id
-        cfg = tmp_path / "bot.toml"
-        cfg.write_text(config_text(ex, cond, tmp_path / "journal.sqlite"))
+        cfg = paper_config(ex, tmp_path)
         env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")} | {"COLUMNS": "100", "TERM": "xterm"}
         shown = _on_a_terminal(["run", "--paper", "--config", str(cfg), "--duration", "3"], env)
         assert "Books and our quotes" in shown and "paper trading: no order was sent" in shown

@@ -231,11 +231,17 @@ def test_a_killed_writer_loses_at_most_the_block_it_was_filling(tmp_path: Path) 
     assert events[-1][1] == Gap(("111",), "no end line: the file was cut short")
 
 
-def test_a_file_cut_anywhere_replays_up_to_the_cut(tmp_path: Path) -> None:
+def twenty_trades(tmp_path: Path):
+    """A closed recording of 20 trade prints in blocks of about 400 bytes."""
     w = writer(tmp_path, flush_bytes=400)
     for i in range(20):
         w.ws(0, trade(i))
     w.close()
+    return w
+
+
+def test_a_file_cut_anywhere_replays_up_to_the_cut(tmp_path: Path) -> None:
+    w = twenty_trades(tmp_path)
     data = w.path.read_bytes()
     header_block = len(zstandard.ZstdCompressor(level=3, write_checksum=True).compress(zstd_frames(w.path)[0]))
     cut_file = tmp_path / "cut.jsonl.zst"
@@ -437,10 +443,7 @@ def test_writing_and_replaying_hold_flat_memory_however_long_the_recording(tmp_p
 
 
 def test_a_replay_counts_the_stretches_it_could_not_read_from_the_file_and_from_its_cache(tmp_path: Path) -> None:
-    w = writer(tmp_path, flush_bytes=400)
-    for i in range(20):
-        w.ws(0, trade(i))
-    w.close()
+    w = twenty_trades(tmp_path)
     data = w.path.read_bytes()
     cut = tmp_path / "cut.jsonl.zst"
     cut.write_bytes(data[: len(data) * 2 // 3])
