@@ -61,7 +61,7 @@ def test_paper_trading_fills_on_live_books_and_sends_nothing(tmp_path: Path):
         before = orders_not_from_the_flow(ex)
         env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}  # no key, no credentials
         proc = subprocess.run([sys.executable, "-m", "bot.cli", "run", "--paper", "--config", str(cfg),
-                               "--duration", "12"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+                               "--duration", "8"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         assert "paper trading: no order was sent" in proc.stdout
         assert orders_not_from_the_flow(ex) == before  # the exchange never received an order of ours
@@ -113,9 +113,9 @@ def test_a_run_on_a_terminal_shows_the_live_view_and_json_logs_when_asked(tmp_pa
     try:
         cfg = paper_config(ex, tmp_path)
         env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")} | {"COLUMNS": "100", "TERM": "xterm"}
-        shown = _on_a_terminal(["run", "--paper", "--config", str(cfg), "--duration", "3"], env)
+        shown = _on_a_terminal(["run", "--paper", "--config", str(cfg), "--duration", "2"], env)
         assert "Books and our quotes" in shown and "paper trading: no order was sent" in shown
-        plain = _on_a_terminal(["run", "--paper", "--config", str(cfg), "--duration", "3", "--log-format", "json"], env)
+        plain = _on_a_terminal(["run", "--paper", "--config", str(cfg), "--duration", "2", "--log-format", "json"], env)
         assert "Books and our quotes" not in plain and "paper trading: no order was sent" in plain
     finally:
         ex.stop()
