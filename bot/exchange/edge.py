@@ -10,6 +10,11 @@ by the same table never sees a 429. Two levels:
   answered 429 with ``Retry-After`` (seconds, rounded up). The short queue absorbs the network
   jitter between the client's clock and the server's.
 * Per API key (the ``orders`` and ``cancels`` scopes): all-or-nothing, refused at once with 429.
+
+Memory stays bounded however many clients come: a client's limiter whose longest window has
+passed since its last request holds nothing a fresh one would not, and is dropped once the
+table holds ``MAX_CLIENTS``; past that, the least recently seen clients are dropped (they start
+afresh: a budget, never a refusal, is what they can gain).
   POST /order 1 token, POST /orders n, DELETE /order 1, DELETE /orders n, /cancel-all and
   /cancel-market-orders 1 up front plus, once known, the number canceled (``charge_after``,
   taken as far as the windows have room: a cancel already done is never refused).
@@ -25,6 +30,7 @@ from bot.exchange.replies import throttled
 from bot.venue.limits import LimitsConfig, RouteLimiter, SurfaceLimits
 
 TRADING_SCOPES = ("orders", "cancels")
+MAX_CLIENTS = 16_384  # limiters kept per table (client IPs, API keys) before the idle ones go
 SURFACE_NAMES = {"catalog": "catalog", "clob": "clob", "data": "account"}
 
 
@@ -50,15 +56,39 @@ class EdgeLimits:
         self.queue_s = queue_s
         self._edge = edge_config(scale)
         self._trading = trading_config(scale)
-        self._per_ip: dict[tuple[str, str], RouteLimiter] = {}
+        self._per_ip: dict[tuple[str, str], RouteLimiter] = {}  # in order of last use (oldest first)
         self._per_key: dict[str, RouteLimiter] = {}
+        self._memory_s = max(w.seconds for c in (self._edge, self._trading)
+                             for surface in (c.catalog, c.clob, c.account) for sc in surface.scopes for w in sc.windows)
+        self._last: dict[object, float] = {}  # table key -> time of its last request
+
+    def _limiter(self, table: dict, key: object, make: Callable[[], RouteLimiter]) -> RouteLimiter:
+        """``table[key]``, made when new, marked as the most recently used; a full table first
+        drops the limiters idle past every window, then the least recently used."""
+        now = self.clock()
+        lim = table.pop(key, None)
+        if lim is None:
+            if len(table) >= MAX_CLIENTS:
+                self._forget(table, now)
+            lim = make()
+        table[key] = lim
+        self._last[key] = now
+        return lim
+
+    def _forget(self, table: dict, now: float) -> None:
+        last = self._last
+        idle = [k for k in table if now - last.get(k, now) > self._memory_s]
+        for k in idle:
+            del table[k]
+            last.pop(k, None)
+        while len(table) >= MAX_CLIENTS:
+            k = next(iter(table))
+            del table[k]
+            last.pop(k, None)
 
     def _ip_limiter(self, surface: str, client: str) -> RouteLimiter:
-        key = (surface, client)
-        lim = self._per_ip.get(key)
-        if lim is None:
-            lim = self._per_ip[key] = RouteLimiter(self._edge, SURFACE_NAMES[surface], clock=self.clock)
-        return lim
+        return self._limiter(self._per_ip, (surface, client),
+                             lambda: RouteLimiter(self._edge, SURFACE_NAMES[surface], clock=self.clock))
 
     async def request(self, surface: str, method: str, path: str, client: str) -> None:
         """Charge one request of ``surface`` (catalog, clob, data) from ``client`` (its IP),
@@ -83,9 +113,7 @@ class EdgeLimits:
         return worst[0].name
 
     def _key_throttle(self, kind: str, api_key: str):
-        lim = self._per_key.get(api_key)
-        if lim is None:
-            lim = self._per_key[api_key] = RouteLimiter(self._trading, "clob", clock=self.clock)
+        lim = self._limiter(self._per_key, api_key, lambda: RouteLimiter(self._trading, "clob", clock=self.clock))
         return lim.throttle(kind)
 
     def trading(self, kind: str, api_key: str, n: int) -> None:
