@@ -6,7 +6,9 @@ Sets: a binary market's YES and NO; and, for a neg-risk event (exactly one of it
 YES), the YES tokens of all its markets. All of an event's markets must be among the strategy's
 markets (run it on every market, or list the whole event): a partial set is not a set.
 
-The legs go out as FOK orders in one batch (the router packs the takes of one hook together).
+The legs go out as FOK orders marked as one set (``Take.group``): the router sends them in one
+POST, when the throttles grant every leg at once, never some now and the rest later; an event of
+more outcomes than one POST carries (15) is refused at start, with a log line naming it.
 A leg can still fail alone (killed, refused, or filled while the other was not): the strategy
 keeps what each token held before the legs were sent, and once none of them is working any more
 (and ``settle_s`` has passed, doubling after each repair that did not even the set out) it
@@ -30,7 +32,7 @@ import msgspec
 
 from bot.core.intents import CENT, Intent, Take, buy_at_least
 from bot.core.markets import MarketInfo
-from bot.core.vocabulary import LOT, NO_FEE, UNIT, FeeSchedule, OrderType, Side, taker_fee
+from bot.core.vocabulary import LOT, MAX_BATCH, NO_FEE, UNIT, FeeSchedule, OrderType, Side, taker_fee
 from bot.strategy import Strategy, StrategyContext
 
 _BUY, _SELL = Side.BUY, Side.SELL
@@ -86,10 +88,11 @@ class Leg(msgspec.Struct, frozen=True):
     price: int  # the worst price accepted (the touch the set was planned at)
     size: int  # shares
 
-    def take(self, order_type: OrderType = OrderType.FOK) -> Take:
-        """The leg as a market order: a BUY spends ``size * price`` USDC, a SELL sells ``size``."""
+    def take(self, order_type: OrderType = OrderType.FOK, group: str = "") -> Take:
+        """The leg as a market order: a BUY spends ``size * price`` USDC, a SELL sells ``size``;
+        ``group``: the set it is a leg of (the router sends a set's legs in one POST)."""
         amount = self.size * self.price // UNIT if self.side is _BUY else self.size
-        return Take(self.token_id, self.side, self.price, amount, order_type)
+        return Take(self.token_id, self.side, self.price, amount, order_type, group)
 
 
 class Opportunity(msgspec.Struct, frozen=True):
@@ -231,7 +234,9 @@ class Group(msgspec.Struct, frozen=True):
 
 
 def groups(markets: list[MarketInfo], params: Params) -> list[Group]:
-    """The sets to watch: each market's YES+NO, and each neg-risk event's YES tokens."""
+    """The sets to watch: each market's YES+NO, and each neg-risk event's YES tokens (an event
+    of more than ``MAX_BATCH`` outcomes is no set to trade: its legs cannot go in one POST;
+    ``too_large`` names them)."""
     out: list[Group] = []
     events: dict[str, list[MarketInfo]] = {}
     for m in markets:
@@ -240,9 +245,18 @@ def groups(markets: list[MarketInfo], params: Params) -> list[Group]:
         if params.neg_risk and m.neg_risk and m.event_id:
             events.setdefault(m.event_id, []).append(m)
     for event_id, ms in sorted(events.items()):
-        if len(ms) >= 2:
+        if 2 <= len(ms) <= MAX_BATCH:
             out.append(Group("event:" + event_id, tuple(m.tokens[0] for m in ms)))
     return out
+
+
+def too_large(markets: list[MarketInfo]) -> list[tuple[str, int]]:
+    """The neg-risk events of more outcomes than one POST carries: (event id, outcomes)."""
+    events: dict[str, int] = {}
+    for m in markets:
+        if m.neg_risk and m.event_id:
+            events[m.event_id] = events.get(m.event_id, 0) + 1
+    return sorted((e, n) for e, n in events.items() if n > MAX_BATCH)
 
 
 class ComplementArbitrage(Strategy):
@@ -291,7 +305,7 @@ class ComplementArbitrage(Strategy):
         s["sets"] += 1
         s["edge_usdc"] += opp.edge / UNIT
         ctx.log.info("complement_arbitrage", set=g.key[:18], kind=opp.kind, size=opp.size, edge=opp.edge)
-        return [leg.take() for leg in opp.legs]
+        return [leg.take(group=f"{g.key}#{int(s['sets'])}") for leg in opp.legs]
 
     def _resolve(self, ctx: StrategyContext, g: Group) -> list[Intent]:
         p = self._pending[g.key]
@@ -331,6 +345,10 @@ class ComplementArbitrage(Strategy):
         wanted = self.params.markets
         markets = [m for m in ctx.markets if not wanted or m.condition_id in wanted]
         self._groups = groups(markets, self.params)
+        if self.params.neg_risk:
+            for event_id, n in too_large(markets):
+                ctx.log.warning("complement_set_refused", event=event_id, outcomes=n,
+                                reason=f"more legs than one POST carries ({MAX_BATCH}): a set goes whole or not at all")
         self._by_token = {}
         for g in self._groups:
             for t in g.tokens:

@@ -35,7 +35,10 @@ class QuoteTarget(msgspec.Struct, frozen=True):
 class Take(msgspec.Struct, frozen=True):
     """An immediate order: BUY spends ``amount`` USDC units, SELL sells ``amount`` share units.
 
-    ``price`` is the worst acceptable price in micro-units.
+    ``price`` is the worst acceptable price in micro-units. Takes of one hook that share a
+    non-empty ``group`` are one set (the legs of an arbitrage): the router sends them in one POST,
+    when the throttles grant all of them at once, never some now and the rest later; a set has
+    at most ``MAX_BATCH`` legs (``bot.core.vocabulary``).
     """
 
     token_id: str
@@ -43,6 +46,8 @@ class Take(msgspec.Struct, frozen=True):
     price: int
     amount: int
     order_type: OrderType = OrderType.FOK
+    group: str = ""
+
 
 
 def whole_lots(x: Quote | Take) -> Quote | Take:

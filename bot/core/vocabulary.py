@@ -1,5 +1,6 @@
 """The domain's words that strategies speak: sides, order types, trade statuses, micro-units,
-the size lot (and ``lot_floor``, what an order can sell of a 6-decimal holding) and the fee rule.
+the size lot (and ``lot_floor``, what an order can sell of a 6-decimal holding), the most orders one
+request sends (``MAX_BATCH``: a set's legs at most) and the fee rule.
 
 Strategies import these from here, never from ``bot.venue``: the core owns the vocabulary the
 layers above it share, and the venue's spelling of it stays behind the core. One definition each
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from bot.venue.enums import OrderType, Side, TradeStatus
 from bot.venue.fees import BPS, NO_FEE, FeeSchedule, fee_worth, maker_rebate, taker_fee
-from bot.venue.units import LOT, UNIT, format_units, lot_floor, parse_units
+from bot.venue.units import LOT, MAX_BATCH, UNIT, format_units, lot_floor, parse_units
 
-__all__ = ["BPS", "LOT", "NO_FEE", "UNIT", "FeeSchedule", "OrderType", "Side", "TradeStatus", "fee_worth", "format_units",
+__all__ = ["BPS", "LOT", "MAX_BATCH", "NO_FEE", "UNIT", "FeeSchedule", "OrderType", "Side", "TradeStatus", "fee_worth", "format_units",
            "lot_floor", "maker_rebate", "parse_units", "taker_fee"]

@@ -641,7 +641,10 @@ class Engine:
                     for r in decision.rejections:
                         self.metrics.risk_rejections.labels(r.reason.value).inc()
             submit = self.router.submit
+            broken = _broken_sets(decision.rejections) if decision.rejections else None
             for intent, reducing in zip(decision.accepted, decision.reducing):
+                if broken and type(intent) is Take and intent.group in broken:
+                    continue  # a set one leg of which risk refused goes not at all
                 submit(intent, now, reducing)  # risk-reducing orders go first under pressure
         return self._poll()
 
@@ -825,6 +828,12 @@ class _OpenOrders:
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _broken_sets(rejections: list[Any]) -> set[str] | None:
+    """The sets (``Take.group``) of which risk refused a leg: none of their legs is sent."""
+    broken = {r.order.group for r in rejections if type(r.order) is Take and r.order.group}
+    return broken or None
 
 
 def _unblocked(intents: list[Intent], blocked: frozenset[str]) -> list[Intent]:

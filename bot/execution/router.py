@@ -47,8 +47,7 @@ from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget,
 from bot.execution.diff import diff, on_tick
 from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import OrderType, Side
-from bot.venue.orders import MAX_BATCH  # POST /orders: 1 to 15 items
-from bot.venue.units import LOT, UNIT
+from bot.venue.units import LOT, MAX_BATCH, UNIT  # MAX_BATCH: POST /orders carries 1 to 15 orders
 
 _PENDING_CANCEL = OrderState.PENDING_CANCEL
 _SELL = Side.SELL
@@ -123,6 +122,7 @@ class OrderRequest(msgspec.Struct, frozen=True):
     expiration: int = 0
     amount: int = 0
     reducing: bool = False
+    group: str = ""  # a take's set (``Take.group``): its legs go in one POST, granted whole
 
 
 class CancelBatch(msgspec.Struct, frozen=True):
@@ -397,8 +397,20 @@ class Router:
         places_reducing: list[tuple[OrderRequest, bool]] = []
         places_other: list[tuple[OrderRequest, bool]] = []
         cancel_tokens: dict[str, str] = {}
+        sets: dict[str, list[tuple[OrderRequest, bool]]] = {}
         for take, reducing, _t in self._takes:
-            (places_reducing if reducing else places_other).append((_take_request(take, reducing), True))
+            req = (_take_request(take, reducing), True)
+            if take.group:  # a set's legs stay together, where its first leg goes
+                legs = sets.get(take.group)
+                if legs is not None:
+                    legs.append(req)
+                    continue
+                legs = sets[take.group] = [req]
+                (places_reducing if reducing else places_other).append(legs)  # expanded below
+                continue
+            (places_reducing if reducing else places_other).append(req)
+        if sets:
+            places_reducing, places_other = _expand(places_reducing), _expand(places_other)
         tokens = list(self._targets)
         tokens.reverse()  # newest target first
         targets, tick_of, tolerance = self._targets, self._tick_of, self.config.size_tolerance
@@ -498,11 +510,35 @@ class Router:
         if i < len(cancels):
             blocked = {cancel_tokens[oid] for oid in cancels[i:] if oid in cancel_tokens}
             eligible = [(r, is_take) for r, is_take in places if r.reducing or r.token_id not in blocked]
+            if self._takes:  # a set one of whose legs must wait waits whole
+                waiting = {r.group for r, is_take in places
+                           if is_take and r.group and not r.reducing and r.token_id in blocked}
+                if waiting:
+                    eligible = [(r, t) for r, t in eligible if not (t and r.group in waiting)]
         else:
             eligible = places
+        sets = False  # a set among the places (only takes can be one)
+        if self._takes:
+            for r, is_take in eligible:
+                if is_take and r.group:
+                    sets = True
+                    break
         j = 0
         while j < len(eligible):
-            k = self._grant(self._place, min(len(eligible) - j, self.config.max_batch), now)
+            want = min(len(eligible) - j, self.config.max_batch)
+            if sets:  # a set goes in one POST, when the budget takes all of it: never cut
+                if self.config.count_per_order:
+                    want = min(want, self._place.available(now))
+                want = _whole_sets(eligible, j, want)
+                if want == 0:
+                    legs = _set_at(eligible, j)
+                    if legs > self.config.max_batch:  # it can never go in one POST: dropped
+                        for req, _ in eligible[j:j + legs]:
+                            self._drop_take(req)
+                        eligible = eligible[:j] + eligible[j + legs:]  # a copy: the plan's list is kept
+                        continue
+                    break
+            k = self._grant(self._place, want, now)
             if k == 0:
                 break
             chunk = eligible[j:j + k]
@@ -680,5 +716,42 @@ def _take_request(t: Take, reducing: bool) -> OrderRequest:
     size = t.amount if t.side is Side.SELL else (t.amount * UNIT // t.price if t.price > 0 else 0)
     return OrderRequest(
         t.token_id, t.side, t.price, size, order_type=t.order_type, amount=t.amount, reducing=reducing,
+        group=t.group,
     )
+
+
+def _expand(places: list) -> list:
+    """``places`` with each set (a list of its legs) spread in place, its legs side by side."""
+    out: list = []
+    for p in places:
+        if type(p) is list:
+            out += p
+        else:
+            out.append(p)
+    return out
+
+
+def _set_at(places: list, j: int) -> int:
+    """How many places from ``j`` on belong to the set of ``places[j]`` (1 for no set)."""
+    g = places[j][0].group if places[j][1] else ""
+    if not g:
+        return 1
+    n = j + 1
+    while n < len(places) and places[n][1] and places[n][0].group == g:
+        n += 1
+    return n - j
+
+
+def _whole_sets(places: list, j: int, n: int) -> int:
+    """The most of ``places[j:j + n]`` that cuts no set in two: ``n``, or fewer, so that the set
+    it would cut waits whole for the next request (0 when the set at ``j`` is longer than ``n``)."""
+    end = j + n
+    if n <= 0 or end >= len(places) or not places[end][1]:
+        return max(n, 0)
+    g = places[end][0].group
+    if not g:
+        return n
+    while end > j and places[end - 1][1] and places[end - 1][0].group == g:
+        end -= 1
+    return end - j
 

@@ -44,10 +44,11 @@ from bot.venue.models import (
     VersionResponse,
     decode_order_lookup,
 )
-from bot.venue.orders import MAX_BATCH, SignedOrder, order_body, orders_body
+from bot.venue.orders import SignedOrder, order_body, orders_body
 from bot.venue.pagination import FIRST_CURSOR, cursor_items
 from bot.venue.http1 import Flight
 from bot.venue.transport import HeaderFactory, Transport, decode_body
+from bot.venue.units import MAX_BATCH
 
 __all__ = ["ClobClient", "MAX_BATCH", "MAX_CANCEL_IDS", "INVALID_HEARTBEAT_ID"]
 

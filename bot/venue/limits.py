@@ -18,7 +18,7 @@ import anyio
 import msgspec
 
 from bot.venue.errors import ParameterError
-from bot.venue.orders import MAX_BATCH
+from bot.venue.units import MAX_BATCH
 from bot.venue.throttle import RateWindow, Throttle, WaitHook
 
 __all__ = [

@@ -31,11 +31,11 @@ from bot.venue.eip712 import (
     ORDER_TYPE_HASH,
 )
 from bot.venue.enums import OrderType, Side, SignatureType
+from bot.venue.units import MAX_BATCH
 
 ZERO32 = "0x" + "00" * 32
 MAX_SALT = 2**53 - 1
 MIN_GTD_LEAD_S = 180
-MAX_BATCH = 15
 
 
 class OrderError(ValueError):

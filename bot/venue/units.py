@@ -14,6 +14,7 @@ UNIT = 1_000_000
 DECIMALS = 6
 MICRO = Decimal(1).scaleb(-DECIMALS)  # one micro-unit as a Decimal (0.000001): what amounts are quantized to
 LOT = 10_000  # order sizes travel with two decimals: every size an order names is a multiple of 0.01 share
+MAX_BATCH = 15  # POST /orders carries 1 to 15 orders (venue.md): the most one request sends at once
 
 _PAD = ("000000", "00000", "0000", "000", "00", "0", "")
 

@@ -260,3 +260,46 @@ def test_off_lot_sells_go_out_as_their_whole_lots_and_stay(quotes, amount, reduc
         assert [(r.amount, r.size, r.reducing) for r in takes] == [(amount - amount % LOT,) * 2 + (reducing,)]
     else:
         assert takes == []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.integers(1, 8), st.booleans(), st.booleans()), min_size=1, max_size=6),
+    st.lists(st.integers(0, 6), min_size=1, max_size=4),
+    st.integers(2, 15), st.integers(1, 30),
+)
+def test_every_set_goes_whole_in_one_post_or_not_at_all(sets, quotes_per_step, max_batch, cap):
+    """Sets of takes (some reducing) among quotes (some reducing), under a tight budget and any batch
+    size: each set's legs are either all in one PlaceBatch, or none of them is ever sent."""
+    rec = Reconciler()
+    seq = itertools.count()
+    router = Router(rec.orders, lambda req: FakeSigned(f"0x{next(seq):05x}"),
+                    place_throttle=Throttle([RateWindow(cap, 1.0)]), cancel_throttle=Throttle([RateWindow(50, 1.0)]),
+                    config=RouterConfig(max_batch=max_batch, take_ttl=100.0))
+    group_of: dict[str, str] = {}
+    size_of: dict[str, int] = {}
+    for n, (legs, reducing, _) in enumerate(sets):
+        for i in range(legs):
+            token = f"s{n}l{i}"
+            group_of[token] = f"g{n}"
+            router.take(Take(token, Side.BUY, 300_000, 3 * U, group=f"g{n}"), 0.0, reducing)
+        size_of[f"g{n}"] = legs
+    sent: list[list[str]] = []
+    for step, q in enumerate(quotes_per_step * 3):
+        now = step * 0.4
+        if q:
+            router.set_target(QuoteTarget("q", tuple(Quote("q", Side.BUY, (10 + i) * 10_000, U) for i in range(q))),
+                              bool(step % 2))
+        for b in router.poll(now):
+            if isinstance(b, PlaceBatch):
+                rec.on_places_sent(b.orders, now)
+                rec.on_acks(b.order_ids, [{"success": True, "errorMsg": "", "orderID": i, "status": "live"}
+                                          for i in b.order_ids], now)
+                sent.append([o.token_id for o in b.orders])
+        router.sent()
+    for group, legs in size_of.items():
+        posts = [[t for t in batch if group_of.get(t) == group] for batch in sent]
+        posts = [p for p in posts if p]
+        assert posts == [] or (len(posts) == 1 and len(posts[0]) == legs), (group, posts)
+        if legs > max_batch:
+            assert posts == []  # it can never go in one POST

@@ -23,7 +23,7 @@ from bot.venue.fees import BPS, FeeSchedule, taker_fee
 from bot.venue.models.ws import BookEvent, Level
 from bot.venue.units import LOT, UNIT, format_units
 from strategies.complement_arb import (
-    ComplementArbitrage, Leg, Params, Top, exact_step, groups, opportunity, repair,
+    ComplementArbitrage, Leg, Params, Top, exact_step, groups, opportunity, repair, too_large,
 )
 from tests.unit.strategy_kit import SH, backtest, check_accounts
 
@@ -217,3 +217,43 @@ def test_the_legs_leave_as_fok_orders_in_one_batch():
     assert len(batches) == 1
     assert [(o.token_id, o.side, o.order_type) for o in batches[0]] == [("Y", Side.BUY, OrderType.FOK),
                                                                        ("N", Side.BUY, OrderType.FOK)]
+
+
+def test_a_sets_legs_share_one_group_and_a_set_risk_cuts_goes_not_at_all():
+    """The legs of a set are marked as one (the router sends them together); when risk refuses
+    one leg (here a position limit on N), no leg of the set is sent."""
+    from bot.engine.assembly import Signing, build_engine, simulated_throttles
+    from bot.execution.protocol import SendPlaces
+    from bot.ops.config import BotConfig
+    from bot.risk import RiskLimits
+    from bot.venue.stream import ConnectionEvent
+
+    market = MarketInfo("0x" + "ab" * 32, ("Y", "N"))
+    # 1,000 N held: a position limit of 500 shares refuses the N leg alone (the Y leg passes it)
+    limits = RiskLimits(max_position=500 * UNIT, max_orders_per_window=None, max_open_orders=None,
+                        max_market_notional=None, max_event_notional=None, max_net_exposure=None,
+                        max_event_loss=None)
+    for held, sent in ((0, 2), (1_000 * UNIT, 0)):
+        clock = SimClock(1000.0)
+        eng = build_engine(ComplementArbitrage(P), [market], clock=clock, signing=Signing(None, 1),
+                           throttles=simulated_throttles(BotConfig().venue.limits, clock), risk=limits)
+        if held:
+            eng.portfolio.seed("N", held, 400_000)
+        eng.start()
+        eng.on_connection(ConnectionEvent(kind="connected", channel="market", shard=0, attempt=0, at=clock.now(),
+                                          subscriptions=market.tokens))
+        eng.on_market([book_event("Y", 400_000, 450_000)])
+        out = eng.on_market([book_event("N", 500_000, 530_000)])
+        orders = [o for a in out if isinstance(a, SendPlaces) for o in a.batch.orders]
+        assert len(orders) == sent
+        assert eng.stats.risk_rejections == (1 if held else 0)  # one leg refused, the other dropped with it
+    takes = [leg.take(group="s#1") for leg in (Leg("Y", Side.BUY, 450_000, 10 * UNIT),
+                                               Leg("N", Side.BUY, 530_000, 10 * UNIT))]
+    assert {t.group for t in takes} == {"s#1"}
+
+
+def test_an_event_of_more_outcomes_than_one_post_carries_is_no_set_to_trade():
+    ms = [MarketInfo(f"0x{i:064x}", (f"Y{i}", f"N{i}"), neg_risk=True, event_id="E") for i in range(16)]
+    assert [g.key for g in groups(ms, P) if g.key.startswith("event:")] == []
+    assert too_large(ms) == [("E", 16)]
+    assert [g.key for g in groups(ms[:15], P) if g.key.startswith("event:")] == ["event:E"]

@@ -1246,3 +1246,50 @@ def test_a_sell_cut_to_its_whole_lots_keeps_post_only_expiry_and_order_type():
     h.router.take(Take("v", Side.SELL, 500_000, 7_654_321, OrderType.FAK), 0.0)
     h.step(0.0)
     assert [(r.order_type, r.amount) for r in h.signed if r.token_id == "v"] == [(OrderType.FAK, 7_650_000)]
+
+
+def legs(group: str, n: int, token: str = "e") -> list[Take]:
+    return [Take(f"{token}{i}", Side.BUY, 300_000, 3 * U, OrderType.FOK, group) for i in range(n)]
+
+
+def test_a_set_goes_in_one_post_only_when_the_budget_takes_all_of_it():
+    h = Harness(place_cap=4)  # 4 orders a window: a 6-leg set never fits, a 3-leg one does
+    for t in legs("six", 6):
+        h.router.take(t, 0.0)
+    for t in legs("three", 3, "f"):
+        h.router.take(t, 0.0)
+    assert h.step(0.0) == []  # the 6 legs wait whole (and the set behind them, in its turn)
+    assert h.signed == []
+    h2 = Harness(place_cap=8)
+    for t in legs("six", 6) + legs("three", 3, "f"):
+        h2.router.take(t, 0.0)
+    out = h2.step(0.0)  # 8 tokens: the six go together; the three would need 9, so they wait whole
+    assert [[o.token_id for o in b.orders] for b in out] == [[f"e{i}" for i in range(6)]]
+
+
+def test_a_set_is_never_cut_across_two_posts():
+    h = Harness()
+    # reducing quotes go first: 12 of them, then the 6 legs, which 15 a POST would cut after 3
+    h.router.set_target(quotes("q", *[(Side.BUY, 100_000 + 10_000 * i, 5 * U) for i in range(12)]), True)
+    for t in legs("set", 6):
+        h.router.take(t, 0.0)
+    out = h.step(0.0)
+    assert [len(b.orders) for b in out if isinstance(b, PlaceBatch)] == [12, 6]  # not 15 + 3
+    assert {o.token_id for o in out[1].orders} == {f"e{i}" for i in range(6)}
+
+
+def test_ungrouped_takes_still_go_as_far_as_the_budget_goes():
+    h = Harness(place_cap=4)
+    for i in range(6):
+        h.router.take(Take(f"e{i}", Side.BUY, 300_000, 3 * U), 0.0)
+    assert [len(b.orders) for b in h.step(0.0)] == [4]
+
+
+def test_a_set_larger_than_a_post_is_dropped_not_left_blocking_the_rest():
+    h = Harness()
+    for t in legs("huge", 16):
+        h.router.take(t, 0.0)
+    h.router.take(Take("x", Side.BUY, 300_000, 3 * U), 0.0)
+    out = h.step(0.0)
+    assert [[o.token_id for o in b.orders] for b in out] == [["x"]]
+    assert h.step(1.0) == []  # the set's legs are gone, not waiting
