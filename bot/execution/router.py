@@ -410,6 +410,10 @@ class Router:
                 continue
             (places_reducing if reducing else places_other).append(req)
         if sets:
+            for group, legs in sets.items():
+                if len(legs) > self.config.max_batch:  # it can never go in one POST: dropped
+                    legs.clear()
+                    self._takes = [x for x in self._takes if x[0].group != group]
             places_reducing, places_other = _expand(places_reducing), _expand(places_other)
         tokens = list(self._targets)
         tokens.reverse()  # newest target first
@@ -529,14 +533,8 @@ class Router:
             if sets:  # a set goes in one POST, when the budget takes all of it: never cut
                 if self.config.count_per_order:
                     want = min(want, self._place.available(now))
-                want = _whole_sets(eligible, j, want)
-                if want == 0:
-                    legs = _set_at(eligible, j)
-                    if legs > self.config.max_batch:  # it can never go in one POST: dropped
-                        for req, _ in eligible[j:j + legs]:
-                            self._drop_take(req)
-                        eligible = eligible[:j] + eligible[j + legs:]  # a copy: the plan's list is kept
-                        continue
+                want = _whole_sets(eligible, j, want) if want > 0 else 0
+                if want <= 0:
                     break
             k = self._grant(self._place, want, now)
             if k == 0:
@@ -731,27 +729,17 @@ def _expand(places: list) -> list:
     return out
 
 
-def _set_at(places: list, j: int) -> int:
-    """How many places from ``j`` on belong to the set of ``places[j]`` (1 for no set)."""
-    g = places[j][0].group if places[j][1] else ""
-    if not g:
-        return 1
-    n = j + 1
-    while n < len(places) and places[n][1] and places[n][0].group == g:
-        n += 1
-    return n - j
-
-
 def _whole_sets(places: list, j: int, n: int) -> int:
-    """The most of ``places[j:j + n]`` that cuts no set in two: ``n``, or fewer, so that the set
-    it would cut waits whole for the next request (0 when the set at ``j`` is longer than ``n``)."""
+    """The most of ``places[j:j + n]`` (``n`` >= 1) that cuts no set in two: ``n``, or fewer, so
+    that the set it would cut waits whole for the next request (0 when the set at ``j`` is longer
+    than ``n``). Only takes are in a set: a quote's request has no group."""
     end = j + n
-    if n <= 0 or end >= len(places) or not places[end][1]:
-        return max(n, 0)
+    if end >= len(places):
+        return n
     g = places[end][0].group
     if not g:
         return n
-    while end > j and places[end - 1][1] and places[end - 1][0].group == g:
+    while end > j and places[end - 1][0].group == g:
         end -= 1
     return end - j
 

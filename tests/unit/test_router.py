@@ -1293,3 +1293,26 @@ def test_a_set_larger_than_a_post_is_dropped_not_left_blocking_the_rest():
     out = h.step(0.0)
     assert [[o.token_id for o in b.orders] for b in out] == [["x"]]
     assert h.step(1.0) == []  # the set's legs are gone, not waiting
+
+
+def test_a_sets_legs_go_together_though_another_take_came_between_them():
+    h = Harness(place_cap=2)
+    h.router.take(Take("e0", Side.BUY, 300_000, 3 * U, OrderType.FOK, "g"), 0.0)
+    h.router.take(Take("x", Side.BUY, 300_000, 3 * U), 0.0)
+    h.router.take(Take("e1", Side.BUY, 300_000, 3 * U, OrderType.FOK, "g"), 0.0)
+    out = h.step(0.0)
+    assert [[o.token_id for o in b.orders] for b in out] == [["e0", "e1"]]  # the set first, whole; x waits
+
+
+def test_a_set_with_a_leg_on_a_token_whose_cancels_must_wait_waits_whole():
+    h = Harness(cancel_cap=1)
+    h.router.set_target(quotes("e0", (Side.BUY, 200_000, 5 * U), (Side.BUY, 210_000, 5 * U)))
+    h.step(0.0)  # two bids rest on e0
+    h.router.set_target(quotes("e0"))  # both to cancel: one cancel a window, so e0 stays blocked
+    for t in legs("g", 2):
+        h.router.take(t, 0.0)
+    h.router.take(Take("x", Side.BUY, 300_000, 3 * U), 0.0)
+    out = h.step(0.1)
+    placed = [[o.token_id for o in b.orders] for b in out if isinstance(b, PlaceBatch)]
+    assert placed == [["x"]]  # not e1 without e0: the set waits whole, the other take goes
+    assert len([b for b in out if isinstance(b, CancelBatch)]) == 1
