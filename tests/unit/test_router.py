@@ -1308,11 +1308,30 @@ def test_a_set_with_a_leg_on_a_token_whose_cancels_must_wait_waits_whole():
     h = Harness(cancel_cap=1)
     h.router.set_target(quotes("e0", (Side.BUY, 200_000, 5 * U), (Side.BUY, 210_000, 5 * U)))
     h.step(0.0)  # two bids rest on e0
-    h.router.set_target(quotes("e0"))  # both to cancel: one cancel a window, so e0 stays blocked
-    for t in legs("g", 2):
+    # both to cancel and a new bid: one cancel a window, so e0 stays blocked, its new bid too
+    h.router.set_target(quotes("e0", (Side.BUY, 190_000, 5 * U)))
+    for t in legs("g", 2) + legs("h", 2, "f"):
         h.router.take(t, 0.0)
     h.router.take(Take("x", Side.BUY, 300_000, 3 * U), 0.0)
     out = h.step(0.1)
     placed = [[o.token_id for o in b.orders] for b in out if isinstance(b, PlaceBatch)]
-    assert placed == [["x"]]  # not e1 without e0: the set waits whole, the other take goes
+    # not e1 without e0: set g waits whole; set h (no leg blocked) and the lone take go
+    assert placed == [["f0", "f1", "x"]]
     assert len([b for b in out if isinstance(b, CancelBatch)]) == 1
+
+
+def test_a_set_of_as_many_legs_as_a_post_holds_goes_in_one():
+    h = Harness()
+    for t in legs("full", 15):
+        h.router.take(t, 0.0)
+    out = h.step(0.0)
+    assert [len(b.orders) for b in out] == [15]
+
+
+def test_a_budget_of_one_order_still_serves_a_lone_take_ahead_of_a_set():
+    h = Harness(place_cap=1)
+    h.router.take(Take("x", Side.SELL, 300_000, 3 * U), 0.0, reducing=True)  # reducing: first in line
+    for t in legs("g", 2):
+        h.router.take(t, 0.0)
+    out = h.step(0.0)
+    assert [[o.token_id for o in b.orders] for b in out] == [["x"]]
