@@ -1335,3 +1335,12 @@ def test_a_budget_of_one_order_still_serves_a_lone_take_ahead_of_a_set():
         h.router.take(t, 0.0)
     out = h.step(0.0)
     assert [[o.token_id for o in b.orders] for b in out] == [["x"]]
+
+
+def test_a_reducing_set_goes_ahead_of_what_does_not_reduce():
+    h = Harness(place_cap=2)
+    h.router.take(Take("x", Side.BUY, 300_000, 3 * U), 0.0)
+    for t in legs("g", 2):
+        h.router.take(t, 0.0, reducing=True)
+    out = h.step(0.0)
+    assert [[o.token_id for o in b.orders] for b in out] == [["e0", "e1"]]
