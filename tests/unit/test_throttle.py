@@ -433,3 +433,18 @@ def test_a_clock_stamps_leaving_time_is_read_without_the_bisection(monkeypatch) 
     assert [throttle_module._ready_at(stamp, seconds) for stamp, seconds in cases] == bisected
     th = Throttle([RateWindow(1, 10.0)])
     assert th.try_take(1, now=1_700_000_000.1) and th.ready_at(1, now=1_700_000_001.0) == answer
+
+
+def test_ready_at_is_exact_where_the_answer_is_a_round_number():
+    """A window whose free instant is exactly 1.0: the answer is that instant, not a neighbour."""
+    t = Throttle([RateWindow(1, 0.5)])
+    t.take(1, 0.5)
+    assert t.ready_at(1, 0.6) == 1.0
+
+
+def test_ready_at_waits_for_as_many_takes_as_must_leave():
+    t = Throttle([RateWindow(2, 1.0)])
+    t.take(1, 0.0)
+    t.take(1, 0.3)
+    assert t.ready_at(2, 0.4) == 1.3  # both must leave: the later one decides
+    assert t.ready_at(1, 0.4) == 1.0
