@@ -24,7 +24,7 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 SCALE = 0.01  # orders and cancels: 24 tokens per 10 s window (per API key, at the exchange)
 WINDOW_S = 10.0
-MEASURED_WINDOWS = 2
+MEASURED_WINDOWS = 1
 
 
 def config_text(ex, redis_url: str, prefix: str, journal: Path) -> str:
