@@ -448,3 +448,12 @@ def test_ready_at_waits_for_as_many_takes_as_must_leave():
     t.take(1, 0.3)
     assert t.ready_at(2, 0.4) == 1.3  # both must leave: the later one decides
     assert t.ready_at(1, 0.4) == 1.0
+
+
+def test_ready_at_is_exact_where_the_first_free_float_above_an_unfree_sum_is_a_round_number():
+    """A stamp and a span whose float sum is not free, and whose first free float above it is
+    exactly 1.0: the answer is 1.0."""
+    stamp, seconds = 0.04405693496512832, 0.9559430650348716
+    t = Throttle([RateWindow(1, seconds)])
+    t.take(1, stamp)
+    assert t.ready_at(1, 0.5) == 1.0
