@@ -233,30 +233,29 @@ class Group(msgspec.Struct, frozen=True):
     tokens: tuple[str, ...]
 
 
+def events(markets: list[MarketInfo]) -> dict[str, list[MarketInfo]]:
+    """The markets of each neg-risk event, by event id, in order of the ids."""
+    out: dict[str, list[MarketInfo]] = {}
+    for m in markets:
+        if m.neg_risk and m.event_id:
+            out.setdefault(m.event_id, []).append(m)
+    return dict(sorted(out.items()))
+
+
 def groups(markets: list[MarketInfo], params: Params) -> list[Group]:
     """The sets to watch: each market's YES+NO, and each neg-risk event's YES tokens (an event
     of more than ``MAX_BATCH`` outcomes is no set to trade: its legs cannot go in one POST;
     ``too_large`` names them)."""
-    out: list[Group] = []
-    events: dict[str, list[MarketInfo]] = {}
-    for m in markets:
-        if params.binary:
-            out.append(Group(m.condition_id, m.tokens))
-        if params.neg_risk and m.neg_risk and m.event_id:
-            events.setdefault(m.event_id, []).append(m)
-    for event_id, ms in sorted(events.items()):
-        if 2 <= len(ms) <= MAX_BATCH:
-            out.append(Group("event:" + event_id, tuple(m.tokens[0] for m in ms)))
+    out = [Group(m.condition_id, m.tokens) for m in markets] if params.binary else []
+    if params.neg_risk:
+        out += [Group("event:" + event_id, tuple(m.tokens[0] for m in ms))
+                for event_id, ms in events(markets).items() if 2 <= len(ms) <= MAX_BATCH]
     return out
 
 
 def too_large(markets: list[MarketInfo]) -> list[tuple[str, int]]:
     """The neg-risk events of more outcomes than one POST carries: (event id, outcomes)."""
-    events: dict[str, int] = {}
-    for m in markets:
-        if m.neg_risk and m.event_id:
-            events[m.event_id] = events.get(m.event_id, 0) + 1
-    return sorted((e, n) for e, n in events.items() if n > MAX_BATCH)
+    return [(e, len(ms)) for e, ms in events(markets).items() if len(ms) > MAX_BATCH]
 
 
 class ComplementArbitrage(Strategy):

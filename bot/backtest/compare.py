@@ -35,7 +35,7 @@ import msgspec
 
 from bot.execution.orders import OrderState
 from bot.results import stats
-from bot.results.read import FillRecord, OrderRecord, RunResults
+from bot.results.read import FillRecord, RunOrder, RunResults
 from bot.venue.enums import Side
 from bot.venue.units import UNIT, format_units, parse_units
 
@@ -43,8 +43,8 @@ CAUSES = ("latency", "queue", "quotes")
 
 
 class Pair(msgspec.Struct, frozen=True):
-    live: OrderRecord | None
-    backtest: OrderRecord | None
+    live: RunOrder | None
+    backtest: RunOrder | None
 
 
 class FillGap(msgspec.Struct, frozen=True):
@@ -108,7 +108,7 @@ class _Resting:
         return sum(size for start, end, size in self.spans if start <= t < end)
 
 
-def resting_levels(orders: Iterable[OrderRecord], fills: Iterable[FillRecord] = ()) -> dict[tuple[str, bool, int], _Resting]:
+def resting_levels(orders: Iterable[RunOrder], fills: Iterable[FillRecord] = ()) -> dict[tuple[str, bool, int], _Resting]:
     """(token, is_bid, price) -> what our orders rested there, on the venue's clock as near as the
     journal tells it: from when an order was sent until its cancel was sent (or it ended), its size
     stepping down at each fill's match time."""
@@ -140,7 +140,7 @@ def resting_levels(orders: Iterable[OrderRecord], fills: Iterable[FillRecord] = 
 _RESTED = (OrderState.LIVE, OrderState.PARTIALLY_FILLED, OrderState.FILLED, OrderState.PENDING_CANCEL)
 
 
-def own_orders_out(orders: Iterable[OrderRecord], fills: Iterable[FillRecord] = ()) -> Any:
+def own_orders_out(orders: Iterable[RunOrder], fills: Iterable[FillRecord] = ()) -> Any:
     """``venue_view`` for a backtest of our own session's recording (``bot.backtest.runner``):
     each event with our live orders' resting sizes taken out of every level it shows (a level then
     empty is removed), so the simulated venue's queues are as they would have been without us;
@@ -188,10 +188,10 @@ def _level_without(lv: Any, levels: dict, token: str, is_bid: bool, t: float) ->
 # --- aligning two runs ----------------------------------------------------------------------
 
 
-def align_orders(live: Sequence[OrderRecord], backtest: Sequence[OrderRecord], window_s: float = 2.0) -> list[Pair]:
+def align_orders(live: Sequence[RunOrder], backtest: Sequence[RunOrder], window_s: float = 2.0) -> list[Pair]:
     """Pairs of orders at the same token, side, price and size sent within ``window_s`` (each
     order used once, the nearest in time first), then the unpaired orders of each run."""
-    by_key: dict[tuple, list[OrderRecord]] = defaultdict(list)
+    by_key: dict[tuple, list[RunOrder]] = defaultdict(list)
     for o in backtest:
         by_key[(o.token_id, o.side, o.price, o.size)].append(o)
     candidates = []
@@ -242,7 +242,7 @@ def align_fills(live: Sequence[FillRecord], backtest: Sequence[FillRecord],
     return out
 
 
-def resting_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
+def resting_at(o: RunOrder, t: float, slack: float = 0.0) -> bool:
     """``o`` rested in the book at ``t`` (give or take ``slack``: a venue's trade times may be
     whole seconds): from its first live state until it ended."""
     start = None
@@ -254,7 +254,7 @@ def resting_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
     return start is not None and start - slack <= t
 
 
-def cancelling_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
+def cancelling_at(o: RunOrder, t: float, slack: float = 0.0) -> bool:
     """``o``'s cancel was on the wire at some moment within ``slack`` of ``t``."""
     changes = o.changes
     for i, c in enumerate(changes):
@@ -265,7 +265,7 @@ def cancelling_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
     return False
 
 
-def arriving_at(o: OrderRecord, t: float, slack: float = 0.0) -> bool:
+def arriving_at(o: RunOrder, t: float, slack: float = 0.0) -> bool:
     """``o`` was on its way in (sent, not yet resting nor ended) at some moment within ``slack``
     of ``t``."""
     until = float("inf")
@@ -282,7 +282,7 @@ def compare_runs(live: RunResults, backtest: RunResults, *, window_s: float = 2.
     are valued at ``mark`` (token -> price; default the backtest's last sampled mids)."""
     backtest = during(backtest, live)
     pairs = align_orders(live.orders, backtest.orders, window_s)
-    partner: dict[str, OrderRecord] = {}  # order id -> its pair in the other run
+    partner: dict[str, RunOrder] = {}  # order id -> its pair in the other run
     for p in pairs:
         if p.live is not None and p.backtest is not None:
             partner[p.live.order_id] = p.backtest
@@ -298,7 +298,7 @@ def compare_runs(live: RunResults, backtest: RunResults, *, window_s: float = 2.
         time_diffs.append(b.ts - a.ts)
         by_cause["prices"] += _value(a, marks) - _value(b, marks)
     paired_ids = {id(f) for pair in matched for f in pair}
-    sides: dict[int, dict[tuple[str, Side], list[OrderRecord]]] = {}
+    sides: dict[int, dict[tuple[str, Side], list[RunOrder]]] = {}
     for run_orders in (live.orders, backtest.orders):
         by_side = sides[id(run_orders)] = defaultdict(list)
         for o in run_orders:
@@ -384,9 +384,9 @@ def session_span(live: RunResults) -> tuple[float, float] | None:
 def recording_span(recording: Sequence[str | Path]) -> tuple[float, float] | None:
     """The receive times (epoch seconds) of the recordings' first and last readable lines
     (``bot.backtest.replay.run_spans``); None if they hold nothing."""
-    from bot.backtest.replay import run_spans
+    from bot.backtest.replay import run_spans, runs
 
-    spans = run_spans(recording)
+    spans = run_spans(runs(recording))
     if not spans:
         return None
     return min(a for a, _ in spans), max(b for _, b in spans)

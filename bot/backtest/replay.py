@@ -326,13 +326,13 @@ class _Stamp(msgspec.Struct):
     t: int = 0
 
 
-def run_spans(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[float, float]]:
-    """Each run's receive times (epoch seconds) of its first line, from its header, and of its
-    last readable line, from its last file, whose lines are read as bytes with only their time
-    decoded (no frame is); in order of first appearance."""
+def run_spans(groups: list[list[tuple[Path, Header]]]) -> list[tuple[float, float]]:
+    """Each run's (``runs``) receive times (epoch seconds) of its first line, from its header, and
+    of its last readable line, from its last file, whose lines are read as bytes with only their
+    time decoded (no frame is); in order of first appearance."""
     stamp = msgspec.json.Decoder(_Stamp)
     out = []
-    for group in runs(paths):
+    for group in groups:
         first = group[0][1].t
         last = first
         for line in raw_lines(group[-1][0]):

@@ -83,7 +83,7 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     if dataset is not None:  # a polled source: stale only after missing polls of its own cadence
         feed = msgspec.structs.replace(feed, stale_after_s=dataset.stale_after_s(feed.stale_after_s))
         notes = dataset.notes(feed.stale_after_s)
-    breaks = session_breaks(paths, feed.stale_after_s) if read is not None else []
+    breaks = recording_breaks(paths, feed.stale_after_s) if read is not None else []
     if breaks:
         notes += (breaks_note(breaks),)
     markets: list[MarketInfo] = [m for m in found if not wanted or m.condition_id in wanted]
@@ -165,15 +165,17 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
     return summary
 
 
-def session_breaks(paths: list[str | Path], longer_than_s: float) -> list[tuple[float, float]]:
+def recording_breaks(paths: list[str | Path], longer_than_s: float) -> list[tuple[float, float]]:
     """The stretches between recordings of different sessions (no run covers them) longer than
-    ``longer_than_s`` (``bot.backtest.replay.session_breaks``); top-of-book files have none."""
+    ``longer_than_s`` (``bot.backtest.replay.session_breaks``); top-of-book files have none, nor
+    has one run (its files are not read then: the span of a run costs reading its last file)."""
     from bot.backtest.dataset import split_sources
-    from bot.backtest.replay import run_spans
-    from bot.backtest.replay import session_breaks as uncovered
+    from bot.backtest.replay import run_spans, runs
+    from bot.backtest.replay import session_breaks
 
     recordings, _ = split_sources(paths)
-    return uncovered(run_spans(recordings), longer_than_s) if recordings else []
+    groups = runs(recordings) if recordings else []
+    return session_breaks(run_spans(groups), longer_than_s) if len(groups) > 1 else []
 
 
 def breaks_note(breaks: list[tuple[float, float]]) -> str:

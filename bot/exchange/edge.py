@@ -12,8 +12,8 @@ by the same table never sees a 429. Two levels:
 * Per API key (the ``orders`` and ``cancels`` scopes): all-or-nothing, refused at once with 429.
 
 Memory stays bounded however many clients come: a client's limiter whose longest window has
-passed since its last request holds nothing a fresh one would not, and is dropped once the
-table holds ``MAX_CLIENTS``; past that, the least recently seen clients are dropped (they start
+passed since its last request holds nothing a fresh one would not, and is dropped when a new
+client comes; a table at ``MAX_CLIENTS`` drops its least recently seen clients too (they start
 afresh: a budget, never a refusal, is what they can gain).
   POST /order 1 token, POST /orders n, DELETE /order 1, DELETE /orders n, /cancel-all and
   /cancel-market-orders 1 up front plus, once known, the number canceled (``charge_after``,
@@ -56,35 +56,29 @@ class EdgeLimits:
         self.queue_s = queue_s
         self._edge = edge_config(scale)
         self._trading = trading_config(scale)
-        self._per_ip: dict[tuple[str, str], RouteLimiter] = {}  # in order of last use (oldest first)
-        self._per_key: dict[str, RouteLimiter] = {}
+        # client -> (its limiter, its last request), in order of last use: the oldest first
+        self._per_ip: dict[tuple[str, str], tuple[RouteLimiter, float]] = {}
+        self._per_key: dict[str, tuple[RouteLimiter, float]] = {}
         self._memory_s = max(w.seconds for c in (self._edge, self._trading)
                              for surface in (c.catalog, c.clob, c.account) for sc in surface.scopes for w in sc.windows)
-        self._last: dict[object, float] = {}  # table key -> time of its last request
 
     def _limiter(self, table: dict, key: object, make: Callable[[], RouteLimiter]) -> RouteLimiter:
-        """``table[key]``, made when new, marked as the most recently used; a full table first
-        drops the limiters idle past every window, then the least recently used."""
+        """``table[key]``, made when new, moved to the end (the most recently used). A new client
+        of a full table first makes room at the front: the limiters idle past every window go,
+        then, while it is still full, the least recently used (each dropped once: O(1) a request)."""
         now = self.clock()
-        lim = table.pop(key, None)
-        if lim is None:
-            if len(table) >= MAX_CLIENTS:
-                self._forget(table, now)
+        entry = table.pop(key, None)
+        if entry is None:
+            while table:
+                oldest = next(iter(table))
+                if len(table) < MAX_CLIENTS and now - table[oldest][1] <= self._memory_s:
+                    break
+                del table[oldest]
             lim = make()
-        table[key] = lim
-        self._last[key] = now
+        else:
+            lim = entry[0]
+        table[key] = (lim, now)
         return lim
-
-    def _forget(self, table: dict, now: float) -> None:
-        last = self._last
-        idle = [k for k in table if now - last.get(k, now) > self._memory_s]
-        for k in idle:
-            del table[k]
-            last.pop(k, None)
-        while len(table) >= MAX_CLIENTS:
-            k = next(iter(table))
-            del table[k]
-            last.pop(k, None)
 
     def _ip_limiter(self, surface: str, client: str) -> RouteLimiter:
         return self._limiter(self._per_ip, (surface, client),

@@ -56,7 +56,7 @@ class OrderChange(msgspec.Struct, frozen=True, array_like=True):  # array-like: 
     at: Time
 
 
-class OrderRecord(msgspec.Struct, frozen=True):
+class RunOrder(msgspec.Struct, frozen=True):
     """One own order and its changes in the order they happened."""
 
     order_id: str
@@ -139,7 +139,7 @@ class RunResults(msgspec.Struct, frozen=True):
 
     source: str  # the folder or journal read
     mode: str  # backtest, paper or live
-    orders: tuple[OrderRecord, ...]
+    orders: tuple[RunOrder, ...]
     fills: tuple[FillRecord, ...]  # in the order seen, reversed ones left out
     reversed: tuple[FillRecord, ...] = ()
     series: tuple[Sample, ...] = ()
@@ -288,7 +288,7 @@ def _lines(path: Path, kind: type) -> Iterator[Any]:
                 raise ResultsError(f"{path}:{n}: {exc}") from None
 
 
-def _group_orders(lines: Iterable[_OrderLine]) -> tuple[OrderRecord, ...]:
+def _group_orders(lines: Iterable[_OrderLine]) -> tuple[RunOrder, ...]:
     """Order lines (one per change) as one record per order, in first-seen order."""
     first: dict[str, _OrderLine] = {}
     changes: dict[str, list[OrderChange]] = {}
@@ -298,7 +298,7 @@ def _group_orders(lines: Iterable[_OrderLine]) -> tuple[OrderRecord, ...]:
             changes[ln.order_id] = []
         changes[ln.order_id].append(OrderChange(ln.state, ln.filled, ln.updated_at))
     return tuple(
-        OrderRecord(oid, o.token_id, o.side, o.price, o.size, o.sent_at, tuple(changes[oid]), o.reason)
+        RunOrder(oid, o.token_id, o.side, o.price, o.size, o.sent_at, tuple(changes[oid]), o.reason)
         for oid, o in first.items()
     )
 
@@ -351,7 +351,7 @@ def series_step(start: float, end: float, every_s: float) -> float:
     return max(every_s, (end - start) / (MAX_SAMPLES - 2))
 
 
-def journal_results(path: Path, rows: tuple[tuple[OrderRecord, ...], tuple[FillRecord, ...], tuple[FillRecord, ...]],
+def journal_results(path: Path, rows: tuple[tuple[RunOrder, ...], tuple[FillRecord, ...], tuple[FillRecord, ...]],
                     books: Sequence[BookSample] | None, *, every_s: float = 1.0) -> RunResults:
     """A journal's ``rows`` (orders, fills, reversed fills) with their series rebuilt over ``books``."""
     orders, fills, rev = rows
@@ -381,7 +381,7 @@ class _JournalOrder(msgspec.Struct, frozen=True, array_like=True):
     reason: str
 
 
-def journal_rows(path: Path) -> tuple[tuple[OrderRecord, ...], tuple[FillRecord, ...], tuple[FillRecord, ...]]:
+def journal_rows(path: Path) -> tuple[tuple[RunOrder, ...], tuple[FillRecord, ...], tuple[FillRecord, ...]]:
     """The journal's orders (with their state history), standing fills and reversed fills."""
     if not path.is_file():
         raise ResultsError(f"{path}: no such journal")
@@ -404,7 +404,7 @@ def journal_rows(path: Path) -> tuple[tuple[OrderRecord, ...], tuple[FillRecord,
         ):
             o = msgspec.convert(row, _JournalOrder)
             changes = history.get(o.order_id) or [OrderChange(o.state, o.filled, o.updated_at)]
-            orders.append(OrderRecord(o.order_id, o.token_id, o.side, o.price, o.size, o.sent_at, tuple(changes),
+            orders.append(RunOrder(o.order_id, o.token_id, o.side, o.price, o.size, o.sent_at, tuple(changes),
                                       o.reason))
         names = FillRecord.__struct_fields__
         rows = [  # lax: the journal stores booleans as 0 and 1
@@ -472,7 +472,7 @@ def _book_sample(books: Any, t: float) -> BookSample:
 # --- the series of a journal -------------------------------------------------------------------
 
 
-def rebuild_series(orders: Sequence[OrderRecord], fills: Sequence[FillRecord], books: Sequence[BookSample] | None,
+def rebuild_series(orders: Sequence[RunOrder], fills: Sequence[FillRecord], books: Sequence[BookSample] | None,
                    *, every_s: float = 1.0) -> tuple[Sample, ...]:
     """Samples every ``every_s`` seconds over the run's span (orders, fills and books), as the
     backtest samples them: position, realized PnL and fees from the fills up to ``t``, our best
@@ -507,7 +507,7 @@ def rebuild_series(orders: Sequence[OrderRecord], fills: Sequence[FillRecord], b
                                 + [t for b in books or () for t in b.quotes]))
 
     pf = Portfolio()
-    working: dict[str, dict[str, OrderRecord]] = {t: {} for t in tokens}
+    working: dict[str, dict[str, RunOrder]] = {t: {} for t in tokens}
     quotes: dict[str, tuple[int | None, int | None]] = {}
     marks: dict[str, int] = {}  # the last mid seen of each token: a stale or one-sided book keeps it
     fi = ei = bi = 0

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 import msgspec
 
 from bot.execution.orders import OrderState
-from bot.results.read import HORIZONS, FillRecord, OrderRecord, Sample
+from bot.results.read import HORIZONS, FillRecord, RunOrder, Sample
 from bot.venue.enums import Side
 
 _UNANSWERED = frozenset({OrderState.PENDING_SUBMIT, OrderState.UNKNOWN})
@@ -121,7 +121,7 @@ def _fills_by_order(fills: Iterable[FillRecord]) -> dict[str, list[FillRecord]]:
     return out
 
 
-def queue_wait(order: OrderRecord, fills: Iterable[FillRecord]) -> float | None:
+def queue_wait(order: RunOrder, fills: Iterable[FillRecord]) -> float | None:
     """Seconds ``order`` rested before its first maker fill (``None``: no maker fill)."""
     maker = [f.ts for f in fills if f.is_maker and f.order_id == order.order_id]
     if not maker:
@@ -136,7 +136,7 @@ def queue_wait(order: OrderRecord, fills: Iterable[FillRecord]) -> float | None:
     return max(0.0, first - start)
 
 
-def queue_waits(orders: Iterable[OrderRecord], fills: Iterable[FillRecord]) -> list[tuple[OrderRecord, float]]:
+def queue_waits(orders: Iterable[RunOrder], fills: Iterable[FillRecord]) -> list[tuple[RunOrder, float]]:
     """Every order with a maker fill and its queue wait."""
     by_order = _fills_by_order(fills)
     out = []
@@ -147,7 +147,7 @@ def queue_waits(orders: Iterable[OrderRecord], fills: Iterable[FillRecord]) -> l
     return out
 
 
-def accepted(order: OrderRecord) -> bool:
+def accepted(order: RunOrder) -> bool:
     """The venue took the order (see the module's definition)."""
     if any(c.state is OrderState.REJECTED for c in order.changes):
         return False
@@ -155,18 +155,18 @@ def accepted(order: OrderRecord) -> bool:
     return final is not None and (final.state not in _UNANSWERED or final.filled > 0)
 
 
-def fill_fraction(order: OrderRecord) -> float:
+def fill_fraction(order: RunOrder) -> float:
     """The largest share of its size ``order`` had filled (0..1)."""
     filled = max((c.filled for c in order.changes), default=0)
     return min(1.0, filled / order.size) if order.size > 0 else 0.0
 
 
-def fill_fractions(orders: Iterable[OrderRecord]) -> list[tuple[OrderRecord, float]]:
+def fill_fractions(orders: Iterable[RunOrder]) -> list[tuple[RunOrder, float]]:
     """Every accepted order and its fill fraction."""
     return [(o, fill_fraction(o)) for o in orders if accepted(o)]
 
 
-def fill_rate(orders: Iterable[OrderRecord]) -> float:
+def fill_rate(orders: Iterable[RunOrder]) -> float:
     """Accepted orders with any fill over accepted orders (0 when none was accepted)."""
     fr = fill_fractions(orders)
     return sum(1 for _, x in fr if x > 0) / len(fr) if fr else 0.0

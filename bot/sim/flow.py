@@ -82,6 +82,16 @@ class FlowConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError("need 0 < noise_min <= noise_max")
 
 
+def walk(x: float, dt: float, cfg: FlowConfig, rng: random.Random, bound: float) -> float:
+    """A hidden value ``x`` (logit space) ``dt`` seconds on: a Gaussian step of ``volatility``
+    per sqrt(second), a jump of ``jump_size`` with probability ``1 - exp(-jump_rate dt)``, then
+    held within ``[-bound, bound]``; the draws come from ``rng`` in that order."""
+    x += cfg.volatility * math.sqrt(dt) * rng.gauss(0.0, 1.0)
+    if cfg.jump_rate and rng.random() < 1.0 - math.exp(-cfg.jump_rate * dt):
+        x += rng.gauss(0.0, cfg.jump_size)
+    return max(-bound, min(bound, x))
+
+
 class EventValue:
     """The hidden values of one neg-risk event's outcomes (exactly one wins), moved together.
 
@@ -107,14 +117,9 @@ class EventValue:
         dt = t - self.time
         if dt <= 0:
             return
-        cfg = self.config
-        rng = self.rng
         scores = self.scores
         for i in range(len(scores)):
-            x = scores[i] + cfg.volatility * math.sqrt(dt) * rng.gauss(0.0, 1.0)
-            if cfg.jump_rate and rng.random() < 1.0 - math.exp(-cfg.jump_rate * dt):
-                x += rng.gauss(0.0, cfg.jump_size)
-            scores[i] = max(-8.0, min(8.0, x))
+            scores[i] = walk(scores[i], dt, self.config, self.rng, 8.0)
         self.time = t
 
     def fair(self, outcome: int) -> float:
@@ -170,13 +175,7 @@ class BackgroundTraders:
         elif last is None:
             self.time = t
         elif t > last:
-            dt = t - last
-            cfg = self.config
-            rng = self.rng
-            self.logit += cfg.volatility * math.sqrt(dt) * rng.gauss(0.0, 1.0)
-            if cfg.jump_rate and rng.random() < 1.0 - math.exp(-cfg.jump_rate * dt):
-                self.logit += rng.gauss(0.0, cfg.jump_size)
-            self.logit = max(-6.0, min(6.0, self.logit))  # keep within about 0.0025..0.9975
+            self.logit = walk(self.logit, t - last, self.config, self.rng, 6.0)  # within about 0.0025..0.9975
             self.time = t
         if last is not None and t > last and self.config.dislocation_rate:
             self._dislocate(t - last)

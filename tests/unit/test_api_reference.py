@@ -29,7 +29,7 @@ def test_the_api_reference_builds_with_warnings_as_errors(tmp_path):
 
 
 def test_every_hook_a_strategy_may_override_says_when_it_is_called():
-    hooks = [n for n, v in vars(Strategy).items() if not n.startswith("_") and callable(v) or isinstance(v, property)]
+    hooks = [n for n, v in vars(Strategy).items() if not n.startswith("_") and (callable(v) or isinstance(v, property))]
     assert {"on_start", "on_book", "on_trade_print", "on_fill", "on_order_update", "on_timer", "on_stop"} <= set(hooks)
     undocumented = [n for n in hooks if not inspect.getdoc(getattr(Strategy, n))]
     assert undocumented == []

@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 
 from bot.backtest.compare import align_fills, align_orders, compare_runs, own_orders_out, resting_levels
-from bot.results.read import FillRecord, OrderChange, OrderRecord, RunResults
+from bot.results.read import FillRecord, OrderChange, RunOrder, RunResults
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side, TradeStatus
 from bot.venue.models.ws import decode_market_frame
@@ -23,7 +23,7 @@ def order(oid, t, price=490_000, size=10 * U, side=Side.BUY, live_at=None, end=N
     changes = [OrderChange(S.PENDING_SUBMIT, 0, t), OrderChange(S.LIVE, 0, live_at if live_at is not None else t + 0.01)]
     if end is not None:
         changes.append(OrderChange(end_state, filled, end))
-    return OrderRecord(oid, "tok", side, price, size, t, tuple(changes))
+    return RunOrder(oid, "tok", side, price, size, t, tuple(changes))
 
 
 def fill(oid, ts, price=490_000, size=10 * U, side=Side.BUY, tid=None):
@@ -78,7 +78,7 @@ def test_a_fill_without_a_twin_is_latency_while_the_other_run_was_cancelling_at_
     # had nothing at all
     live = run([order("a", 10.0, end=15.0), order("b", 10.0, price=480_000, end=15.0)],
                [fill("a", 12.0), fill("b", 12.0, price=480_000)])
-    cancelling = OrderRecord("x", "tok", Side.BUY, 490_000, 4 * U, 10.2,  # not a's twin: another size
+    cancelling = RunOrder("x", "tok", Side.BUY, 490_000, 4 * U, 10.2,  # not a's twin: another size
                              (OrderChange(S.PENDING_SUBMIT, 0, 10.2), OrderChange(S.LIVE, 0, 10.3),
                               OrderChange(S.PENDING_CANCEL, 0, 11.0), OrderChange(S.CANCELED, 0, 13.5)))
     bt = run([cancelling], [])
@@ -91,7 +91,7 @@ def test_a_fill_without_a_twin_is_latency_while_the_other_run_had_an_order_on_th
     # its own orders on the wire, so its quote at 0.49 waited on that round trip): latency; a
     # fill at 14.0, long after it rested and with nothing else on the wire, is the quotes'
     live = run([order("a", 10.0, end=15.0), order("b", 13.9, end=15.0)], [fill("a", 12.0), fill("b", 14.0)])
-    arriving = OrderRecord("y", "tok", Side.BUY, 470_000, 10 * U, 11.5,
+    arriving = RunOrder("y", "tok", Side.BUY, 470_000, 10 * U, 11.5,
                            (OrderChange(S.PENDING_SUBMIT, 0, 11.5), OrderChange(S.LIVE, 0, 12.6)))
     c = compare_runs(live, run([arriving], []), fill_window_s=0.5, mark={"tok": 500_000})
     assert sorted((g.fill.ts, g.cause) for g in c.gaps) == [(12.0, "latency"), (14.0, "quotes")]

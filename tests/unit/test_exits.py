@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from bot.core.book import Book
 from bot.core.clock import SimClock
 from bot.core.events import Fill
-from bot.core.intents import QuoteTarget, Quote, Take
+from bot.core.intents import CENT, Quote, QuoteTarget, Take
 from bot.core.markets import MarketIndex, MarketInfo
 from bot.exits import ExitRules, Exits, exit_order, marked_pnl, with_exits
 from bot.portfolio import Portfolio
@@ -89,26 +89,30 @@ def test_the_net_exposure_is_shed_and_nothing_under_the_minimum_order():
 
 @given(yes=st.integers(0, 500).map(lambda x: x * LOT * 10), no=st.integers(0, 500).map(lambda x: x * LOT * 10),
        bid=st.integers(1, 98).map(lambda p: p * 10_000), spread=st.integers(1, 5).map(lambda p: p * 10_000),
-       complement=st.booleans())
-def test_an_exit_order_never_grows_the_exposure_it_sheds(yes, no, bid, spread, complement):
+       gap=st.integers(0, 3).map(lambda p: p * 10_000), complement=st.booleans())
+def test_an_exit_order_never_grows_the_exposure_it_sheds(yes, no, bid, spread, gap, complement):
     pf = Portfolio()
     pf.seed("YA", yes)
     pf.seed("NA", no)
     ask = min(bid + spread, 990_000)
-    books = {"YA": book("YA", bid, ask), "NA": book("NA", UNIT - ask, UNIT - bid)}
+    # the NO book ``gap`` under the YES book's mirror: buying one side sheds the other for more
+    books = {"YA": book("YA", bid, ask), "NA": book("NA", max(10_000, UNIT - ask - gap), max(20_000, UNIT - bid - gap))}
     order = exit_order(A, pf, books, complement)
     exposure = yes - no
-    if order is None:
+    if abs(exposure) < 5 * SH:  # under the market's minimum order: nothing to shed
+        assert order is None
         return
-    if order.side is Side.SELL:
-        shares = order.amount
-        assert shares <= pf.size(order.token_id) and shares % LOT == 0
-        after = exposure - shares if order.token_id == "YA" else exposure + shares
-    else:  # a FAK buy fills at most amount / price shares (at its price or better: never fewer per USDC)
+    assert order is not None and order.order_type is OrderType.FAK
+    if order.side is Side.SELL:  # the side held over the other, in whole lots, no more than held
+        assert order.token_id == ("YA" if exposure > 0 else "NA") and order.price == books[order.token_id].best_bid
+        assert order.amount == abs(exposure) // LOT * LOT <= pf.size(order.token_id)
+    else:  # the other side bought at its ask: at least the exposure, at most one cent's worth more
+        assert order.token_id == ("NA" if exposure > 0 else "YA") and order.price == books[order.token_id].best_ask
         shares = order.amount * UNIT // order.price
-        after = exposure - shares if order.token_id == "NA" else exposure + shares
-        assert abs(after) < abs(exposure) + LOT * 100 and shares <= abs(exposure) + 2 * UNIT // 10
-    assert abs(after) <= abs(exposure) or order.side is Side.BUY
+        assert abs(exposure) // LOT * LOT <= shares < abs(exposure) // LOT * LOT + CENT * UNIT // order.price + 1
+        assert complement and UNIT - order.price > books["YA" if exposure > 0 else "NA"].best_bid
+    if complement and gap and order.side is Side.SELL:  # selling was the dearer way only without a book to buy
+        assert UNIT - books["NA" if exposure > 0 else "YA"].best_ask <= books[order.token_id].best_bid
 
 
 # --- the rules --------------------------------------------------------------------------------

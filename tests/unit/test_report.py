@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from bot import cli
 from bot.results import report as rp
-from bot.results.read import FillRecord, OrderChange, OrderRecord, RunResults, Sample, TokenSample, read_run
+from bot.results.read import FillRecord, OrderChange, RunOrder, RunResults, Sample, TokenSample, read_run
 from bot.results.folder import ResultsSink, Summary
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side, TradeStatus
@@ -162,7 +162,7 @@ _fills = st.lists(st.builds(FillRecord, trade_id=st.text("abc", min_size=1, max_
                             size=st.integers(0, 10**9), fee=st.integers(-10**6, 10**6), is_maker=st.booleans(),
                             status=st.just(TradeStatus.MATCHED), ts=_t), max_size=8)
 _orders = st.lists(st.builds(
-    OrderRecord, order_id=st.sampled_from(["a", "b", "c"]), token_id=st.sampled_from(["x", "y"]), side=_side,
+    RunOrder, order_id=st.sampled_from(["a", "b", "c"]), token_id=st.sampled_from(["x", "y"]), side=_side,
     price=st.integers(0, 1_000_000), size=st.integers(0, 10**9), sent_at=_t,
     changes=st.lists(st.builds(OrderChange, st.sampled_from(list(S)), st.integers(0, 10**9), _t), max_size=4).map(tuple)),
     max_size=6)

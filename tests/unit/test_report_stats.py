@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.results import stats
-from bot.results.read import FillRecord, OrderChange, OrderRecord, Sample, TokenSample, read_results
+from bot.results.read import FillRecord, OrderChange, RunOrder, Sample, TokenSample, read_results
 from bot.execution.orders import OrderState as S
 from bot.venue.enums import Side, TradeStatus
 from tests.results_fixture import write_results
@@ -73,7 +73,7 @@ def test_queue_waits_of_the_scripted_run_by_hand(run):
 
 def test_queue_wait_counts_from_send_when_live_came_after_the_fill():
     changes = (OrderChange(S.PENDING_SUBMIT, 0, 10.0), OrderChange(S.LIVE, 0, 14.0))
-    o = OrderRecord("o", "tok", Side.BUY, 500_000, 1_000_000, 10.0, changes)
+    o = RunOrder("o", "tok", Side.BUY, 500_000, 1_000_000, 10.0, changes)
     assert stats.queue_wait(o, [fill(Side.BUY, 12.0)]) == 2.0  # answer late: from the send
     assert stats.queue_wait(o, [fill(Side.BUY, 20.0), fill(Side.BUY, 16.0, trade="u")]) == 2.0  # from LIVE
     assert stats.queue_wait(o, [fill(Side.BUY, 16.0, maker=False)]) is None  # a take waits in no queue
@@ -88,8 +88,8 @@ def test_fill_rate_and_fractions_of_the_scripted_run_by_hand(run):
 
 
 def test_an_order_is_accepted_unless_rejected_or_unanswered():
-    def order(*states: S, filled: int = 0) -> OrderRecord:
-        return OrderRecord("o", "tok", Side.BUY, 1, 1_000_000, 0.0,
+    def order(*states: S, filled: int = 0) -> RunOrder:
+        return RunOrder("o", "tok", Side.BUY, 1, 1_000_000, 0.0,
                            tuple(OrderChange(st, filled if st is states[-1] else 0, float(i)) for i, st in enumerate(states)))
 
     assert stats.accepted(order(S.PENDING_SUBMIT, S.PENDING_CANCEL, S.CANCELED))  # cancelled before its ack
