@@ -33,8 +33,10 @@ $(EXTRAS): $(STAMP) requirements-extras.lock
 run: $(BUILT)
 	$(BIN)/bot demo
 
+# The suite runs on TEST_JOBS workers (pytest-xdist); a file's tests, and the documents, stay together (conftest.py).
+TEST_JOBS ?= 2
 test: $(BUILT) $(EXTRAS)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS)
 
 bench: $(BUILT)
 	$(BIN)/python -m bench

@@ -134,8 +134,9 @@ def bot_config(setting: Setting, path: str, params: dict[str, Any]) -> BotConfig
     engine's timer once per ``T`` (the strategy requotes on every book)."""
     c = BotConfig()
     r = msgspec.structs.replace
+    # a config's params table, as a file writes it: sizes in shares
     model = {"sigma": setting.sigma * PRICE / math.sqrt(TIME), "a": setting.a / TIME, "k": setting.k / PRICE,
-             "estimate": False, "order_size": LOT, "max_inventory": 100 * LOT, "requote_ticks": 1}
+             "estimate": False, "order_size": LOT // UNIT, "max_inventory": 100 * LOT // UNIT, "requote_ticks": 1}
     c = r(c, strategy=r(c.strategy, path=path, params={**model, **params}))
     c = r(c, risk=r(c.risk, max_order_size=None, max_position=None, max_market_notional=None,
                     max_event_notional=None, max_net_exposure=None, max_event_loss=None, max_open_orders=None,

@@ -46,8 +46,8 @@ path = "strategies.market_maker:MarketMaker"
 
 [strategy.params]
 half_spread_ticks = 1
-order_size = 10000000
-max_inventory = 60000000
+order_size = 10
+max_inventory = 60
 
 [risk]
 max_position = {max_position}

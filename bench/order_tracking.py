@@ -37,8 +37,8 @@ path = "strategies.market_maker:MarketMaker"
 
 [strategy.params]
 half_spread_ticks = 1
-order_size = 10000000
-max_inventory = 100000000
+order_size = 10
+max_inventory = 100
 
 [reconciler]
 orphan_policy = "cancel"

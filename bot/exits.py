@@ -32,6 +32,7 @@ import structlog
 
 from bot.core.intents import CancelAll, CancelOrder, Intent, QuoteTarget, Take, buy_at_least
 from bot.core.markets import MarketInfo
+from bot.core.quantities import Usdc
 from bot.strategy import Strategy, StrategyContext, intents_of
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import LOT, UNIT
@@ -40,10 +41,11 @@ log = structlog.get_logger("bot.exits")
 
 
 class ExitRules(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """When a strategy exits (each ``None``: never for that reason); amounts in micro-USDC."""
+    """When a strategy exits (each ``None``: never for that reason); amounts in micro-USDC inside,
+    in USDC in a config (``max_loss = 25``)."""
 
-    max_loss: int | None = None  # marked PnL this far below its value at the start: exit every market
-    max_drawdown: int | None = None  # marked PnL this far below its highest: exit every market
+    max_loss: Usdc | None = None  # marked PnL this far below its value at the start: exit every market
+    max_drawdown: Usdc | None = None  # marked PnL this far below its highest: exit every market
     flatten_before_end_s: float | None = None  # a market this close to its end date: exit it
     shed_through_complement: bool = True  # buy the other outcome when that sheds exposure for less
     exit_every_s: float = 2.0  # the least time between two exit orders on one market
@@ -119,6 +121,9 @@ class Exits(Strategy):
 
     def estimates(self) -> Mapping[str, Mapping[str, float]]:
         return self.inner.estimates()
+
+    def undersized(self, markets: Iterable[MarketInfo]) -> list[str]:
+        return self.inner.undersized(markets)
 
     def __getattr__(self, name: str) -> Any:  # figures, reward_earned, ... of the inner strategy
         if name == "inner":

@@ -18,6 +18,7 @@ import structlog
 from bot.core.clock import Clock
 from bot.core.intents import CancelAll, CancelOrder, Intent, QuoteTarget, Take
 from bot.core.markets import MarketIndex, MarketInfo
+from bot.core.quantities import QuantityError, in_units, undersized
 from bot.core.touch import Touch, net_touch
 
 if TYPE_CHECKING:  # the engine passes the real objects; the strategy only reads them
@@ -185,6 +186,12 @@ class Strategy:
         """The run stops: what it returns is handled first, then every own order is cancelled."""
         return None
 
+    def undersized(self, markets: Iterable[MarketInfo]) -> list[str]:
+        """One line for each order size of ``params`` (an ``OrderSize`` field) below the minimum
+        order of one of ``markets``: those markets never get that order."""
+        return undersized(self.params, {m.condition_id: m.min_size for m in markets}) \
+            if isinstance(self.params, msgspec.Struct) else []
+
     def estimates(self) -> Mapping[str, Mapping[str, float]]:
         """What the strategy estimates as it runs, by token: ``{token_id: {name: value}}`` (a
         volatility, an intensity, a reward earned). Metrics export it (``bot_strategy_estimate``)
@@ -194,11 +201,11 @@ class Strategy:
 
 
 def decode_params(cls: type[Strategy], raw: Mapping[str, Any]) -> msgspec.Struct:
-    """``raw`` (a config table) as ``cls.Params``; unknown or mistyped keys raise ``StrategyError``
-    naming the key."""
+    """``raw`` (a config table, sizes in shares and USDC as written: ``bot.core.quantities``) as
+    ``cls.Params``; unknown or mistyped keys raise ``StrategyError`` naming the key."""
     try:
-        return msgspec.convert(dict(raw), type=cls.Params)
-    except msgspec.ValidationError as e:
+        return msgspec.convert(in_units(dict(raw), cls.Params), type=cls.Params)
+    except (msgspec.ValidationError, QuantityError) as e:
         raise StrategyError(f"bad params for {cls.__name__}: {e}") from None
 
 

@@ -186,6 +186,9 @@ class StrategySet(Strategy):
         return {t.name: {"fills": t.fills, "volume": t.volume, "realized_pnl": t.realized_pnl,
                          "rejections": sum(n for _, n in t.rejections)} for t in self.tallies}
 
+    def undersized(self, markets: Iterable[MarketInfo]) -> list[str]:
+        return [f"{m.name}: {line}" for m in self.members for line in m.strategy.undersized(m.index)]
+
     def estimates(self) -> Mapping[str, Mapping[str, float]]:
         merged: dict[str, Mapping[str, float]] = {}
         for m in self.members:

@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from bot.core.vocabulary import LOT, UNIT
+from bot.core.vocabulary import LOT, UNIT, OrderSize, Shares
 from bot.strategy import StrategyContext
 from strategies.market_maker import BookView, ceil_to_grid, fair_price, floor_to_grid
 from strategies.pair_maker import PairMaker, PairParams
@@ -28,12 +28,12 @@ from strategies.pairs import Holdings, Level, Pair, YesQuotes
 
 
 class Band(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """One band: where its orders may sit (ticks from the centre) and their size (share units)."""
+    """One band: where its orders may sit (ticks from the centre) and their size (shares)."""
 
     min_ticks: int
     target_ticks: int
     max_ticks: int
-    size: int
+    size: OrderSize
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_ticks <= self.target_ticks <= self.max_ticks:
@@ -55,7 +55,7 @@ class Params(PairParams, frozen=True, forbid_unknown_fields=True, kw_only=True):
 
     bands: tuple[Band, ...] = DEFAULT_BANDS
     skew_ticks: int = 2
-    pause_inventory: int = 0
+    pause_inventory: Shares = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -32,7 +32,7 @@ import msgspec
 
 from bot.core.intents import CENT, Intent, Take, buy_at_least
 from bot.core.markets import MarketInfo
-from bot.core.vocabulary import LOT, MAX_BATCH, NO_FEE, UNIT, FeeSchedule, OrderType, Side, taker_fee
+from bot.core.vocabulary import LOT, MAX_BATCH, NO_FEE, UNIT, FeeSchedule, OrderSize, OrderType, Price, Shares, Side, taker_fee
 from bot.strategy import Strategy, StrategyContext
 
 _BUY, _SELL = Side.BUY, Side.SELL
@@ -40,18 +40,19 @@ MAX_REPAIR_WAIT_S = 60.0  # repairs that keep failing are retried at least this 
 
 
 class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Complement-arbitrage parameters (prices in price micro-units per share, sizes in shares)."""
+    """Complement-arbitrage parameters (in a config, prices per share and sizes in shares as written:
+    ``margin = 0.005``, ``max_size = 50``; micro-units inside)."""
 
     markets: tuple[str, ...] = ()  # condition ids; empty: every market
     binary: bool = True  # YES + NO of each market
     neg_risk: bool = True  # the YES tokens of each neg-risk event
-    margin: int = 5_000  # edge wanted per share beyond the fees (0.005)
+    margin: Price = 5_000  # edge wanted per share beyond the fees (0.005)
     fee_rate_bps: int = 0  # the fee rule of markets that carry none (MarketInfo.fee): rate, exponent
     fee_exponent: int = 1
-    max_size: int = 50_000_000  # shares per set and opportunity
-    min_size: int = 1_000_000  # smaller opportunities are left alone
+    max_size: OrderSize = 50_000_000  # shares per set and opportunity
+    min_size: Shares = 1_000_000  # smaller opportunities are left alone
     settle_s: float = 1.0  # the legs' results are looked at no earlier than this after sending
-    max_leg_loss: int = 20_000  # per share, accepted to complete or unwind a broken set
+    max_leg_loss: Price = 20_000  # per share, accepted to complete or unwind a broken set
     leg_timeout_s: float = 30.0  # then a broken set is unwound at any price
 
     def __post_init__(self) -> None:

@@ -15,15 +15,15 @@ import msgspec
 
 from bot.core.intents import Intent, Quote, QuoteTarget
 from bot.core.touch import Touch
-from bot.core.vocabulary import LOT, UNIT, Side
+from bot.core.vocabulary import LOT, UNIT, OrderSize, Shares, Side
 from bot.strategy import Strategy, StrategyContext
 
 _BUY, _SELL = Side.BUY, Side.SELL
 
 
 class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """Market-maker parameters (the ``[strategy.params]`` table); prices in ticks, sizes in share
-    micro-units (1 share = 1,000,000).
+    """Market-maker parameters (the ``[strategy.params]`` table); prices in ticks, sizes in shares
+    (``order_size = 10``; micro-units inside: 1 share = 1,000,000).
 
     - ``tokens``: the tokens to quote; empty: every token of every market.
     - ``fair``: ``"mid"``, or ``"micro"`` (the mid weighted by the sizes at the touch).
@@ -41,10 +41,10 @@ class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=Tr
     tokens: tuple[str, ...] = ()  # tokens to quote; empty: every token of every market
     fair: Literal["mid", "micro"] = "mid"  # micro: mid weighted by the sizes at the touch
     half_spread_ticks: int = 2
-    order_size: int = 10_000_000  # 10 shares per side
-    max_inventory: int = 100_000_000  # no more bids at this exposure; full skew here
+    order_size: OrderSize = 10_000_000  # 10 shares per side
+    max_inventory: Shares = 100_000_000  # no more bids at this exposure; full skew here
     skew_ticks: int = 2  # how far the centre moves against the inventory at max_inventory
-    min_top_size: int = 0  # a touch thinner than this counts as missing (no quote)
+    min_top_size: Shares = 0  # a touch thinner than this counts as missing (no quote)
     requote_ticks: int = 1  # re-quote only when a price moves by at least this
     post_only: bool = True
     order_ttl_s: int = 0  # >0: GTD orders expiring after this many seconds (venue minimum 180)

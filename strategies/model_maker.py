@@ -24,7 +24,7 @@ from typing import Any, Callable
 import msgspec
 
 from bot.core.markets import MarketInfo
-from bot.core.vocabulary import UNIT, maker_rebate, parse_units
+from bot.core.vocabulary import UNIT, OrderSize, maker_rebate, parse_units
 from bot.strategy import StrategyContext
 from strategies.estimators import EstimatorParams, Intensity, Volatility, reached
 from strategies.market_maker import fair_price
@@ -45,7 +45,7 @@ class ModelParams(PairParams, frozen=True, forbid_unknown_fields=True, kw_only=T
     k: float = 150.0  # per price unit
     estimate: bool = True
     estimator: EstimatorParams = EstimatorParams()
-    order_size: int = 10_000_000
+    order_size: OrderSize = 10_000_000
     requote_ticks: int = 1
 
     def __post_init__(self) -> None:

@@ -18,6 +18,7 @@ import msgspec
 
 from bot.core.intents import Intent, QuoteTarget
 from bot.core.markets import MarketInfo
+from bot.core.vocabulary import Shares
 from bot.strategy import Strategy, StrategyContext
 from strategies.pairs import Holdings, Pair, YesQuotes, orders
 from strategies.rewards import RewardsParams, adjust, others_levels
@@ -26,10 +27,10 @@ REWARD_DEPTH = 20  # book levels per side read to score the others' liquidity
 
 
 class PairParams(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """What every binary-market maker takes (sizes in share micro-units)."""
+    """What every binary-market maker takes (sizes in shares in a config, micro-units inside)."""
 
     markets: tuple[str, ...] = ()  # condition ids to quote; empty: every market
-    max_inventory: int = 100_000_000  # |YES - NO| held never exceeds this through our quotes
+    max_inventory: Shares = 100_000_000  # |YES - NO| held never exceeds this through our quotes
     fair: Literal["mid", "micro"] = "mid"
     post_only: bool = True
     order_ttl_s: int = 0  # >0: GTD orders expiring after this many seconds (venue minimum 180)

@@ -29,7 +29,7 @@ from typing import Iterable, Iterator
 import msgspec
 
 from bot.core.markets import MarketInfo, RewardTerms
-from bot.core.vocabulary import LOT, NO_FEE, UNIT, FeeSchedule, maker_rebate
+from bot.core.vocabulary import LOT, NO_FEE, UNIT, FeeSchedule, Price, Shares, Usdc, maker_rebate
 from strategies.market_maker import BookView, ceil_to_grid, floor_to_grid
 from strategies.pairs import Level, YesQuotes
 
@@ -43,9 +43,9 @@ class RewardsParams(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     that does not estimate one."""
 
     enabled: bool = False
-    daily_rate: int = 0  # USDC micro-units per day; 0: the market's
-    min_size: int = 0  # shares (micro-units); 0: the market's
-    max_spread: int = 0  # price micro-units from the mid; 0: the market's
+    daily_rate: Usdc = 0  # USDC per day; 0: the market's
+    min_size: Shares = 0  # shares; 0: the market's
+    max_spread: Price = 0  # a price distance from the mid; 0: the market's
     markout: float = 0.005
     a: float = 1.0
     k: float = 150.0

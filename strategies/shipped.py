@@ -14,10 +14,11 @@ import msgspec
 
 
 class Shipped(msgspec.Struct, frozen=True):
-    """A strategy's ``path`` (``package.module:Class``), its demo parameters, whether the demo
-    gives it every market the exchange lists (a neg-risk event is a set only when whole), and how
-    much faster than real time the demo's synthetic traders run for it (what it trades on is
-    rarer than a few seconds of a demo at real time)."""
+    """A strategy's ``path`` (``package.module:Class``), its demo parameters (as a config file
+    writes them: sizes in shares, amounts in USDC), whether the demo gives it every market the
+    exchange lists (a neg-risk event is a set only when whole), and how much faster than real time
+    the demo's synthetic traders run for it (what it trades on is rarer than a few seconds of a
+    demo at real time)."""
 
     path: str
     demo_params: dict[str, Any] = {}
@@ -31,13 +32,13 @@ _FAST = {"half_life_s": 30.0, "warmup_s": 2.0, "min_moves": 3, "min_prints": 4, 
 SHIPPED: dict[str, Shipped] = {
     "market-maker": Shipped(
         "strategies.market_maker:MarketMaker",
-        {"half_spread_ticks": 1, "order_size": 10_000_000, "max_inventory": 100_000_000},
+        {"half_spread_ticks": 1, "order_size": 10, "max_inventory": 100},
         about="a two-sided quote around the mid, skewed by inventory"),
     "bands": Shipped(
         "strategies.bands:BandsMarketMaker",
-        {"bands": [{"min_ticks": 0, "target_ticks": 1, "max_ticks": 2, "size": 10_000_000},
-                   {"min_ticks": 2, "target_ticks": 3, "max_ticks": 4, "size": 20_000_000}],
-         "max_inventory": 100_000_000},
+        {"bands": [{"min_ticks": 0, "target_ticks": 1, "max_ticks": 2, "size": 10},
+                   {"min_ticks": 2, "target_ticks": 3, "max_ticks": 4, "size": 20}],
+         "max_inventory": 100},
         about="orders in bands around the mid, replaced only when they leave their band"),
     "avellaneda-stoikov": Shipped(
         "strategies.avellaneda_stoikov:AvellanedaStoikov",
@@ -49,12 +50,12 @@ SHIPPED: dict[str, Shipped] = {
         about="GLFT asymptotic quotes with inventory bounds, sigma, A and k estimated online"),
     "rewards": Shipped(
         "strategies.bands:BandsMarketMaker",
-        {"bands": [{"min_ticks": 2, "target_ticks": 4, "max_ticks": 6, "size": 10_000_000}],
-         "rewards": {"enabled": True, "daily_rate": 20_000_000_000, "min_size": 20_000_000, "max_spread": 30_000,
+        {"bands": [{"min_ticks": 2, "target_ticks": 4, "max_ticks": 6, "size": 10}],
+         "rewards": {"enabled": True, "daily_rate": 20_000, "min_size": 20, "max_spread": 0.03,
                      "markout": 0.001}},
         about="bands moved into a (configured) rewarded spread, estimating the reward earned"),
     "complement-arbitrage": Shipped(
-        "strategies.complement_arb:ComplementArbitrage", {"max_size": 10_000_000, "min_size": 5_000_000},
+        "strategies.complement_arb:ComplementArbitrage", {"max_size": 10, "min_size": 5},
         all_markets=True, demo_flow_speed=10.0,  # a neg-risk set is mispriced about a tenth of the time
         about="buys or sells whole sets of outcomes (a market's YES+NO, a neg-risk event's YES) when mispriced"),
 }

@@ -273,21 +273,36 @@ def _table_type(t: Any) -> Any:
 
 def apply_params(config: T, params: Mapping[str, Any], source: str = "grid") -> T:
     """``config`` with each dotted key of ``params`` set to its value, rebuilt and validated as a
-    config file is (``ConfigError`` naming the key); ``config`` itself when ``params`` is empty."""
-    from bot.ops.config import decode_config
+    config file is (``ConfigError`` naming the key); ``config`` itself when ``params`` is empty.
+    The values are as a config file writes them (shares, USDC); the rest of ``config`` is already
+    in micro-units and is not converted again."""
+    from bot.core.quantities import QuantityError, in_units
+    from bot.ops.config import OFF, ConfigError, decode_config, switch_off
 
     if not params:
         return config
-    table = msgspec.to_builtins(config)
+    written: dict[str, Any] = {}
     for key, value in params.items():
-        node = table
+        node = written
         *head, last = key.split(".")
         for part in head:
-            if not isinstance(node.get(part), dict):
-                node[part] = {}
-            node = node[part]
+            node = node.setdefault(part, {})
         node[last] = value
-    return decode_config(table, type(config), source)
+    try:
+        converted = in_units(switch_off(written, type(config)), type(config), off=OFF)
+    except QuantityError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    table = msgspec.to_builtins(config)  # in micro-units: only the set's values are as written
+    _overlay(table, converted)
+    return decode_config(table, type(config), source, written=False)
+
+
+def _overlay(table: dict[str, Any], values: Mapping[str, Any]) -> None:
+    for key, value in values.items():
+        if isinstance(value, dict) and isinstance(table.get(key), dict):
+            _overlay(table[key], value)
+        else:
+            table[key] = value
 
 
 def prepare(config: T, params: Mapping[str, Any], source: str = "grid") -> T:
@@ -549,9 +564,11 @@ def _cell(value: Any) -> str:
 
 def config_toml(config: Any, comment: str = "") -> str:
     """``config`` as a TOML config file that decodes back to it, after ``comment`` lines: the
-    settings that differ from the defaults (``changed``), ``None`` written as ``"off"``."""
+    settings that differ from the defaults (``changed``), ``None`` written as ``"off"``, sizes and
+    amounts in shares and USDC (``as_written``)."""
     import tomli_w
 
+    from bot.core.quantities import as_written
     from bot.ops.config import OFF
 
     def off(value: Any) -> Any:
@@ -564,7 +581,7 @@ def config_toml(config: Any, comment: str = "") -> str:
         return value
 
     head = "".join(f"# {line}\n" for line in comment.splitlines())
-    return head + tomli_w.dumps(off(changed(config)))
+    return head + tomli_w.dumps(off(as_written(changed(config), type(config))))
 
 
 def changed(table: msgspec.Struct) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from typing import Iterator
 import msgspec
 
 from bot.core.markets import MarketInfo
+from bot.core.quantities import Price, Shares
 from bot.venue.amounts import TICK_RULES
 from bot.venue.models.book import Level
 from bot.venue.models.ws import BookEvent, LastTradePriceEvent
@@ -55,7 +56,8 @@ START_TS = 1_767_225_600.0  # 2026-01-01T00:00:00Z, where synthetic time begins 
 
 
 class SyntheticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    """The synthetic market: its model (price units and seconds) and its book (micro-units)."""
+    """The synthetic market: its model (price units and seconds) and its book (in a config file,
+    ``tick`` is a price and sizes are shares: ``tick = 0.01``, ``min_size = 5``)."""
 
     seed: int = 1
     markets: int = 1
@@ -67,12 +69,12 @@ class SyntheticConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, k
     jump_sd: float = 0.0
     a: float = 1.0  # takers per second on each side of the market
     k: float = 150.0  # per price unit
-    tick: int = 10_000
-    min_size: int = 5_000_000
+    tick: Price = 10_000
+    min_size: Shares = 5_000_000
     half_spread_ticks: int = 2
     levels: int = 3
-    level_size: int = 100_000_000
-    taker_size: int = 100_000_000
+    level_size: Shares = 100_000_000
+    taker_size: Shares = 100_000_000
     complement_gap_sd: float = 0.0
     takers_through_mid: bool = False  # the intensity a * exp(-k * delta) for delta < 0 too
     start_ts: float = START_TS

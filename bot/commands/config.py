@@ -2,12 +2,14 @@
 a strategy started from a template that works as written.
 
 Invariant: a config that passes the check loads its strategies too (each with its own params), and
-with ``--secrets`` its key and credentials, whose values are never shown.
+with ``--secrets`` its key and credentials, whose values are never shown; with ``--venue`` each
+order size below a traded market's minimum order is a warning line (the check still passes).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from bot.commands.session import EXIT_OK, CommandError, Session
 from bot.ops.config import has_strategy, load_bot_config, summarize
@@ -30,10 +32,14 @@ def cmd_new_strategy(s: Session) -> int:
 def cmd_config_check(s: Session) -> int:
     a = s.args
     config = load_bot_config(a.file)
+    strategy = None
     if has_strategy(config):
         from bot.strategy_set import configured_strategy
 
-        configured_strategy(config)
+        strategy = configured_strategy(config)
+    if a.venue and strategy is not None:
+        for line in undersized_at_venue(s, config, strategy):
+            sys.stderr.write(f"warning: {a.file}: {line}\n")
     line = f"ok: {a.file}: {summarize(config)}"
     if a.secrets:
         from bot.ops.secrets import load_secrets
@@ -46,3 +52,28 @@ def cmd_config_check(s: Session) -> int:
         line += f"; {found.describe()}"
     sys.stdout.write(line + "\n")
     return EXIT_OK
+
+
+def undersized_at_venue(s: Session, config, strategy) -> list[str]:
+    """The order sizes of ``strategy`` below the minimum order of a market it trades, as the venue
+    lists the markets (every market it lists when the config names none)."""
+    from bot.commands.venue import on_venue
+    from bot.core.markets import MarketInfo
+    from bot.live.markets import units_of
+    from bot.ops.config import traded_markets
+    from bot.strategy_set import StrategySet
+
+    wanted = set(traded_markets(config))
+    s.use_config(config, Path(s.args.file))  # the venue the checked file names
+
+    async def listed(venue):
+        async with venue.clob() as clob:
+            return [MarketInfo(condition_id=m.condition_id, tokens=(m.tokens[0].token_id, m.tokens[1].token_id),
+                               min_size=units_of(m.minimum_order_size, 5_000_000))
+                    async for m in clob.iter_markets()
+                    if len(m.tokens) == 2 and (m.condition_id in wanted if wanted else not m.closed)]
+
+    markets = on_venue(s, listed)
+    if isinstance(strategy, StrategySet):
+        strategy.bind(markets)
+    return strategy.undersized(markets)

@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = config_sub.add_parser("check", help="validate a bot config file")
     c.add_argument("file", metavar="FILE")
     c.add_argument("--secrets", action="store_true", help="also load the secrets it names (values never shown)")
+    c.add_argument("--venue", action="store_true",
+                   help="also read the markets it trades from the venue: a warning for each order size below "
+                        "a market's minimum order")
     c.set_defaults(handler=config.cmd_config_check)
 
     p = sub.add_parser("exchange", help="run the local exchange", formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -40,6 +40,10 @@ class Session:
     def config_path(self) -> Path | None:
         return self._resolved()[1]
 
+    def use_config(self, config: BotConfig, path: Path | None) -> None:
+        """Make ``config`` (read from ``path``) this invocation's config: what it reaches the venue with."""
+        self._config = (config, path)
+
     def _resolved(self) -> tuple[BotConfig, Path | None]:
         if self._config is None:
             self._config = resolve_bot_config(getattr(self.args, "config_file", None))

@@ -16,7 +16,7 @@ cdef class Engine:
     cdef public Reconciler reconciler
     cdef public Books books
     cdef public Feed feed
-    cdef public object perf, daily, opening_marks, latencies, recent_fills, ctx, _orphans_seen
+    cdef public object perf, daily, opening_marks, latencies, recent_fills, ctx, _orphans_seen, warnings
     cdef public EngineStats stats
     cdef public object _watched
     cdef public Router router

@@ -173,6 +173,7 @@ class Engine:
             OrderSeen: self._order_seen, TradeSeen: self._trade_seen, TradesPage: self._trades_page,
             OpenOrders: self._open_orders, OrderLookup: self._order_lookup, RequestFailed: self._request_failed,
         }
+        self.warnings: tuple[str, ...] = ()  # what the run should know from the start (``start``)
         self.ctx = StrategyContext(
             books=self.books, portfolio=self.portfolio, clock=clock, markets=markets,
             open_orders=_OpenOrders(reconciler), params=getattr(strategy, "params", None),
@@ -215,10 +216,14 @@ class Engine:
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> list[Action]:
         """The strategy's start hook, after the loss limits are judged at ``opening_marks`` (when
-        set): a run that starts already past its daily or total loss halts before any order."""
+        set): a run that starts already past its daily or total loss halts before any order. An
+        order size below some market's minimum is logged once and kept in ``warnings``."""
         out: list[Action] = []
         if self.opening_marks is not None:
             out = self._judge_losses(self.clock.now(), self.opening_marks)
+        self.warnings = tuple(self.strategy.undersized(self.markets))
+        for line in self.warnings:  # a size no market takes sends nothing: never left unsaid
+            self.ctx.log.warning("size_below_minimum", detail=line)
         return out + self._run(self.strategy.on_start(self.ctx))
 
     def stop(self) -> list[Action]:

@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 import msgspec
 
 from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take, whole_lots
+from bot.core.quantities import Price, Shares
 from bot.execution.diff import diff, on_tick
 from bot.execution.orders import OrderState, OwnOrder
 from bot.venue.enums import OrderType, Side
@@ -88,11 +89,11 @@ class RouterConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_batch: int = MAX_BATCH
     max_cancel_ids: int = MAX_CANCEL_IDS
     count_per_order: bool = True  # trading-write tokens: one per order (venue) or one per request
-    size_tolerance: int = 0  # units: a live order whose remaining is this close to the target is kept
+    size_tolerance: Shares = 0  # a live order whose remaining is this close to the target is kept
     take_ttl: float = 1.0  # seconds a throttled Take may wait before it is dropped as stale
     cancel_retry_after: float = 5.0  # seconds before an emitted cancel may be emitted again
     failed_cancel_retry_after: float = 0.5  # the same, for a cancel request that failed as a whole
-    default_tick: int = 10_000
+    default_tick: Price = 10_000
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_batch <= MAX_BATCH:

@@ -18,6 +18,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from bot.core.feed import FeedConfig
+from bot.core.quantities import QuantityError, in_units
 from bot.engine.engine import EngineConfig
 from bot.execution.journal import JournalConfig
 from bot.execution.reconciler import ReconcilerConfig
@@ -56,14 +57,23 @@ class ConfigError(ValueError):
     """A configuration that cannot be used, explained in one line."""
 
 
-def decode_config(data: bytes | str | dict[str, Any], type_: type[T], source: str = "config") -> T:
+def decode_config(data: bytes | str | dict[str, Any], type_: type[T], source: str = "config", *,
+                  written: bool = True) -> T:
     """Decode TOML text (or an already-parsed table) into ``type_``, strictly; ``OFF`` stands for
-    ``None`` wherever ``type_`` allows ``None``. A number that is not finite (TOML ``nan``,
-    ``inf``) is refused wherever it appears; an out-of-range value is named with its key."""
+    ``None`` wherever ``type_`` allows ``None``. Sizes, amounts and prices (``Shares``, ``Usdc``,
+    ``Price`` fields) are read as written, in shares and USDC (``bot.core.quantities``), unless
+    ``written`` is false: a table built from decoded structs, already in micro-units. A number
+    that is not finite (TOML ``nan``, ``inf``) is refused wherever it appears; an out-of-range
+    value is named with its key."""
     table = data if isinstance(data, dict) else decode_toml(data, source)
     _refuse_non_finite(table, source)
     try:
-        return msgspec.convert(switch_off(table, type_), type=type_, strict=True)
+        table = switch_off(table, type_)
+        if written:
+            table = in_units(table, type_, off=OFF)
+        return msgspec.convert(table, type=type_, strict=True)
+    except QuantityError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
     except msgspec.ValidationError as exc:
         # in a config file, the None of an optional setting is spelt OFF
         message = str(exc).replace(" | null`", f'` or "{OFF}"')

@@ -50,13 +50,13 @@ from __future__ import annotations
 import msgspec
 
 from bot.core.intents import Quote, QuoteTarget
-from bot.core.vocabulary import LOT, Side
+from bot.core.vocabulary import LOT, OrderSize, Shares, Side
 from bot.strategy import Strategy
 
 
 class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
-    size: int = 10_000_000  # shares per quote, micro-units (10 shares)
-    max_position: int = 50_000_000  # never hold more than this of a token
+    size: OrderSize = 10_000_000  # shares per quote (10; micro-units inside, shares in the config)
+    max_position: Shares = 50_000_000  # never hold more than this of a token (50 shares)
 
 
 def quote(token_id: str, bid: int | None, ask: int | None, held: int, min_size: int, p: Params) -> QuoteTarget:
@@ -115,6 +115,6 @@ path = "STRATEGY_MODULE:StrategyClass"  # found in the folder bot runs from
 markets = []                    # condition ids; empty: every market
 
 [strategy.params]
-size = 10000000                 # micro-units: 10 shares
-max_position = 50000000
+size = 10                       # shares per quote (exact decimals: "10.5" or 10.5)
+max_position = 50               # shares of a token held at most
 '''

@@ -156,6 +156,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     # the run was interrupted (Ctrl-C): every figure covers only the events read before it stopped
     partial: bool = False
     halts: tuple[str, ...] = ()  # why trading halted during the run ("reason: detail"), in order
+    warnings: tuple[str, ...] = ()  # what the configuration made impossible (an order size no market takes)
 
 
 class ResultsSink:
@@ -410,6 +411,7 @@ def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, even
         estimates=strategy_estimates(engine.strategy),
         strategies=getattr(engine.strategy, "figures", dict)(), fees_paid=sink.fees_paid, rebates=sink.rebates,
         halts=tuple(f"{t.reason.value}: {t.detail}" for t in engine.risk.status.reasons),
+        warnings=tuple(getattr(engine, "warnings", ())),
     )
 
 

@@ -151,6 +151,8 @@ def summary_rows(summary: Summary) -> list[tuple[str, str]]:
     rows += strategy_rows(summary.strategies)
     for halt in summary.halts:  # a halt stops the trading for the rest of a run: never left unsaid
         rows.append(("halted", halt))
+    for warning in summary.warnings:
+        rows.append(("warning", warning))
     if summary.seed is not None:
         rows.append(("seed", str(summary.seed)))
     return rows

@@ -1,33 +1,36 @@
 """Risk limits, as one frozen config.
 
 Invariant: every limit is an integer in micro-units (shares or USDC) or a count; ``None`` means
-"no limit" (spelt ``"off"`` in a config file, see ``bot.ops.config.OFF``). Unknown keys are
-refused when the config is decoded.
+"no limit" (spelt ``"off"`` in a config file, see ``bot.ops.config.OFF``). A config file writes
+sizes in shares and amounts in USDC (``max_order_size = 1000``, ``max_daily_loss = "50.5"``:
+``bot.core.quantities``). Unknown keys are refused when the config is decoded.
 """
 
 from __future__ import annotations
 
 import msgspec
 
+from bot.core.quantities import Shares, Usdc
+
 
 class RiskLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     # pre-trade, per order
-    max_order_size: int | None = 1_000_000_000  # shares units (1000 shares)
+    max_order_size: Shares | None = 1_000_000_000  # shares (1000 shares)
     price_band_ticks: int | None = None  # |price - mid| allowed, in ticks
     price_band_bps: int | None = None  # |price - mid| allowed, in basis points of the mid
     # pre-trade, projected as if every resting and new order filled
-    max_position: int | None = 5_000_000_000  # shares units per token
-    max_market_notional: int | None = 2_500_000_000  # USDC units per market (cost + buys)
-    max_event_notional: int | None = 10_000_000_000  # USDC units per neg-risk event
-    max_net_exposure: int | None = 5_000_000_000  # |YES - NO| shares units per market
-    max_event_loss: int | None = 2_500_000_000  # worst-case loss, USDC units, per event/market
+    max_position: Shares | None = 5_000_000_000  # shares per token
+    max_market_notional: Usdc | None = 2_500_000_000  # USDC per market (cost + buys)
+    max_event_notional: Usdc | None = 10_000_000_000  # USDC per neg-risk event
+    max_net_exposure: Shares | None = 5_000_000_000  # |YES - NO| shares per market
+    max_event_loss: Usdc | None = 2_500_000_000  # worst-case loss, USDC, per event/market
     max_open_orders: int | None = 200
     max_orders_per_window: int | None = 50  # new orders sent per sliding window
     rate_window_s: float = 1.0
     # kill switch
-    max_daily_loss: int | None = None  # USDC units, realized + unrealized - fees since the UTC day began
+    max_daily_loss: Usdc | None = None  # USDC, realized + unrealized - fees since the UTC day began
     # (the day's start is journaled: a restart the same UTC day keeps counting, see DailyPnl)
-    max_total_loss: int | None = None  # USDC units, since start
+    max_total_loss: Usdc | None = None  # USDC, since start
     stale_halt_s: float | None = 30.0  # a tracked book stale for longer than this halts
     max_errors: int | None = 20  # errors within error_window_s that halt
     error_window_s: float = 60.0
@@ -38,7 +41,7 @@ class RiskLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_onl
         for name in self.__struct_fields__:
             value = getattr(self, name)
             if value is not None and value < 0:
-                raise ValueError(f"risk limit {name} must not be negative, got {value}")
+                raise ValueError(f"risk limit {name} must not be negative")
         if self.rate_window_s <= 0 or self.error_window_s <= 0:
             raise ValueError("risk windows must be positive")
 
@@ -51,12 +54,12 @@ class StrategyLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     (``[risk]``), which every order passes as well. The kill switch is the account's alone.
     """
 
-    max_order_size: int | None = None
-    max_position: int | None = None
-    max_market_notional: int | None = None
-    max_event_notional: int | None = None
-    max_net_exposure: int | None = None
-    max_event_loss: int | None = None
+    max_order_size: Shares | None = None
+    max_position: Shares | None = None
+    max_market_notional: Usdc | None = None
+    max_event_notional: Usdc | None = None
+    max_net_exposure: Shares | None = None
+    max_event_loss: Usdc | None = None
     max_open_orders: int | None = None
     max_orders_per_window: int | None = None
     rate_window_s: float = 1.0
@@ -65,7 +68,7 @@ class StrategyLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
         for name in self.__struct_fields__:
             value = getattr(self, name)
             if value is not None and value < 0:
-                raise ValueError(f"risk limit {name} must not be negative, got {value}")
+                raise ValueError(f"risk limit {name} must not be negative")
         if self.rate_window_s <= 0:
             raise ValueError("risk windows must be positive")
 

@@ -51,6 +51,7 @@ import msgspec
 from bot.core.book import BookError, Books, event_type, parse_levels, price_units, size_units
 from bot.core.levels import PriceLevels
 from bot.core.markets import MarketInfo
+from bot.core.quantities import Shares, Usdc
 from bot.execution.protocol import (
     CancelsAnswered, OrderSeen, PlacesAnswered, Result, SendCancels, SendPlaces, TradeSeen, VenueCancelAll,
 )
@@ -117,8 +118,8 @@ class SimVenueConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     pair_window: float = 1.0
     closed_memory: int = 100_000
     seed: int = 0
-    collateral: int = 10_000_000_000  # USDC units our account starts with (10,000 USDC)
-    holdings: int = 0  # shares of every outcome token our account starts with
+    collateral: Usdc = 10_000_000_000  # what our account starts with (10,000 USDC)
+    holdings: Shares = 0  # shares of every outcome token our account starts with
 
     def __post_init__(self) -> None:
         if self.mode not in ("backtest", "paper"):

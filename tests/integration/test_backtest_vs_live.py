@@ -30,7 +30,7 @@ from tests.integration.test_live_trading import running_bot
 pytestmark = pytest.mark.integration
 
 # the quotes read the touch's prices (centred on the mid, no minimum size at the top), not its sizes
-PARAMS = {"half_spread_ticks": 1, "skew_ticks": 0, "order_size": 10_000_000, "max_inventory": 10_000_000_000,
+PARAMS = {"half_spread_ticks": 1, "skew_ticks": 0, "order_size": 10, "max_inventory": 10_000,
           "fair": "mid", "min_top_size": 0}
 
 
@@ -110,7 +110,7 @@ markets = ["{cond}"]
 params = {{ {params} }}
 
 [sim]
-holdings = 1000000000
+holdings = 1000
 
 [risk]
 max_orders_per_window = 200

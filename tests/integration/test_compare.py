@@ -26,7 +26,7 @@ from tests.integration.test_live_trading import running_bot
 
 pytestmark = pytest.mark.integration
 
-PARAMS = {"half_spread_ticks": 1, "skew_ticks": 0, "order_size": 10_000_000, "max_inventory": 10_000_000_000}
+PARAMS = {"half_spread_ticks": 1, "skew_ticks": 0, "order_size": 10, "max_inventory": 10_000}
 AGREEMENT = 0.4  # the stated tolerance: at least 40% of all fills in common (seen: 54-86%)
 
 
@@ -39,7 +39,7 @@ path = "strategies.market_maker:MarketMaker"
 markets = ["{cond}"]
 params = {{ {params} }}
 [sim]
-holdings = 1000000000
+holdings = 1000
 [sim.latency]
 entry = 0.002
 response = 0.002

@@ -45,10 +45,10 @@ def test_two_strategies_share_one_account_and_agree_with_the_exchange():
             config = BotConfig(strategies=(
                 StrategyInstanceConfig(name="mm", path="strategies.market_maker:MarketMaker",
                                        markets=(m1.condition_id,),
-                                       params={"half_spread_ticks": 1, "order_size": 10 * UNIT}),
+                                       params={"half_spread_ticks": 1, "order_size": 10}),
                 StrategyInstanceConfig(name="mm-wide", path="strategies.market_maker:MarketMaker",
                                        markets=(m2.condition_id,),
-                                       params={"half_spread_ticks": 2, "order_size": 5 * UNIT},
+                                       params={"half_spread_ticks": 2, "order_size": 5},
                                        risk=StrategyLimits(max_open_orders=4)),
             ))
             strategy = configured_strategy(config)
@@ -153,7 +153,7 @@ def test_the_same_config_of_two_strategies_runs_live_and_in_paper(tmp_path):
             f'markets = ["{m1.condition_id}"]\n'
             f'[[strategies]]\nname = "two"\npath = "strategies.bands:BandsMarketMaker"\n'
             f'markets = ["{m2.condition_id}"]\n[strategies.risk]\nmax_open_orders = 6\n'
-            f'[sim]\nholdings = 200000000\n[metrics]\nenabled = false\n[journal]\npath = "{tmp_path / "j.sqlite"}"\n')
+            f'[sim]\nholdings = 200\n[metrics]\nenabled = false\n[journal]\npath = "{tmp_path / "j.sqlite"}"\n')
         env = dict(os.environ, BOT_PRIVATE_KEY=acct.private_key, BOT_API_KEY=acct.creds.apiKey,
                    BOT_API_SECRET=acct.creds.secret, BOT_API_PASSPHRASE=acct.creds.passphrase)
         live = subprocess.Popen([sys.executable, "-m", "bot.cli", "run", "--config", str(cfg), "--duration", "4"],

@@ -29,8 +29,8 @@ markets = ["{cond}"]
 params = {{ half_spread_ticks = 1, order_size = 20000000 }}
 
 [sim]
-collateral = 1000000000
-holdings = 200000000
+collateral = 1000
+holdings = 200
 
 [metrics]
 enabled = false

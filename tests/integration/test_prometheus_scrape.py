@@ -40,7 +40,7 @@ params = {{ half_spread_ticks = 1, order_size = 5000000 }}
 
 [risk]
 stale_halt_s = "off"
-max_daily_loss = 1000000000
+max_daily_loss = 1000
 
 [shell]
 heartbeat_interval_s = 1.0

@@ -100,7 +100,8 @@ def config(path: str, params: dict[str, Any] | None = None, **sections: Any) -> 
 def backtest(tmp: Path, path: str, params: dict[str, Any] | None = None, *,
              synthetic: SyntheticConfig | None = None, **sections: Any) -> tuple[Any, Path]:
     """A backtest of ``path`` on the synthetic market (when given) or on the sample recording;
-    returns the summary and the results folder."""
+    returns the summary and the results folder. ``params`` as a config file writes them (sizes in
+    shares)."""
     out = tmp / "results"
     source = SyntheticMarket(synthetic) if synthetic is not None else None
     summary = run_backtest(config(path, params, **sections), [] if source else [SAMPLE], out=out, source=source)

@@ -13,6 +13,7 @@ from bench.as_experiment import (
     LOT, PRICE, TIME, Setting, average_spread, main, market, run_all, run_path, strategies, table,
 )
 from bot.backtest.synthetic import SyntheticMarket
+from bot.venue.units import UNIT
 from strategies.avellaneda_stoikov import optimal_spread
 
 
@@ -53,7 +54,7 @@ def test_the_papers_setting_on_the_venue():
     # the strategy's spread in venue prices is the paper's, scaled
     assert optimal_spread(inv["gamma"], inv["sigma"], 0.5 * TIME, inv["k"]) == pytest.approx(
         PRICE * optimal_spread(0.1, st.sigma, 0.5, st.k))
-    assert inv["session_s"] == st.horizon * TIME and inv["order_size"] == LOT
+    assert inv["session_s"] == st.horizon * TIME and inv["order_size"] * UNIT == LOT  # shares, as a config writes them
 
 
 def test_a_path_is_a_backtest_whose_pnl_is_the_profit():

@@ -110,7 +110,7 @@ def test_fixed_inputs_are_used_as_given(tmp_path: Path):
 
 
 def test_sample_recording_backtest(tmp_path: Path):
-    summary, out = backtest(tmp_path, PATH, {"max_inventory": 40 * SH})
+    summary, out = backtest(tmp_path, PATH, {"max_inventory": 40})
     assert summary.orders_sent > 0 and summary.fills > 0
     check_accounts(summary, out)
     assert len(summary.estimates) == 3  # one per market of the recording

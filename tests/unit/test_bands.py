@@ -113,7 +113,7 @@ def test_quotes_keep_every_invariant_before_and_after_the_mid_moves(p, h: Holdin
 
 def test_synthetic_backtest(tmp_path: Path):
     syn = SyntheticConfig(seed=2, duration_s=1200.0)
-    summary, out = backtest(tmp_path, PATH, {"max_inventory": 40 * SH}, synthetic=syn)
+    summary, out = backtest(tmp_path, PATH, {"max_inventory": 40}, synthetic=syn)
     assert summary.fills > 10
     check_accounts(summary, out, SyntheticMarket(syn).markets, max_inventory=40 * SH)
     # queue place: far fewer cancels than a quote that follows every tick of the mid would send

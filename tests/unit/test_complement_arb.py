@@ -180,7 +180,7 @@ def test_the_strategy_waits_for_the_legs_then_repairs_what_one_leg_left():
 
 def test_synthetic_backtest_trades_mispriced_sets_and_ends_balanced(tmp_path: Path):
     syn = SyntheticConfig(seed=4, duration_s=900.0, complement_gap_sd=0.03, half_spread_ticks=1)
-    summary, out = backtest(tmp_path, PATH, {"max_size": 20 * SH, "min_size": 5 * SH}, synthetic=syn)
+    summary, out = backtest(tmp_path, PATH, {"max_size": 20, "min_size": 5}, synthetic=syn)
     market = SyntheticMarket(syn).markets[0]
     est = summary.estimates[market.tokens[0]]
     assert est["sets"] >= 3 and summary.fills >= 6

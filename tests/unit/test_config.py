@@ -30,6 +30,7 @@ from bot.ops.secrets import (
     secrets_from_file,
 )
 from bot.risk import RiskLimits
+from bot.venue.units import UNIT
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -130,9 +131,11 @@ def test_sections_decode_into_their_structs():
         ("[metrics]\nport = 70000", "$.metrics.port"),
         ("[log]\nlevel = 'loud'", "$.log.level"),
         ("[venue\n", "not valid TOML"),
-        ("[risk]\nmax_daily_loss = 'of'", 'Expected `int` or "off", got `str` - at `$.risk.max_daily_loss`'),
+        ("[risk]\nmax_daily_loss = 'of'", '`risk.max_daily_loss`: expected USDC as a number (10, 10.5 or "10.5") or "off", '
+                                            "got 'of'"),
         ("[risk]\nstale_halt_s = 'OFF'", 'Expected `float` or "off", got `str` - at `$.risk.stale_halt_s`'),
-        ("[risk]\nmax_position = 1.5", 'Expected `int` or "off", got `float` - at `$.risk.max_position`'),
+        ("[risk]\nmax_position = 1.5555555", "`risk.max_position`: 1.5555555 shares has more than 6 decimals"),
+        ("[risk]\nmax_position = true", "`risk.max_position`: expected a number of shares or \"off\", got true"),
         ("[risk]\nmax_errors = false", 'Expected `int` or "off", got `bool` - at `$.risk.max_errors`'),
         ("[risk]\nrate_window_s = 'off'", "Expected `float`, got `str` - at `$.risk.rate_window_s`"),  # never off
         ("[venue]\nfunder = 7", 'Expected `str` or "off", got `int` - at `$.venue.funder`'),
@@ -178,17 +181,24 @@ def test_every_optional_limit_is_listed():
     }
 
 
+AMOUNTS = {"max_order_size", "max_position", "max_market_notional", "max_event_notional", "max_net_exposure",
+           "max_event_loss", "max_daily_loss", "max_total_loss"}  # shares or USDC in a config file
+
+
 @pytest.mark.parametrize("name", optional_limits())
 def test_any_optional_risk_limit_is_switched_off_with_off(name):
     on = decode_bot_config(f"[risk]\n{name} = 7")
-    assert getattr(on.risk, name) == 7
+    assert getattr(on.risk, name) == (7 * UNIT if name in AMOUNTS else 7)  # shares, USDC: micro-units inside
+    if name in AMOUNTS:
+        assert decode_bot_config(f'[risk]\n{name} = "7.25"').risk == decode_bot_config(f"[risk]\n{name} = 7.25").risk \
+            == msgspec.structs.replace(RiskLimits(), **{name: 7_250_000})
     off = decode_bot_config(f'[risk]\n{name} = "off"')
     assert getattr(off.risk, name) is None
     assert off.risk == msgspec.structs.replace(RiskLimits(), **{name: None})  # nothing else moves
 
 
 def test_limits_that_default_on_stay_on_unless_switched_off():
-    c = decode_bot_config('[risk]\nmax_order_size = "off"\ndisconnect_halt_s = "off"\nmax_daily_loss = 50000000')
+    c = decode_bot_config('[risk]\nmax_order_size = "off"\ndisconnect_halt_s = "off"\nmax_daily_loss = 50')
     assert c.risk.max_order_size is None and c.risk.disconnect_halt_s is None
     assert c.risk.max_daily_loss == 50_000_000
     assert c.risk.max_position == RiskLimits().max_position  # untouched default: still on

@@ -181,7 +181,7 @@ def test_exit_rules_in_a_config_are_checked_and_applied():
     from bot.strategy_set import configured_strategy
 
     toml = ('[strategy]\npath = "strategies.market_maker:MarketMaker"\n'
-            '[strategy.exits]\nmax_loss = 5_000_000\nflatten_before_end_s = 3600\n')
+            '[strategy.exits]\nmax_loss = 5\nflatten_before_end_s = 3600\n')
     config = decode_config(toml, BotConfig)
     s = configured_strategy(config)
     assert isinstance(s, Exits) and s.rules == ExitRules(max_loss=5 * SH, flatten_before_end_s=3600.0)

@@ -60,7 +60,7 @@ def test_quotes_keep_every_invariant(p, h: Holdings, gamma: float, sigma: float,
 
 def test_synthetic_backtest_keeps_the_inventory_bound(tmp_path: Path):
     syn = SyntheticConfig(seed=8, duration_s=1200.0)
-    summary, out = backtest(tmp_path, PATH, {"gamma": 20.0, "max_inventory": 20 * SH}, synthetic=syn)
+    summary, out = backtest(tmp_path, PATH, {"gamma": 20.0, "max_inventory": 20}, synthetic=syn)
     assert summary.fills > 20
     check_accounts(summary, out, SyntheticMarket(syn).markets, max_inventory=20 * SH)
     est = next(iter(summary.estimates.values()))

@@ -7,6 +7,7 @@ from bot.execution.reconciler import ReconcilerConfig
 from bot.live.assembly import make_engine
 from bot.live.venue import Venue
 from bot.venue.auth import Credentials
+from bot.venue.units import UNIT
 from strategies.market_maker import MarketMaker
 
 KEY = "0x" + "11" * 32
@@ -44,7 +45,7 @@ path = "strategies.market_maker:MarketMaker"
 [strategy.params]
 half_spread_ticks = 4
 [risk]
-max_order_size = 123000000
+max_order_size = 123
 [router]
 max_batch = 7
 [reconciler]
@@ -54,7 +55,7 @@ recent_fills = 5
 [feed]
 stale_after_s = 90.0
 [sim]
-collateral = 7000000
+collateral = 7
 [shell]
 orders_sync_s = 2.0
 [shell.stream]
@@ -84,14 +85,14 @@ def test_every_section_of_the_bot_config_reaches_what_it_configures(tmp_path):
     assert strategy.params.half_spread_ticks == 4
     market = MarketInfo("0x" + "cd" * 32, ("1", "2"), tick=10_000, min_size=5_000_000)
     engine = engine_of(config, strategy, [market], venue, wallet)
-    assert engine.risk.limits.max_order_size == 123_000_000
+    assert engine.risk.limits.max_order_size == 123 * UNIT
     assert engine.router.config.max_batch == 7
     assert engine.reconciler.config.orphan_policy == "adopt"
     assert engine.config.recent_fills == 5
     assert engine.feed.config.stale_after_s == 90.0
     from bot.sim.venue import SimVenue
 
-    assert SimVenue([market], config.sim).balance().collateral == 7_000_000
+    assert SimVenue([market], config.sim).balance().collateral == 7 * UNIT
     signed = engine.router._sign(OrderRequest("1", Side.BUY, 400_000, 10_000_000))
     assert (signed.signature_type, signed.maker, signed.builder) == (1, FUNDER, BUILDER)
     shell = LiveShell(engine, venue, config=config.shell)

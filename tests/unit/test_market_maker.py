@@ -174,3 +174,19 @@ def test_strategy_requotes_on_book_and_fill_and_pulls_on_stop():
     assert pulled.quotes == ()
     stop = mm.on_stop(ctx)
     assert stop == [QuoteTarget("N")]
+
+
+def test_an_order_size_no_market_takes_is_said_in_the_summary_and_the_report(tmp_path):
+    from bot.backtest.synthetic import SyntheticConfig, SyntheticMarket
+    from bot.results.report import summary_rows
+    from tests.unit.strategy_kit import backtest
+
+    syn = SyntheticConfig(seed=1, duration_s=60.0)
+    market = SyntheticMarket(syn).markets[0].condition_id
+    summary, _ = backtest(tmp_path, "strategies.market_maker:MarketMaker", {"order_size": 4}, synthetic=syn)
+    assert summary.orders_sent == 0
+    assert summary.warnings == (f"order_size = 4 shares is below the minimum order of 1 market(s) (up to 5 shares: "
+                                f"{market}): none is sent there",)
+    assert ("warning", summary.warnings[0]) in summary_rows(summary)
+    summary, _ = backtest(tmp_path / "b", "strategies.market_maker:MarketMaker", {"order_size": 5}, synthetic=syn)
+    assert summary.warnings == () and summary.orders_sent > 0

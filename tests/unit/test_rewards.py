@@ -103,8 +103,8 @@ def test_adjusted_quotes_stay_on_the_grid_uncrossed_and_within_room(p, bt: int, 
 
 def test_a_rewarded_backtest_quotes_inside_the_spread_and_counts_its_reward(tmp_path: Path):
     syn = SyntheticConfig(seed=6, duration_s=600.0, half_spread_ticks=3)
-    rewards = {"enabled": True, "daily_rate": 8640 * SH, "min_size": 20 * SH, "max_spread": 30_000, "markout": 0.001}
-    params = {"bands": [{"min_ticks": 3, "target_ticks": 5, "max_ticks": 7, "size": 10 * SH}], "rewards": rewards}
+    rewards = {"enabled": True, "daily_rate": 8640, "min_size": 20, "max_spread": 0.03, "markout": 0.001}
+    params = {"bands": [{"min_ticks": 3, "target_ticks": 5, "max_ticks": 7, "size": 10}], "rewards": rewards}
     summary, out = backtest(tmp_path, "strategies.bands:BandsMarketMaker", params, synthetic=syn)
     est = next(iter(summary.estimates.values()))
     assert est["reward_earned_usdc"] > 0.5 * 0.1 * 600 * 0.5  # a good part of 0.1 USDC/s while quoting

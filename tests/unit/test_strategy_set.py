@@ -186,14 +186,14 @@ name = "mm"
 path = "strategies.market_maker:MarketMaker"
 markets = ["{A}"]
 [strategies.risk]
-max_position = 50000000
+max_position = 50
 
 [[strategies]]
 name = "bands"
 path = "strategies.bands:BandsMarketMaker"
 markets = ["{B}"]
 [strategies.params]
-max_inventory = 20000000
+max_inventory = 20
 """
 
 

@@ -22,6 +22,7 @@ from bot.backtest.sweep import (
     ranking_table, short_names, write_results,
 )
 from bot.ops.config import BotConfig, decode_bot_config, load_bot_config
+from bot.venue.units import format_units
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = load_bot_config(REPO / "config" / "bot.example.toml")
@@ -113,18 +114,21 @@ def test_study_ranges_are_checked_like_the_grid():
 
 def test_a_set_rebuilds_the_config_and_leaves_the_base_alone():
     applied = apply_params(BASE, {"strategy.params.half_spread_ticks": 3, "sim.latency.entry": 1,
-                                  "risk.max_daily_loss": "off", "risk.max_total_loss": 50_000_000})
+                                  "risk.max_daily_loss": "off", "risk.max_total_loss": 50})
     assert applied.strategy.params["half_spread_ticks"] == 3 and BASE.strategy.params["half_spread_ticks"] == 2
     assert applied.sim.latency.entry == 1.0 and type(applied.sim.latency.entry) is float
-    assert applied.risk.max_daily_loss is None and applied.risk.max_total_loss == 50_000_000
+    assert applied.risk.max_daily_loss is None and applied.risk.max_total_loss == 50_000_000  # USDC as written
+    assert applied.risk.max_position == BASE.risk.max_position  # the rest, already micro-units, is not scaled again
+    assert apply_params(BASE, {"risk.max_position": "2.5"}).risk.max_position == 2_500_000
     assert applied.strategy.params["order_size"] == BASE.strategy.params["order_size"]
     assert apply_params(BASE, {}) is BASE
-    assert apply_params(BASE, {"risk.max_position": BASE.risk.max_position}) == BASE
+    assert apply_params(BASE, {"risk.max_position": BASE.risk.max_position // 1_000_000}) == BASE
 
 
 @settings(max_examples=40, deadline=None)
 @given(half_spread=st.integers(1, 9), entry=st.floats(0.0, 5.0, allow_nan=False), ttl=st.integers(0, 10_000),
-       loss=st.one_of(st.just("off"), st.integers(0, 10**12)), fair=st.sampled_from(["mid", "micro"]),
+       loss=st.one_of(st.just("off"), st.integers(0, 10**9), st.integers(0, 10**15).map(format_units)),
+       fair=st.sampled_from(["mid", "micro"]),
        ping=st.sampled_from([2.0, 5.0, 10.0]))
 def test_the_best_config_file_decodes_back_to_the_config_it_was_written_from(half_spread, entry, ttl, loss, fair,
                                                                              ping):
