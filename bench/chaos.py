@@ -32,6 +32,7 @@ import msgspec
 from bench.audit import audit_books, duplicate_groups, journal_states, journal_view, lasting_duplicates, untracked
 from bot.exchange.config import ExchangeConfig, FaultConfig, ServerFlowConfig
 from bot.exchange.server import LocalExchange
+from bot.venue.units import UNIT
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -136,7 +137,7 @@ def bot_env(acct) -> dict[str, str]:
 
 def write_bot_config(path: Path, urls, journal: Path) -> None:
     path.write_text(BOT_CONFIG.format(venue=urls.venue_toml(),
-                                      journal=journal, max_position=MAX_POSITION,
+                                      journal=journal, max_position=MAX_POSITION // UNIT,  # shares, as a config writes them
                                       max_open_orders=MAX_OPEN_ORDERS))
 
 

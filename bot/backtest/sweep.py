@@ -293,16 +293,15 @@ def apply_params(config: T, params: Mapping[str, Any], source: str = "grid") -> 
     except QuantityError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     table = msgspec.to_builtins(config)  # in micro-units: only the set's values are as written
-    _overlay(table, converted)
+    for key in params:  # each value replaces what is at its key, whole
+        node, value = table, converted
+        *head, last = key.split(".")
+        for part in head:
+            if not isinstance(node.get(part), dict):
+                node[part] = {}
+            node, value = node[part], value[part]
+        node[last] = value[last]
     return decode_config(table, type(config), source, written=False)
-
-
-def _overlay(table: dict[str, Any], values: Mapping[str, Any]) -> None:
-    for key, value in values.items():
-        if isinstance(value, dict) and isinstance(table.get(key), dict):
-            _overlay(table[key], value)
-        else:
-            table[key] = value
 
 
 def prepare(config: T, params: Mapping[str, Any], source: str = "grid") -> T:

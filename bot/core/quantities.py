@@ -2,22 +2,24 @@
 ``0.005`` of a price), turned into the integer micro-units everything inside counts in.
 
 A config struct marks such a field with one of three annotations: ``Shares`` (``OrderSize`` for
-the size of one order), ``Usdc`` or ``Price`` (an ``int`` in micro-units inside; a whole share is ``UNIT``). ``in_units(table, type_)``
-converts a parsed table before it is decoded: at a marked field, an integer ``n`` is ``n`` whole
-units, a decimal string is read exactly, and a float is read as the shortest decimal that spells
-it. Python code that builds the structs directly passes micro-units, as everywhere inside.
+the size of one order), ``Usdc`` or ``Price`` (an ``int`` in micro-units inside; a whole share is
+``UNIT``). ``in_units(table, type_)`` converts a parsed table before it is decoded: at a marked
+field, an integer ``n`` is ``n`` whole units, a decimal string is read exactly, and a float is
+read as the shortest decimal that spells it; ``as_written`` is the way back. Python code that
+builds the structs directly passes micro-units, as everywhere inside.
 
 Invariants: a value is converted exactly or refused with a ``QuantityError`` naming its key, never
-rounded; a bare integer that looks like micro-units (``MICRO_LOOKING``) is refused, not scaled: more than six decimals, a float with more than 15 significant digits (it no longer says
-what was written), a boolean, or text that is not a decimal number are refused. Unmarked fields are
-left as they are, and a table is converted once (``in_units`` of a converted table would scale
-it again: the config loaders call it exactly once).
+rounded: more than six decimals, a float with more than 15 significant digits (it no longer says
+what was written), a boolean, text that is not a decimal number, and a bare integer that looks
+like micro-units (``MICRO_LOOKING``: refused, not scaled) are refused. Unmarked fields are left as
+they are, and a table is converted once (``in_units`` of a converted table would scale it again:
+the config loaders call it exactly once).
 """
 
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any, Mapping
+from typing import Annotated, Any, Callable, Mapping
 
 import msgspec
 import msgspec.inspect as mi
@@ -91,7 +93,10 @@ def in_units(table: Any, type_: Any, where: str = "", off: str | None = None) ->
     it). Values that are not numbers or text (``None``, a table) are left for the decoder. ``off``:
     how the caller spells "none" (named in the message of a field that may be off)."""
 
-    def convert(value: Any, unit: str, key: str, optional: bool) -> Any:
+    def leaf(value: Any, t: mi.Type, key: str, optional: bool) -> Any:
+        unit = _unit_of(t)
+        if unit is None or not isinstance(value, (int, float, str)):
+            return value
         try:
             if type(value) is int and abs(value) >= MICRO_LOOKING[unit]:
                 raise QuantityError(f"{value} looks like micro-units: a config writes {unit} as they are, so "
@@ -103,21 +108,23 @@ def in_units(table: Any, type_: Any, where: str = "", off: str | None = None) ->
                 message = message.replace(", got", f' or "{off}", got', 1)
             raise QuantityError(f"`{key}`: {message}") from None
 
-    return _walk(table, mi.type_info(type_), where, convert)
+    return map_table(table, type_, leaf, where)
 
 
 def as_written(table: Any, type_: Any) -> Any:
     """The inverse of ``in_units``: a copy of ``table`` (builtins of ``type_``, micro-units) with
     every ``Shares``, ``Usdc`` or ``Price`` value as a config file writes it, a whole number as an
-    integer (``10``) and anything finer as its exact decimal text (``"10.5"``)."""
+    integer (``10``) and anything finer, or large enough to look like micro-units, as its exact
+    decimal text (``"10.5"``, ``"5000000"``)."""
 
-    def convert(value: Any, unit: str, key: str, optional: bool) -> Any:
-        if not isinstance(value, int) or isinstance(value, bool):
+    def leaf(value: Any, t: mi.Type, key: str, optional: bool) -> Any:
+        unit = _unit_of(t)
+        if unit is None or type(value) is not int:
             return value
         whole, frac = divmod(value, UNIT)
-        return whole if not frac else format_units(value)
+        return whole if not frac and abs(whole) < MICRO_LOOKING[unit] else format_units(value)
 
-    return _walk(table, mi.type_info(type_), "", convert)
+    return map_table(table, type_, leaf)
 
 
 _SEQUENCES = (mi.ListType, mi.VarTupleType, mi.SetType, mi.FrozenSetType)
@@ -131,31 +138,42 @@ def _unit_of(t: mi.Type) -> str | None:
     return None
 
 
-def _walk(value: Any, t: mi.Type, where: str, convert: Any, optional: bool = False) -> Any:
-    unit = _unit_of(t)
-    if unit is not None and isinstance(value, (int, float, str)):
-        return convert(value, unit, where, optional)
-    while isinstance(t, mi.Metadata):
-        t = t.type
-    if isinstance(t, mi.UnionType):
-        optional = any(isinstance(m, mi.NoneType) for m in t.types)
-        for m in t.types:
-            if _unit_of(m) is not None and isinstance(value, (int, float, str)) or \
-                    isinstance(value, dict) and isinstance(_bare(m), (mi.StructType, mi.DictType)) or \
-                    isinstance(value, (list, tuple)) and isinstance(_bare(m), (*_SEQUENCES, mi.TupleType)):
-                return _walk(value, m, where, convert, optional)
+def map_table(table: Any, type_: Any, leaf: Callable[[Any, mi.Type, str, bool], Any], where: str = "") -> Any:
+    """A copy of the parsed ``table`` with every value that is not a table or an array (a string,
+    a number, a boolean) replaced by ``leaf(value, its type, its key, whether it may be None)``,
+    following the fields of ``type_`` through nested structs, tables, arrays and unions; keys
+    ``type_`` does not know are kept as they are, for the decoder to name."""
+    return _walk(table, mi.type_info(type_), where, leaf)
+
+
+def _walk(value: Any, t: mi.Type, where: str, leaf: Any, optional: bool = False) -> Any:
+    bare = _bare(t)
+    if isinstance(bare, mi.UnionType):
+        optional = any(isinstance(m, mi.NoneType) for m in bare.types)
+        scalars = []
+        for m in bare.types:
+            b = _bare(m)
+            if isinstance(value, dict) and isinstance(b, (mi.StructType, mi.DictType)) or \
+                    isinstance(value, (list, tuple)) and isinstance(b, (*_SEQUENCES, mi.TupleType)):
+                return _walk(value, m, where, leaf, optional)
+            if not isinstance(b, mi.NoneType):
+                scalars.append(m)
+        if isinstance(value, (dict, list, tuple)):
+            return value
+        return leaf(value, next((m for m in scalars if _unit_of(m)), scalars[0] if scalars else t), where, optional)
+    if isinstance(bare, mi.StructType) and isinstance(value, dict):
+        fields = {f.encode_name: f.type for f in bare.fields}
+        return {k: _walk(v, fields[k], _at(where, k), leaf) if k in fields else v for k, v in value.items()}
+    if isinstance(bare, mi.DictType) and isinstance(value, dict):
+        return {k: _walk(v, bare.value_type, _at(where, k), leaf) for k, v in value.items()}
+    if isinstance(bare, _SEQUENCES) and isinstance(value, (list, tuple)):
+        return [_walk(v, bare.item_type, f"{where}[{i}]", leaf) for i, v in enumerate(value)]
+    if isinstance(bare, mi.TupleType) and isinstance(value, (list, tuple)):
+        return [_walk(v, it, f"{where}[{i}]", leaf) for i, (v, it) in enumerate(zip(value, bare.item_types))] \
+            + list(value[len(bare.item_types):])
+    if isinstance(value, (dict, list, tuple)):
         return value
-    if isinstance(t, mi.StructType) and isinstance(value, dict):
-        fields = {f.encode_name: f.type for f in t.fields}
-        return {k: _walk(v, fields[k], _at(where, k), convert) if k in fields else v for k, v in value.items()}
-    if isinstance(t, mi.DictType) and isinstance(value, dict):
-        return {k: _walk(v, t.value_type, _at(where, k), convert) for k, v in value.items()}
-    if isinstance(t, _SEQUENCES) and isinstance(value, (list, tuple)):
-        return [_walk(v, t.item_type, f"{where}[{i}]", convert) for i, v in enumerate(value)]
-    if isinstance(t, mi.TupleType) and isinstance(value, (list, tuple)):
-        return [_walk(v, it, f"{where}[{i}]", convert) for i, (v, it) in enumerate(zip(value, t.item_types))] \
-            + list(value[len(t.item_types):])
-    return value
+    return leaf(value, t, where, optional)
 
 
 def _bare(t: mi.Type) -> mi.Type:

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
-import msgspec.inspect as mi
 
 from bot.core.feed import FeedConfig
-from bot.core.quantities import QuantityError, in_units
+from bot.core.quantities import QuantityError, in_units, map_table
 from bot.engine.engine import EngineConfig
 from bot.execution.journal import JournalConfig
 from bot.execution.reconciler import ReconcilerConfig
@@ -132,33 +131,7 @@ def switch_off(table: Any, type_: Any) -> Any:
     """A copy of the parsed ``table`` with ``OFF`` as ``None`` in every field of ``type_`` (nested
     structs, lists and tables included) that may be ``None``; anything else is left for the
     decoder to judge."""
-    return _switch_off(table, mi.type_info(type_))
-
-
-_SEQUENCES = (mi.ListType, mi.VarTupleType, mi.SetType, mi.FrozenSetType)
-
-
-def _switch_off(value: Any, t: mi.Type) -> Any:
-    while isinstance(t, mi.Metadata):
-        t = t.type
-    if isinstance(t, mi.UnionType):
-        if value == OFF and any(isinstance(m, mi.NoneType) for m in t.types):
-            return None
-        for m in t.types:
-            if isinstance(value, dict) and isinstance(m, (mi.StructType, mi.DictType)) or \
-                    isinstance(value, list) and isinstance(m, (*_SEQUENCES, mi.TupleType)):
-                return _switch_off(value, m)
-        return value
-    if isinstance(t, mi.StructType) and isinstance(value, dict):
-        fields = {f.encode_name: f.type for f in t.fields}
-        return {k: _switch_off(v, fields[k]) if k in fields else v for k, v in value.items()}
-    if isinstance(t, mi.DictType) and isinstance(value, dict):
-        return {k: _switch_off(v, t.value_type) for k, v in value.items()}
-    if isinstance(t, _SEQUENCES) and isinstance(value, list):
-        return [_switch_off(v, t.item_type) for v in value]
-    if isinstance(t, mi.TupleType) and isinstance(value, list):
-        return [_switch_off(v, it) for v, it in zip(value, t.item_types)] + value[len(t.item_types):]
-    return value
+    return map_table(table, type_, lambda value, _t, _key, optional: None if optional and value == OFF else value)
 
 
 def load_config(path: str | os.PathLike[str], type_: type[T]) -> T:

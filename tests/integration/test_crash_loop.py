@@ -41,7 +41,7 @@ CONFIG = """
 {venue}
 [strategy]
 path = "strategies.market_maker:MarketMaker"
-params = {{ half_spread_ticks = 1, order_size = 10000000, max_inventory = 60000000 }}
+params = {{ half_spread_ticks = 1, order_size = 10, max_inventory = 60 }}
 
 [reconciler]
 orphan_policy = "cancel"

@@ -26,7 +26,7 @@ def config_text(ex, cond: str, journal: Path) -> str:
 [strategy]
 path = "strategies.market_maker:MarketMaker"
 markets = ["{cond}"]
-params = {{ half_spread_ticks = 1, order_size = 20000000 }}
+params = {{ half_spread_ticks = 1, order_size = 20 }}
 
 [sim]
 collateral = 1000

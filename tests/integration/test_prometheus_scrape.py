@@ -36,7 +36,7 @@ def bot_config(ex, metrics_port: int, journal: Path) -> str:
 {u.venue_toml()}
 [strategy]
 path = "strategies.market_maker:MarketMaker"
-params = {{ half_spread_ticks = 1, order_size = 5000000 }}
+params = {{ half_spread_ticks = 1, order_size = 5 }}
 
 [risk]
 stale_halt_s = "off"

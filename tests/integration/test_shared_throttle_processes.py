@@ -44,7 +44,7 @@ processes = 3
 
 [strategy]
 path = "strategies.market_maker:MarketMaker"
-params = {{ half_spread_ticks = 1, order_size = 5000000 }}
+params = {{ half_spread_ticks = 1, order_size = 5 }}
 
 [risk]
 stale_halt_s = "off"

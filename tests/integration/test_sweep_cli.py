@@ -76,8 +76,8 @@ def test_what_cannot_run_is_one_line_exit_2_and_runs_nothing(tmp_path: Path):
         ('"sim.latency.entry" = ["fast"]', [str(SAMPLE)], "sim.latency.entry"),
         ("[sweep]\nmetric = \"speed\"", [str(SAMPLE)], "speed"),
         ("not toml [", [str(SAMPLE)], "not valid TOML"),
-        ('"risk.max_position" = [1000000]', [str(tmp_path / "missing")], "no such file"),
-        ('"risk.max_position" = [1000000]', [str(junk)], "not a recording"),
+        ('"risk.max_position" = [1000]', [str(tmp_path / "missing")], "no such file"),
+        ('"risk.max_position" = [1000]', [str(junk)], "not a recording"),
     ]
     for text, data, word in cases:
         grid.write_text(text)

@@ -92,7 +92,7 @@ def test_bad_params_are_refused_by_name():
 
 def test_synthetic_backtest_estimates_the_market_and_keeps_its_limits(tmp_path: Path):
     syn = SyntheticConfig(seed=3, duration_s=1200.0, a=1.0, k=150.0, sigma=0.001)
-    params = {"gamma": 2.0, "max_inventory": 30 * SH, "estimator": {"warmup_s": 60.0, "half_life_s": 3600.0}}
+    params = {"gamma": 2.0, "max_inventory": 30, "estimator": {"warmup_s": 60.0, "half_life_s": 3600.0}}
     summary, out = backtest(tmp_path, PATH, params, synthetic=syn)
     assert summary.fills > 20 and summary.orders_sent > 0
     market = SyntheticMarket(syn).markets
