@@ -148,3 +148,10 @@ def test_set_group_of_unknown_tokens_holds_nothing():
     pf.value_sets((g,))
     buy(pf, "P", 500_000, SH)
     assert pf.complete_sets() == [] and pf.unrealized_pnl({"P": 600_000}) == 100_000
+
+
+def test_a_sweep_shows_the_set_figures_as_usdc_and_shares():
+    from bot.backtest.sweep import mean_text
+
+    assert [mean_text(f, 1_500_000) for f in ("sets", "sets_value", "sets_edge", "mergeable", "mergeable_cost")] \
+        == ["1.5"] * 5
