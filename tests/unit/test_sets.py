@@ -155,3 +155,26 @@ def test_a_sweep_shows_the_set_figures_as_usdc_and_shares():
 
     assert [mean_text(f, 1_500_000) for f in ("sets", "sets_value", "sets_edge", "mergeable", "mergeable_cost")] \
         == ["1.5"] * 5
+
+
+def test_the_engine_values_an_events_sets_only_for_a_strategy_that_takes_its_events_whole():
+    from bot.core.clock import SimClock
+    from bot.engine.assembly import Signing, build_engine, simulated_throttles
+    from bot.ops.config import BotConfig
+    from bot.strategy import Strategy
+    from bot.strategy_set import StrategySet
+    from strategies.complement_arb import ComplementArbitrage, Params
+
+    def kinds(strategy) -> set[str]:
+        clock = SimClock(1000.0)
+        eng = build_engine(strategy, [A, B], clock=clock, signing=Signing(None, 1),
+                           throttles=simulated_throttles(BotConfig().venue.limits, clock))
+        eng.portfolio.seed("AY", 5 * SH, 400_000)
+        eng.portfolio.seed("BY", 5 * SH, 500_000)
+        return {h.group.kind for h in eng.portfolio.complete_sets()}
+
+    assert kinds(ComplementArbitrage()) == {YES}
+    assert kinds(ComplementArbitrage(Params(neg_risk=False))) == set()
+    assert kinds(Strategy()) == set()  # another strategy may trade a part of an event: its YES are no set
+    both = StrategySet([("arb", ComplementArbitrage(), (A.condition_id, B.condition_id), None)])
+    assert both.whole_events and kinds(both) == {YES}
