@@ -13,10 +13,9 @@ from typing import Iterable, Mapping
 import msgspec
 
 from bot.core.events import Fill, FillReversal
+from bot.portfolio.sets import CompleteSets, SetGroup, held_sets, unrealized_e12
 from bot.venue.enums import Side, TradeStatus
 from bot.venue.units import UNIT
-
-from bot.portfolio.sets import CompleteSets, SetGroup, held_sets, unrealized_e12
 
 
 def _sign(x: int) -> int:
