@@ -77,6 +77,9 @@ class StrategySet(Strategy):
         for m in self.members:
             if self.reads == "depth" and getattr(m.strategy, "reads", "depth") == "top":
                 m.tops = {}
+        # a neg-risk event's complete sets are valued whole when a strategy of the set says its
+        # events' markets are all of them (``ComplementArbitrage.whole_events``)
+        self.whole_events = any(getattr(m.strategy, "whole_events", False) for m in self.members)
         self.owners: dict[str, str] = {}  # token -> the name of the strategy quoting it
         self._owner: dict[str, _Member] = {}
         self._readers: dict[str, tuple[_Member, ...]] = {}

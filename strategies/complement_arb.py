@@ -265,6 +265,12 @@ class ComplementArbitrage(Strategy):
     Params = Params
     reads = "top"
 
+    @property
+    def whole_events(self) -> bool:
+        """Each neg-risk event's markets here are all of its markets (the sets it trades say so):
+        the portfolio values the event's complete sets at their payout (``bot.portfolio.sets``)."""
+        return self.params.neg_risk
+
     def __init__(self, params: Any = None) -> None:
         super().__init__(params)
         self._groups: list[Group] = []

@@ -60,7 +60,8 @@ MAX_RUNS = 10_000
 UNMEASURED = ("wall_seconds", "events_per_s")
 """Summary figures of the machine, not of the run: they cannot rank (a ranking must repeat)."""
 
-MICRO_FIELDS = ("volume", "notional", "realized", "unrealized", "fees", "pnl", "max_drawdown")
+MICRO_FIELDS = ("volume", "notional", "realized", "unrealized", "fees", "pnl", "max_drawdown", "sets", "sets_value",
+                "sets_edge", "mergeable", "mergeable_cost")
 """Summary figures in micro-units, shown as exact decimals."""
 
 

@@ -44,7 +44,7 @@ from bot.execution.protocol import (
 from bot.execution.reconciler import OrderUpdate, Reconciler
 from bot.execution.restart import restore
 from bot.execution.router import PlaceBatch, Router
-from bot.portfolio import DailyPnl, Portfolio, marks_from_books
+from bot.portfolio import DailyPnl, Portfolio, marks_from_books, set_groups
 from bot.risk import Connectivity, HaltReason, RiskGate, TradingState, VenueAccept, VenueFailure, VenueReject
 from bot.strategy import Strategy, StrategyContext, intents_of, overrides
 from bot.venue.enums import TradeStatus
@@ -128,6 +128,9 @@ class Engine:
         self.books = books
         self.feed = feed if feed is not None else Feed(token_ids=tokens, now=clock.now())
         self.portfolio = portfolio if portfolio is not None else Portfolio()
+        # complete sets are worth their payout, not their legs' mids: every market's YES+NO, and a
+        # neg-risk event's sets when the strategy takes each event's markets as all of them
+        self.portfolio.value_sets(set_groups(markets, events=bool(getattr(strategy, "whole_events", False))))
         self.metrics = metrics
         self.perf = perf
         self.daily = DailyPnl()

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from bot.strategy_set import strategy_rows
 from bot.engine.engine import Engine
+from bot.portfolio.sets import totals
 from bot.venue.units import UNIT, format_units
 
 
@@ -155,12 +156,28 @@ def summary_rows(engine: Engine) -> list[tuple[str, str]]:
         ("fees (USDC)", usd(p["fees"])),
         ("fees paid (USDC)", usd(p["fees"] + p["rebates"])),
         ("rebates earned (USDC)", usd(p["rebates"])),
+        *set_rows(engine),
         ("429 responses", str(s.rate_limited)),
         ("risk rejections", str(s.risk_rejections)),
         ("tick-to-order median", _us(med)),
         ("tick-to-order p99", _us(p99)),
         ("final state", engine.state.value),
     ]
+
+
+def set_rows(engine: Engine) -> list[tuple[str, str]]:
+    """The complete sets the portfolio holds (valued at their payout in the PnL) and the mergeable
+    pairs among them, when there are any."""
+    held = totals(engine.portfolio.complete_sets())
+    rows = []
+    if held.sets:
+        rows += [("complete sets (shares)", format_units(held.sets)),
+                 ("locked value of the sets (USDC)", usd(held.value)),
+                 ("edge realized on the sets (USDC)", usd(held.edge))]
+    if held.mergeable:
+        rows += [("mergeable YES+NO pairs (shares)", format_units(held.mergeable)),
+                 ("capital locked in mergeable pairs (USDC)", usd(held.mergeable_cost))]
+    return rows
 
 
 def summary_table(engine: Engine) -> Table:

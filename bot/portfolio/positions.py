@@ -13,6 +13,7 @@ from typing import Iterable, Mapping
 import msgspec
 
 from bot.core.events import Fill, FillReversal
+from bot.portfolio.sets import CompleteSets, SetGroup, held_sets, unrealized_e12
 from bot.venue.enums import Side, TradeStatus
 from bot.venue.units import UNIT
 
@@ -123,9 +124,12 @@ class Portfolio:
     oldest fills whose trades are CONFIRMED (``settle``; they can never be reversed) into its
     starting position, which the replay then starts from. A folded fill is no longer known by its
     key: its source delivers each fill once (``bot.execution.reconciler``).
+
+    The complete sets of ``value_sets``' groups are valued at what they pay (``bot.portfolio.sets``):
+    the unrealized and total PnL mark only the shares outside them at the marks.
     """
 
-    __slots__ = ("_seeds", "_positions", "_fills", "_by_token", "_reversed", "_by_trade", "_final")
+    __slots__ = ("_seeds", "_positions", "_fills", "_by_token", "_reversed", "_by_trade", "_final", "_sets")
 
     def __init__(self) -> None:
         self._seeds: dict[str, Position] = {}
@@ -135,6 +139,11 @@ class Portfolio:
         self._reversed: set[tuple[str, str]] = set()
         self._by_trade: dict[str, list[tuple[str, str]]] = {}  # trade id -> its fills not final
         self._final: set[tuple[str, str]] = set()  # fills of CONFIRMED trades, not folded yet
+        self._sets: tuple[SetGroup, ...] = ()  # the complete sets valued at their payout
+
+    def value_sets(self, groups: tuple[SetGroup, ...]) -> None:
+        """Value the complete sets of ``groups`` (``bot.portfolio.sets.set_groups``) at their payout."""
+        self._sets = tuple(groups)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -269,24 +278,32 @@ class Portfolio:
         """USDC flow from all trading, fees included (micro-units, floored)."""
         return sum(p.cash_e12 for p in self._positions.values()) // UNIT - self.fees
 
-    def unrealized_pnl(self, marks: Mapping[str, int | None]) -> int:
-        """Open PnL valued at ``marks`` (token -> price, e.g. the mids); unmarked tokens count 0."""
+    def _unrealized_e12(self, marks: Mapping[str, int | None]) -> int:
+        if self._sets:
+            sets, rest = unrealized_e12(self._positions, self._sets, marks)
+            return sets + rest
         total = 0
         for t, p in self._positions.items():
             mark = marks.get(t)
             if mark is not None and p.size:
                 total += p.unrealized_e12(mark)
-        return total // UNIT
+        return total
+
+    def unrealized_pnl(self, marks: Mapping[str, int | None]) -> int:
+        """Open PnL valued at ``marks`` (token -> price, e.g. the mids), complete sets at their
+        payout; unmarked tokens outside sets count 0."""
+        return self._unrealized_e12(marks) // UNIT
 
     def total_pnl(self, marks: Mapping[str, int | None]) -> int:
         """Realized + unrealized - fees, in micro-units."""
-        total = 0
-        for t, p in self._positions.items():
+        total = self._unrealized_e12(marks)
+        for p in self._positions.values():
             total += p.realized_e12 - p.fees * UNIT
-            mark = marks.get(t)
-            if mark is not None and p.size:
-                total += p.unrealized_e12(mark)
         return total // UNIT
+
+    def complete_sets(self) -> list[CompleteSets]:
+        """The complete sets held of ``value_sets``' groups (``bot.portfolio.sets.held_sets``)."""
+        return held_sets(self._positions, self._sets)
 
     def reconcile(
         self, venue_positions: Mapping[str, int], *, tolerance: int = 0, size_threshold: int = 0

@@ -33,6 +33,7 @@ import msgspec
 
 from bot.core.events import Fill
 from bot.execution.orders import OwnOrder
+from bot.portfolio.sets import totals
 from bot.venue.enums import Side, TradeStatus
 
 _enc = msgspec.json.Encoder()
@@ -157,6 +158,12 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True):
     partial: bool = False
     halts: tuple[str, ...] = ()  # why trading halted during the run ("reason: detail"), in order
     warnings: tuple[str, ...] = ()  # what the configuration made impossible (an order size no market takes)
+    # complete sets held at the end (``bot.portfolio.sets``), valued at their payout in ``unrealized``:
+    sets: int = 0  # shares held in complete sets
+    sets_value: int = 0  # what they pay whatever happens (USDC): the locked value
+    sets_edge: int = 0  # locked value less what the sets cost (USDC): edge realized, whatever the mids
+    mergeable: int = 0  # of them, a market's YES+NO pairs (shares): merging frees as many USDC
+    mergeable_cost: int = 0  # the capital locked in those pairs (what they cost, USDC)
 
 
 class ResultsSink:
@@ -398,6 +405,7 @@ def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, even
     realized, fees, unrealized = pf.realized_pnl, pf.fees, pf.unrealized_pnl(marks)
     st = engine.stats
     tokens = [t for m in engine.markets for t in m.tokens]
+    held = totals(pf.complete_sets())
     return Summary(
         mode=mode, events=events, seconds=seconds, wall_seconds=wall_seconds,
         events_per_s=events / wall_seconds if wall_seconds > 0 else 0.0,
@@ -412,6 +420,8 @@ def summarize(engine: Any, sink: ResultsSink, series: Series, *, mode: str, even
         strategies=getattr(engine.strategy, "figures", dict)(), fees_paid=sink.fees_paid, rebates=sink.rebates,
         halts=tuple(f"{t.reason.value}: {t.detail}" for t in engine.risk.status.reasons),
         warnings=tuple(getattr(engine, "warnings", ())),
+        sets=held.sets, sets_value=held.value, sets_edge=held.edge, mergeable=held.mergeable,
+        mergeable_cost=held.mergeable_cost,
     )
 
 

@@ -134,6 +134,7 @@ def summary_rows(summary: Summary) -> list[tuple[str, str]]:
         ("fill rate (orders with a fill)", f"{summary.fill_rate:.1%}"), ("volume (shares)", m(summary.volume)),
         ("notional (USDC)", m(summary.notional)),
     ]
+    rows += set_rows(summary)
     if summary.events:
         rows.append(("events", f"{summary.events:,}"))
     if summary.wall_seconds:
@@ -155,6 +156,19 @@ def summary_rows(summary: Summary) -> list[tuple[str, str]]:
         rows.append(("warning", warning))
     if summary.seed is not None:
         rows.append(("seed", str(summary.seed)))
+    return rows
+
+
+def set_rows(summary: Summary) -> list[tuple[str, str]]:
+    """The complete sets held at the end and the mergeable pairs among them, when there are any."""
+    m = format_units
+    rows = []
+    if summary.sets:
+        rows += [("complete sets (shares)", m(summary.sets)), ("locked value of the sets (USDC)", m(summary.sets_value)),
+                 ("edge realized on the sets (USDC)", m(summary.sets_edge))]
+    if summary.mergeable:
+        rows += [("mergeable YES+NO pairs (shares)", m(summary.mergeable)),
+                 ("capital locked in mergeable pairs (USDC)", m(summary.mergeable_cost))]
     return rows
 
 

@@ -16,7 +16,9 @@ from bot.core.clock import SimClock
 from bot.core.events import Fill
 from bot.core.intents import Take
 from bot.core.markets import MarketIndex, MarketInfo
-from bot.portfolio import Portfolio
+from bot.portfolio import Portfolio, complete_sets, fills_of, set_groups
+from bot.results.read import read_results
+from bot.results.report import summary_rows
 from bot.strategy import StrategyContext
 from bot.venue.enums import OrderType, Side
 from bot.venue.fees import BPS, FeeSchedule, taker_fee
@@ -187,6 +189,52 @@ def test_synthetic_backtest_trades_mispriced_sets_and_ends_balanced(tmp_path: Pa
     check_accounts(summary, out)
     yes, no = (summary.final_position[t] for t in market.tokens)
     assert abs(yes - no) <= LOT  # every set it took is whole
+
+
+def test_synthetic_backtest_pnl_is_the_sets_edge_plus_the_rest(tmp_path: Path):
+    """The sets held at the end are valued at 1 each, not at their legs' mids: the unrealized PnL
+    is exactly their edge (every share held is in a set), the same for any mids, and the PnL is
+    realized + that edge - fees, with each figure rebuilt from the fills."""
+    syn = SyntheticConfig(seed=4, duration_s=900.0, complement_gap_sd=0.03, half_spread_ticks=1)
+    summary, out = backtest(tmp_path, PATH, {"max_size": 20, "min_size": 5}, synthetic=syn)
+    market = SyntheticMarket(syn).markets[0]
+    yes, no = (summary.final_position[t] for t in market.tokens)
+    assert yes == no > 0 and summary.estimates[market.tokens[0]]["edge_usdc"] > 0
+    pf = fills_of(f.as_fill() for f in read_results(out).fills)
+    [held] = complete_sets(pf.positions(), [market])
+    assert (summary.sets, summary.sets_value, summary.sets_edge) == (yes, yes, held.edge)
+    assert (summary.mergeable, summary.mergeable_cost) == (yes, held.cost)
+    assert summary.realized == pf.realized_pnl and summary.fees == pf.fees
+    assert summary.unrealized == summary.sets_edge
+    assert summary.pnl == summary.realized + summary.sets_edge - summary.fees
+    pf.value_sets(set_groups([market]))
+    for mids in ({}, dict.fromkeys(market.tokens, 10_000), dict(zip(market.tokens, (900_000, 300_000)))):
+        assert pf.unrealized_pnl(mids) == summary.sets_edge
+    rows = dict(summary_rows(summary))
+    assert rows["edge realized on the sets (USDC)"] == format_units(summary.sets_edge)
+
+
+def test_a_set_bought_under_one_is_no_loss_for_the_kill_switch():
+    """Legs whose mids fell apart would show a loss past the limit; the set they form is worth 1
+    whatever the mids, so the engine's total PnL shows its edge and nothing halts."""
+    from bot.engine.assembly import Signing, build_engine, simulated_throttles
+    from bot.ops.config import BotConfig
+    from bot.risk import RiskLimits, TradingState
+
+    market = MarketInfo("0x" + "ab" * 32, ("Y", "N"))
+    clock = SimClock(1000.0)
+    eng = build_engine(ComplementArbitrage(P), [market], clock=clock, signing=Signing(None, 1),
+                       throttles=simulated_throttles(BotConfig().venue.limits, clock),
+                       risk=RiskLimits(max_total_loss=SH, stale_halt_s=None))
+    eng.portfolio.seed("Y", 10 * SH, 450_000)
+    eng.portfolio.seed("N", 10 * SH, 520_000)  # 10 sets at 0.97
+    marks = {"Y": 100_000, "N": 500_000}  # leg by leg: 10 * (0.10 - 0.45 + 0.50 - 0.52) = -3.70
+    assert eng.portfolio.total_pnl(marks) == 300_000
+    assert not [a for a in eng._judge_losses(clock.now(), marks) if a] and eng.state is TradingState.ACTIVE
+    eng.portfolio.seed("N", 5 * SH, 520_000)  # 5 sets, and 5 Y at their mid: -1.75 + 0.15
+    assert eng.portfolio.total_pnl(marks) == -1_600_000
+    eng._judge_losses(clock.now(), marks)
+    assert eng.state is TradingState.HALTED
 
 
 def test_sample_recording_has_no_mispriced_set(tmp_path: Path):
