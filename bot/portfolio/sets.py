@@ -17,15 +17,23 @@ remainder together cost exactly what the positions cost; valued at their payout,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import Iterable, Mapping, Protocol
 
 import msgspec
 
 from bot.core.markets import MarketInfo
 from bot.venue.units import UNIT
 
-if TYPE_CHECKING:
-    from .positions import Position
+
+class Holding(Protocol):
+    """What counting sets reads of a position: shares held and their cost (micro-units x UNIT)."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def cost_e12(self) -> int: ...
+
 
 PAIR, YES, NO = "pair", "yes", "no"
 
@@ -105,7 +113,7 @@ def set_groups(markets: Iterable[MarketInfo], *, events: bool = True) -> tuple[S
     return tuple(out)
 
 
-def held_sets(positions: Mapping[str, "Position"], groups: Iterable[SetGroup]) -> list[CompleteSets]:
+def held_sets(positions: Mapping[str, Holding], groups: Iterable[SetGroup]) -> list[CompleteSets]:
     """The complete sets ``positions`` hold of ``groups`` (in order; a share goes to the first
     group that takes it), those of none left out."""
     left: dict[str, int] = {}
@@ -130,7 +138,7 @@ def held_sets(positions: Mapping[str, "Position"], groups: Iterable[SetGroup]) -
     return out
 
 
-def complete_sets(positions: Mapping[str, "Position"], markets: Iterable[MarketInfo], *,
+def complete_sets(positions: Mapping[str, Holding], markets: Iterable[MarketInfo], *,
                   events: bool = True) -> list[CompleteSets]:
     """The complete sets held over ``markets`` (``set_groups``): per market and event, the sets
     (the fewest shares of a leg), their locked value, cost and edge."""
@@ -150,7 +158,7 @@ def totals(held: Iterable[CompleteSets]) -> SetTotals:
     return SetTotals(sets, value, edge // UNIT, merge, merge_cost // UNIT)
 
 
-def unrealized_e12(positions: Mapping[str, "Position"], groups: Iterable[SetGroup],
+def unrealized_e12(positions: Mapping[str, Holding], groups: Iterable[SetGroup],
                    marks: Mapping[str, int | None]) -> tuple[int, int]:
     """Open PnL in micro-units times ``UNIT``, as ``(sets, rest)``: the sets held valued at their
     payout (no mark needed), and each token's remainder at its mark (0 for an unmarked token)."""
