@@ -22,6 +22,7 @@ from bot.exchange import ws
 from bot.exchange.app import MOUNTS, Exchange
 from bot.exchange.config import ExchangeConfig
 from bot.exchange.intake import HeadCheck, HeadLimits, Waiting, protocol_factory
+from bot.exchange.listener import Listener
 from bot.exchange.request_log import RequestLog
 from bot.exchange.state import DemoAccount
 
@@ -54,9 +55,9 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, per_client: int) -> Listener:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = Listener(family, per_client)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(LISTEN_BACKLOG)
@@ -74,6 +75,7 @@ class LocalExchange:
         self.urls: Urls | None = None
         self._servers: list[uvicorn.Server] = []
         self.waiting: dict[str, Waiting] = {}  # per surface: the connections waiting for a request head
+        self.listeners: dict[str, Listener] = {}  # per surface: its listening socket (connections per client)
         self._tg = None
         self.flow_paused = False  # the synthetic traders hold still while set (books stop moving)
 
@@ -95,13 +97,14 @@ class LocalExchange:
         else:
             plan = [("catalog", c.catalog_port), ("clob", c.clob_port), ("data", c.data_port)]
         ports = {}
-        socks: list[socket.socket] = []
+        socks: list[Listener] = []
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         try:
             for name, port in plan:
-                sock = _bind(host, port)
+                sock = _bind(host, port, c.connections_per_client)
                 socks.append(sock)
+                self.listeners[name] = sock
                 ports[name] = sock.getsockname()[1]
                 cfg = _server_config(c, apps[name], catalog=name == "catalog")
                 self.waiting[name] = cfg.http.keywords["waiting"]
@@ -201,7 +204,7 @@ def _server_config(c: ExchangeConfig, app, catalog: bool) -> uvicorn.Config:
         http=protocol_factory(limits, catalog), h11_max_incomplete_event_size=limits.max_head_bytes,
         timeout_keep_alive=c.keep_alive_s, proxy_headers=False, backlog=ACCEPT_BURST,
         ws="websockets-sansio" if _has_sansio() else "websockets",
-        ws_max_size=ws.MAX_FRAME_BYTES, ws_max_queue=ws.MAX_QUEUED_FRAMES_IN)
+        ws_max_size=ws.MAX_FRAME_BYTES, ws_max_queue=ws.MAX_QUEUED_FRAMES_IN, ws_per_message_deflate=False)
 
 
 def _has_sansio() -> bool:

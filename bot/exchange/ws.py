@@ -39,6 +39,7 @@ MAX_ASSETS = 500
 MAX_FRAME_BYTES = 256 * 1024  # a first frame with 500 token ids is ~45 KB; a user frame naming 1000 markets ~70 KB
 MAX_QUEUED_FRAMES_IN = 8  # frames received and not yet read by the handler, per connection
 REORDER_HOLD_S = 0.2  # fault: how long a user event waits for a successor to swap with
+PING_MAX_CHARS = 64  # a longer text frame is not taken for a PING (nor scanned for one)
 WRITE_BURST = 512  # queued frames a connection writes back to back before it lets other tasks run
 _enc = msgspec.json.Encoder()
 
@@ -288,7 +289,7 @@ class Hub:
                 text = await ws.receive_text()
             except (WebSocketDisconnect, KeyError, RuntimeError):
                 return
-            if text.strip().upper() == "PING":
+            if len(text) <= PING_MAX_CHARS and text.strip().upper() == "PING":
                 conn.push("PONG")
                 continue
             try:
