@@ -2,9 +2,11 @@
 
 Invariant: a client IP holds at most ``cap`` open connections on one listener (sending a request,
 waiting for one, or upgraded to a WebSocket). One more is refused inside ``accept`` itself, before
-any transport, protocol or task exists for it: it is sent ``refusal_answer(cap)`` (429 in the venue's
-body, ``Retry-After: 1``, ``Connection: close``), what it had already sent is read and dropped (so
-the close is a FIN the client reads after the answer, not a reset), and it is closed. A refusal
+any transport, protocol or task exists for it: once it sends something (its request, usually), it is
+sent ``refusal_answer(cap)`` (429 in the venue's body, ``Retry-After: 1``, ``Connection: close``)
+and the end of the stream, what it sent is dropped, and it is closed when it closes or ``LINGER_S``
+after it was refused, whichever comes first (answered then, if it sent nothing); beyond ``MAX_LINGERING`` refused connections waiting
+so, one is answered and closed at once (a client still sending may then see a reset). A refusal
 costs a few system calls, so a client that reconnects as fast as it can spends its own CPU rather
 than the event loop's, and the listen queue drains fast enough for everyone else's connections to
 get in. At most ``REFUSALS_PER_ACCEPT`` are refused in one call before the event loop gets back to
@@ -14,13 +16,14 @@ comes first: exactly once).
 
 from __future__ import annotations
 
+import asyncio
 import resource
 import socket
 import weakref
 
 import msgspec
 
-from bot.exchange.intake import raw_answer
+from bot.exchange.intake import LINGER_S, MAX_LINGERING, raw_answer
 
 REFUSALS_PER_ACCEPT = 64  # refused in one accept() call; the rest wait for the next poll
 RETRY_AFTER_S = 1
@@ -42,6 +45,7 @@ class Listener(socket.socket):
         self.refusal = refusal_answer(cap)
         self.held: dict[str, int] = {}  # client IP -> its open connections
         self.refused = 0  # connections refused over the cap, for audits
+        self.lingering = 0  # refused connections left open a while before they close
 
     def accept(self) -> tuple[socket.socket, object]:
         """The next connection whose client is under the cap; those over it are refused on the way.
@@ -60,13 +64,53 @@ class Listener(socket.socket):
 
     def _refuse(self, fd: int) -> None:
         conn = socket.socket(self.family, self.type, self.proto, fileno=fd)
+        conn.setblocking(False)
         try:
-            conn.send(self.refusal, socket.MSG_DONTWAIT)
-            conn.recv(65536, socket.MSG_DONTWAIT)
-        except OSError:
-            pass  # nothing sent yet (the usual case), or the client already left
-        finally:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or self.lingering >= MAX_LINGERING:
+            self._answer(conn)  # at once: a client still sending may see a reset instead
             conn.close()
+            return
+        self.lingering += 1  # answered when its request comes (or it leaves), closed LINGER_S after it came
+        refused = _Refused(conn)
+        loop.add_reader(fd, self._readable, loop, refused)
+        loop.call_later(LINGER_S, self._let_go, loop, refused)
+
+    def _answer(self, conn: socket.socket) -> None:
+        try:
+            conn.recv(65536)  # what it sent is dropped
+        except OSError:
+            pass  # nothing yet
+        try:
+            conn.send(self.refusal)
+            conn.shutdown(socket.SHUT_WR)  # the answer, then the end of the stream
+        except OSError:
+            pass  # the client already left
+
+    def _readable(self, loop: asyncio.AbstractEventLoop, refused: "_Refused") -> None:
+        if refused.answered:
+            try:
+                if refused.conn.recv(65536):
+                    return  # drained
+            except BlockingIOError:
+                return
+            except OSError:
+                pass
+            self._let_go(loop, refused)  # the client closed (or reset): nothing more to wait for
+            return
+        refused.answered = True
+        self._answer(refused.conn)
+
+    def _let_go(self, loop: asyncio.AbstractEventLoop, refused: "_Refused") -> None:
+        if refused.conn.fileno() < 0:
+            return  # already closed
+        loop.remove_reader(refused.conn.fileno())
+        if not refused.answered:
+            self._answer(refused.conn)  # it sent nothing: nothing of it can turn the close into a reset
+        refused.conn.close()
+        self.lingering -= 1
 
     def release(self, ip: str) -> None:
         """One connection of ``ip`` closed."""
@@ -75,6 +119,16 @@ class Listener(socket.socket):
             self.held[ip] = left
         else:
             self.held.pop(ip, None)
+
+
+class _Refused:
+    """A refused connection waiting to be answered and closed."""
+
+    __slots__ = ("conn", "answered")
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.answered = False
 
 
 class Accepted(socket.socket):
