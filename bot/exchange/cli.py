@@ -118,6 +118,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
            "open connections per client IP on one port; one more is refused 429 at once (default 256)")
     number(g, "--ws-connections-per-client", x, "ws_connections_per_client",
            "open WebSocket connections per client IP; one more is closed with 1008 (default 64)")
+    number(g, "--ws-bytes-per-client", x, "ws_input_bytes_per_client_s",
+           "bytes a second read from a client IP's WebSockets once 4 MiB came at once (default 1048576)")
     number(g, "--header-timeout", x, "header_timeout_s",
            "seconds to send a whole request head before 408 (default 10)")
     number(g, "--max-header-bytes", x, "max_header_bytes", "bytes of a request head before 431 (default 16384)")
@@ -186,6 +188,7 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         "limits_queue_s": args.limits_queue, "log_requests": args.log_requests, "expose": args.expose,
         "spelling": args.spelling,
         "connections_per_client": args.connections_per_client,
+        "ws_input_bytes_per_client_s": args.ws_bytes_per_client,
         "ws_connections_per_client": args.ws_connections_per_client, "header_timeout_s": args.header_timeout,
         "max_header_bytes": args.max_header_bytes, "max_headers": args.max_headers,
         "waiting_per_client": args.waiting_per_client, "waiting_total": args.waiting_total,

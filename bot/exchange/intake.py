@@ -26,7 +26,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 LINGER_S = 2.0  # how long a refused connection drains the client's bytes before it is closed
 MAX_LINGERING = 64  # refused connections draining at once (per server)
-_PHRASES = {400: "Bad Request", 408: "Request Timeout", 429: "Too Many Requests", 431: "Request Header Fields Too Large"}
+_PHRASES = {400: "Bad Request", 408: "Request Timeout", 429: "Too Many Requests",
+            431: "Request Header Fields Too Large"}
 _CATALOG_KINDS = {400: "bad request", 408: "bad request", 431: "bad request"}
 _enc = msgspec.json.Encoder()
 

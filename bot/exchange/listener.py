@@ -1,4 +1,4 @@
-"""The exchange's listening sockets: the connections one client IP holds are capped where they are accepted.
+"""The exchange's listening sockets: what one client IP holds is capped where connections are accepted.
 
 Invariant: a client IP holds at most ``cap`` open connections on one listener (sending a request,
 waiting for one, or upgraded to a WebSocket). One more is refused inside ``accept`` itself, before

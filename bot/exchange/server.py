@@ -29,6 +29,7 @@ from bot.exchange.state import DemoAccount
 TICK_S = 0.05
 LISTEN_BACKLOG = 512  # connections the kernel holds before they are accepted
 ACCEPT_BURST = 128  # connections accepted in one go: each burst is then bounded (``intake``) before the next
+SHUTDOWN_GRACE_S = 3.0  # connections and requests still open this long after a stop are cut
 FLOW_MIN_WAIT_S = 0.005  # the flow loop sleeps at least this long between steps (actions due meanwhile go together)
 log = structlog.get_logger("bot.exchange")
 
@@ -140,7 +141,7 @@ class LocalExchange:
         self.exchange.hub.drop_all()
         if self._tg is not None:
             tg, self._tg = self._tg, None
-            with anyio.move_on_after(3, shield=True):
+            with anyio.move_on_after(SHUTDOWN_GRACE_S, shield=True):
                 while not all(getattr(s, "_exited", True) for s in self._servers):
                     await anyio.sleep(0.02)
             tg.cancel_scope.cancel()
@@ -203,6 +204,7 @@ def _server_config(c: ExchangeConfig, app, catalog: bool) -> uvicorn.Config:
         RequestLog(app) if c.log_requests else app, log_level="warning", lifespan="off", access_log=False,
         http=protocol_factory(limits, catalog), h11_max_incomplete_event_size=limits.max_head_bytes,
         timeout_keep_alive=c.keep_alive_s, proxy_headers=False, backlog=ACCEPT_BURST,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         ws="websockets-sansio" if _has_sansio() else "websockets",
         ws_max_size=ws.MAX_FRAME_BYTES, ws_max_queue=ws.MAX_QUEUED_FRAMES_IN, ws_per_message_deflate=False)
 
