@@ -162,6 +162,8 @@ class LocalExchange:
                 self.state.advance()
             except Exception:  # the clock must keep running; failures surface in requests
                 pass
+            if any(s.should_exit for s in self._servers):  # stopping (a signal): the WebSockets go at once,
+                self.exchange.hub.drop_all()  # none left waiting out its client's input budget
             await anyio.sleep(TICK_S)
 
     async def _drop_loop(self) -> None:
