@@ -114,8 +114,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-limits", action="store_true", help="disable the rate limits")
     g.add_argument("--allow-ip", action="append", help="IP/network allowed on /positions and /holders (repeat)")
     g = p.add_argument_group("bounds for a shared venue (what one careless or hostile client can hold)")
+    number(g, "--connections-per-client", x, "connections_per_client",
+           "open connections per client IP on one port; one more is refused 429 at once (default 256)")
     number(g, "--ws-connections-per-client", x, "ws_connections_per_client",
            "open WebSocket connections per client IP; one more is closed with 1008 (default 64)")
+    number(g, "--ws-bytes-per-client", x, "ws_input_bytes_per_client_s",
+           "bytes a second read from a client IP's WebSockets once 4 MiB came at once (default 1048576)")
     number(g, "--header-timeout", x, "header_timeout_s",
            "seconds to send a whole request head before 408 (default 10)")
     number(g, "--max-header-bytes", x, "max_header_bytes", "bytes of a request head before 431 (default 16384)")
@@ -183,6 +187,8 @@ def build_config(args: argparse.Namespace) -> ExchangeConfig:
         "neg_risk_events": args.neg_risk_events, "heartbeat_timeout_s": args.heartbeat_timeout,
         "limits_queue_s": args.limits_queue, "log_requests": args.log_requests, "expose": args.expose,
         "spelling": args.spelling,
+        "connections_per_client": args.connections_per_client,
+        "ws_input_bytes_per_client_s": args.ws_bytes_per_client,
         "ws_connections_per_client": args.ws_connections_per_client, "header_timeout_s": args.header_timeout,
         "max_header_bytes": args.max_header_bytes, "max_headers": args.max_headers,
         "waiting_per_client": args.waiting_per_client, "waiting_total": args.waiting_total,
@@ -322,8 +328,10 @@ def run(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int
     except (OSError, ValueError) as exc:
         print(f"bot exchange: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from bot.exchange.listener import raise_open_file_limit
     from bot.exchange.server import LocalExchange
 
+    raise_open_file_limit()  # every connection is an open file: the whole hard limit, not the soft default
     if config.log_requests and getattr(args, "log_level", None) is None:
         from bot.ops.logging import configure
 

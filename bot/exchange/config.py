@@ -148,7 +148,11 @@ class ExchangeConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     faults: FaultConfig = FaultConfig()
     log_requests: bool = False  # one log line per HTTP request: method, path, status, account, latency
     # bounds that hold the exchange up when a user of a shared venue is careless or hostile
+    # open connections per IP on one port (HTTP and WebSocket): one more is refused 429 where it is accepted
+    connections_per_client: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 256
     ws_connections_per_client: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 64  # open WebSockets per IP
+    # read from one IP's WebSockets a second, once 4 MiB came at once (a text frame counts its characters)
+    ws_input_bytes_per_client_s: Annotated[int, msgspec.Meta(ge=1024, le=1 << 30)] = 1 << 20
     header_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0  # to send a whole request head
     max_header_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 20)] = 16 * 1024  # request line + headers
     max_headers: Annotated[int, msgspec.Meta(ge=8, le=10_000)] = 100  # header fields in one request

@@ -26,7 +26,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 LINGER_S = 2.0  # how long a refused connection drains the client's bytes before it is closed
 MAX_LINGERING = 64  # refused connections draining at once (per server)
-_PHRASES = {400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large"}
+_PHRASES = {400: "Bad Request", 408: "Request Timeout", 429: "Too Many Requests",
+            431: "Request Header Fields Too Large"}
 _CATALOG_KINDS = {400: "bad request", 408: "bad request", 431: "bad request"}
 _enc = msgspec.json.Encoder()
 
@@ -49,6 +50,14 @@ class HeadLimits(msgspec.Struct, frozen=True):
 def error_body(status: int, text: str, catalog: bool) -> bytes:
     """The venue's error body for ``status``: the catalog's ``{type, error}``, else ``{error}``."""
     return _enc.encode({"type": _CATALOG_KINDS[status], "error": text} if catalog else {"error": text})
+
+
+def raw_answer(status: int, body: bytes, headers: dict[str, str] | None = None) -> bytes:
+    """A whole HTTP/1.1 answer with a JSON ``body`` that closes the connection (written before, or
+    instead of, reading a request)."""
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    return (f"HTTP/1.1 {status} {_PHRASES[status]}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n{extra}connection: close\r\n\r\n").encode() + body
 
 
 class Waiting:
@@ -176,10 +185,7 @@ class IntakeProtocol(H11Protocol):
         self._got_head()
         if self.transport.is_closing():
             return
-        body = error_body(status, text, self.catalog)
-        head = (f"HTTP/1.1 {status} {_PHRASES[status]}\r\ncontent-type: application/json\r\n"
-                f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode()
-        self.transport.write(head + body)
+        self.transport.write(raw_answer(status, error_body(status, text, self.catalog)))
         self._unset_keepalive_if_required()
         waiting = self.waiting
         if not linger or waiting.lingering >= MAX_LINGERING or not self.transport.can_write_eof():

@@ -22,12 +22,14 @@ from bot.exchange import ws
 from bot.exchange.app import MOUNTS, Exchange
 from bot.exchange.config import ExchangeConfig
 from bot.exchange.intake import HeadCheck, HeadLimits, Waiting, protocol_factory
+from bot.exchange.listener import Listener
 from bot.exchange.request_log import RequestLog
 from bot.exchange.state import DemoAccount
 
 TICK_S = 0.05
 LISTEN_BACKLOG = 512  # connections the kernel holds before they are accepted
 ACCEPT_BURST = 128  # connections accepted in one go: each burst is then bounded (``intake``) before the next
+SHUTDOWN_GRACE_S = 3.0  # connections and requests still open this long after a stop are cut
 FLOW_MIN_WAIT_S = 0.005  # the flow loop sleeps at least this long between steps (actions due meanwhile go together)
 log = structlog.get_logger("bot.exchange")
 
@@ -54,9 +56,9 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, per_client: int) -> Listener:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = Listener(family, per_client)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(LISTEN_BACKLOG)
@@ -74,6 +76,7 @@ class LocalExchange:
         self.urls: Urls | None = None
         self._servers: list[uvicorn.Server] = []
         self.waiting: dict[str, Waiting] = {}  # per surface: the connections waiting for a request head
+        self.listeners: dict[str, Listener] = {}  # per surface: its listening socket (connections per client)
         self._tg = None
         self.flow_paused = False  # the synthetic traders hold still while set (books stop moving)
 
@@ -95,13 +98,14 @@ class LocalExchange:
         else:
             plan = [("catalog", c.catalog_port), ("clob", c.clob_port), ("data", c.data_port)]
         ports = {}
-        socks: list[socket.socket] = []
+        socks: list[Listener] = []
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         try:
             for name, port in plan:
-                sock = _bind(host, port)
+                sock = _bind(host, port, c.connections_per_client)
                 socks.append(sock)
+                self.listeners[name] = sock
                 ports[name] = sock.getsockname()[1]
                 cfg = _server_config(c, apps[name], catalog=name == "catalog")
                 self.waiting[name] = cfg.http.keywords["waiting"]
@@ -137,7 +141,7 @@ class LocalExchange:
         self.exchange.hub.drop_all()
         if self._tg is not None:
             tg, self._tg = self._tg, None
-            with anyio.move_on_after(3, shield=True):
+            with anyio.move_on_after(SHUTDOWN_GRACE_S, shield=True):
                 while not all(getattr(s, "_exited", True) for s in self._servers):
                     await anyio.sleep(0.02)
             tg.cancel_scope.cancel()
@@ -158,6 +162,8 @@ class LocalExchange:
                 self.state.advance()
             except Exception:  # the clock must keep running; failures surface in requests
                 pass
+            if any(s.should_exit for s in self._servers):  # stopping (a signal): the WebSockets go at once,
+                self.exchange.hub.drop_all()  # none left waiting out its client's input budget
             await anyio.sleep(TICK_S)
 
     async def _drop_loop(self) -> None:
@@ -200,8 +206,9 @@ def _server_config(c: ExchangeConfig, app, catalog: bool) -> uvicorn.Config:
         RequestLog(app) if c.log_requests else app, log_level="warning", lifespan="off", access_log=False,
         http=protocol_factory(limits, catalog), h11_max_incomplete_event_size=limits.max_head_bytes,
         timeout_keep_alive=c.keep_alive_s, proxy_headers=False, backlog=ACCEPT_BURST,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         ws="websockets-sansio" if _has_sansio() else "websockets",
-        ws_max_size=ws.MAX_FRAME_BYTES, ws_max_queue=ws.MAX_QUEUED_FRAMES_IN)
+        ws_max_size=ws.MAX_FRAME_BYTES, ws_max_queue=ws.MAX_QUEUED_FRAMES_IN, ws_per_message_deflate=False)
 
 
 def _has_sansio() -> bool:

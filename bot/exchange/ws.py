@@ -9,8 +9,14 @@ one that is not a JSON object is ignored. Text
 ``PING`` is answered ``PONG``. What a connection holds is bounded: it subscribes only to tokens
 (and, on the user channel, markets) the catalog lists, other ids are ignored and never stored;
 more than 500 assets on one connection closes it with 1008, and so does a connection beyond
-``ws_connections_per_client`` open ones from its IP; a frame is at most ``MAX_FRAME_BYTES``. A
+``ws_connections_per_client`` open ones from its IP (once its handshake waited about
+``OVER_CAP_HOLD_S``); a frame is at most ``MAX_FRAME_BYTES``. A
 closed connection leaves nothing behind (its subscriptions, its slot in the per-IP count).
+What a client IP sends over its WebSockets is read at ``ws_input_bytes_per_client_s`` at most
+once ``INPUT_BURST_BYTES`` have come at once (``InputBudget``): a connection over it is not read
+until its client is back within it, so a client that floods subscriptions is slowed by TCP itself
+and costs the exchange no more work than that rate (a connection closed by its client meanwhile is
+let go when the wait ends: at most ``connections_per_client`` of them per IP).
 Frames are queued per connection; a subscriber too slow to drain 10 000 frames is dropped. Frames
 already queued are written back to back (up to ``WRITE_BURST``), and a frame for several
 subscribers that see the same tokens is encoded once.
@@ -18,6 +24,7 @@ subscribers that see the same tokens is encoded once.
 
 from __future__ import annotations
 
+import random
 import time
 
 import anyio
@@ -39,8 +46,12 @@ MAX_ASSETS = 500
 MAX_FRAME_BYTES = 256 * 1024  # a first frame with 500 token ids is ~45 KB; a user frame naming 1000 markets ~70 KB
 MAX_QUEUED_FRAMES_IN = 8  # frames received and not yet read by the handler, per connection
 REORDER_HOLD_S = 0.2  # fault: how long a user event waits for a successor to swap with
+PING_MAX_CHARS = 64  # a longer text frame is not taken for a PING (nor scanned for one)
+OVER_CAP_HOLD_S = 2.0  # a connection over its client's cap waits about this long (+-50 %) for its handshake
+INPUT_BURST_BYTES = 4 << 20  # read at once from one client's WebSockets before the rate applies (64 full first frames)
 WRITE_BURST = 512  # queued frames a connection writes back to back before it lets other tasks run
 _enc = msgspec.json.Encoder()
+_jitter = random.Random()
 
 
 class Conn:
@@ -65,6 +76,31 @@ class Conn:
             self.send.close()
 
 
+def leaked(level: float, elapsed: float, rate: float) -> float:
+    """A leaky bucket's ``level`` after ``elapsed`` seconds of leaking ``rate`` a second (never below 0)."""
+    return max(0.0, level - elapsed * rate)
+
+
+class InputBudget:
+    """The bytes each client IP sends over its WebSockets, as a leaky bucket: ``rate`` leaks out a
+    second; what stands above ``burst`` must leak before the client is read again. One entry per
+    client with an open WebSocket (``forget`` when its last one closes)."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.level: dict[str, tuple[float, float]] = {}  # client IP -> (bytes in the bucket, when)
+
+    def charge(self, client: str, n: int, now: float) -> float:
+        """Put ``n`` bytes of ``client`` in; the seconds until it is within the burst again (0: now)."""
+        level, at = self.level.get(client, (0.0, now))
+        level = leaked(level, now - at, self.rate) + n
+        self.level[client] = (level, now)
+        return max(0.0, (level - self.burst) / self.rate)
+
+    def forget(self, client: str) -> None:
+        self.level.pop(client, None)
+
+
 class Hub:
     """Fans engine events out to connected subscribers."""
 
@@ -74,6 +110,7 @@ class Hub:
         self.user_conns: set[Conn] = set()
         self.stamps = None  # a ``bot.exchange.wire.WireStamps`` records market frames as written
         self.per_client: dict[str, int] = {}  # client IP -> its open connections (none kept at zero)
+        self.input = InputBudget(state.config.ws_input_bytes_per_client_s, INPUT_BURST_BYTES)
         state.hub = self
 
     # -- fan-out ---------------------------------------------------------------------------
@@ -188,21 +225,26 @@ class Hub:
     async def serve(self, ws: WebSocket, channel: str) -> None:
         client = ws.client.host if ws.client else "?"
         cap = self.state.config.ws_connections_per_client
-        await ws.accept()
         if self.per_client.get(client, 0) >= cap:
+            # its handshake waits (a client reconnecting in a loop is slowed), each its own time (the
+            # waits of a crowd that came at once end apart)
+            await anyio.sleep(OVER_CAP_HOLD_S * (0.5 + _jitter.random()))
+            await ws.accept()
             await ws.close(1008, f"too many connections (max {cap} per client)")
             return
+        await ws.accept()
         self.per_client[client] = self.per_client.get(client, 0) + 1
         try:
-            await self._serve(ws, channel)
+            await self._serve(ws, channel, client)
         finally:
             left = self.per_client[client] - 1
             if left:
                 self.per_client[client] = left
             else:
                 del self.per_client[client]
+                self.input.forget(client)
 
-    async def _serve(self, ws: WebSocket, channel: str) -> None:
+    async def _serve(self, ws: WebSocket, channel: str, client: str) -> None:
         send, receive = anyio.create_memory_object_stream(10_000)
         conn = Conn(send)
         delay = self.state.config.faults.user_event_delay_ms / 1000.0 if channel == "user" else 0.0
@@ -226,6 +268,7 @@ class Hub:
                     await ws.close(1000)
                 except Exception:
                     pass
+            tg.cancel_scope.cancel()  # the reader too, were it waiting out its client's budget
 
         async def pump() -> None:
             async with receive:
@@ -268,7 +311,7 @@ class Hub:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(writer)
                 try:
-                    await self._reader(ws, conn, channel)
+                    await self._reader(ws, conn, channel, client)
                 finally:
                     conn.closed = True
                     self.market_conns.discard(conn)
@@ -281,14 +324,19 @@ class Hub:
             self.market_conns.discard(conn)
             self.user_conns.discard(conn)
 
-    async def _reader(self, ws: WebSocket, conn: Conn, channel: str) -> None:
+    async def _reader(self, ws: WebSocket, conn: Conn, channel: str, client: str) -> None:
         first = True
+        wait = 0.0
         while not conn.closed:
+            if wait > 0:  # its client is over its budget: this connection is not read meanwhile (TCP slows it)
+                text = msg = None  # what was read is let go while it waits
+                await anyio.sleep(wait)
             try:
                 text = await ws.receive_text()
             except (WebSocketDisconnect, KeyError, RuntimeError):
                 return
-            if text.strip().upper() == "PING":
+            wait = self.input.charge(client, len(text), time.monotonic())
+            if len(text) <= PING_MAX_CHARS and text.strip().upper() == "PING":
                 conn.push("PONG")
                 continue
             try:

@@ -208,12 +208,13 @@ def test_shared_venue_flags_map_onto_the_config():
     args = cli.build_parser().parse_args([
         "--demo-credentials", "deterministic", "--ws-connections-per-client", "8", "--header-timeout", "2.5",
         "--max-header-bytes", "4096", "--max-headers", "20", "--waiting-per-client", "30", "--waiting-total", "90",
-        "--keep-alive", "7", "--log-requests",
+        "--keep-alive", "7", "--log-requests", "--connections-per-client", "40", "--ws-bytes-per-client", "65536",
     ])
     c = cli.build_config(args)
     assert (c.demo_credentials, c.ws_connections_per_client, c.header_timeout_s) == ("deterministic", 8, 2.5)
     assert (c.max_header_bytes, c.max_headers, c.waiting_per_client, c.waiting_total) == (4096, 20, 30, 90)
     assert (c.keep_alive_s, c.log_requests) == (7, True)
+    assert (c.connections_per_client, c.ws_input_bytes_per_client_s) == (40, 65536)
     defaults = cli.build_config(cli.build_parser().parse_args([]))
     assert defaults.demo_credentials == "random" and defaults.log_requests is False
     assert cli.main(["--header-timeout", "0"]) == 2 and cli.main(["--demo-credentials", "seeded"]) == 2

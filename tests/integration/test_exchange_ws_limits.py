@@ -103,3 +103,31 @@ def test_a_frame_over_the_bound_closes_the_connection(ex):
 def test_more_than_500_assets_is_refused_in_the_venue_words(ex):
     with subscribed(ex, [str(i) for i in range(501)]) as ws:
         assert until_closed(ws) == (1008, "too many assets (max 500)")
+
+
+def test_a_client_over_its_input_budget_is_not_read_while_another_client_is_served():
+    """A client whose WebSockets sent more than its budget is not read until it has waited for it; a
+    client of another address is read meanwhile."""
+    ex = start_exchange(ws_input_bytes_per_client_s=2048)
+    hub = ex.exchange.exchange.hub
+    ex.call(setattr, hub.input, "burst", 0.0)  # no burst: the rate applies from the first byte
+    try:
+        first, later = tokens(ex)[:2]
+        pad = ["9" * 70] * 400  # ~30 KB of ids the catalog does not list: about 15 s of this client's budget
+        with wsc.connect(ex.urls.ws + "/ws/market", open_timeout=READ_S) as flood:
+            flood.send(json.dumps({"type": "market", "assets_ids": pad + [first]}))
+            assert [b["asset_id"] for b in json.loads(flood.recv(timeout=READ_S))] == [first]  # read: then it waits
+            flood.send(json.dumps({"operation": "subscribe", "assets_ids": [later]}))
+            with wsc.connect(ex.urls.ws + "/ws/market", open_timeout=READ_S,
+                             source_address=("127.0.0.2", 0)) as other:
+                other.send(json.dumps({"type": "market", "assets_ids": [later]}))
+                assert [b["asset_id"] for b in json.loads(other.recv(timeout=READ_S))] == [later]
+                # the other client's frame, sent after, was read; the flooding client's is not yet
+                subscribed_now = ex.call(lambda: sorted(sorted(c.assets) for c in hub.market_conns))
+                assert subscribed_now == sorted([[first], [later]])
+                assert ex.call(lambda: hub.input.level["127.0.0.1"][0]) > 20_000
+        # gone while it waited: let go (its budget forgotten) once the wait is over
+        wait_for(lambda: ex.call(lambda: dict(hub.input.level)) == {}, deadline_s=60,
+                 what="the budget forgotten with its client")
+    finally:
+        ex.stop()
