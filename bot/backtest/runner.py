@@ -43,7 +43,10 @@ ASSUMPTIONS = (
 )
 
 
-FORGOTTEN_KEPT = 10_000  # closed orders a backtest's order store still knows by id once forgotten
+# closed orders a backtest still knows by id once they are gone: the order store's forgotten ones,
+# and the simulated venue's closed ones (a cancel of one is "not open", not "not found"); a request
+# naming a closed order arrives within the latency model's delays, a few closings later at most
+FORGOTTEN_KEPT = 10_000
 
 
 class BacktestError(Exception):
@@ -106,7 +109,8 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
                                            forgotten_kept=min(config.reconciler.forgotten_kept, FORGOTTEN_KEPT)),
         engine=config.engine, feed=feed, journal=sink, log=log, own_orders_shown=bt.own_orders_recorded,
     )
-    sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
+    sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner,
+                                  closed_memory=min(config.sim.closed_memory, FORGOTTEN_KEPT))
     venue = SimVenue(markets, sim)
     for m in markets:
         for t in m.tokens:
