@@ -173,7 +173,7 @@ def recording_breaks(paths: list[str | Path], longer_than_s: float) -> list[tupl
     """The stretches between recordings of different sessions (no run covers them) longer than
     ``longer_than_s`` (``bot.backtest.replay.session_breaks``); top-of-book files have none, nor
     has one run (its files are not read then: the span of a run costs reading its last file)."""
-    from bot.backtest.dataset import split_sources
+    from bot.backtest.sources import split_sources
     from bot.backtest.replay import run_spans, runs
     from bot.backtest.replay import session_breaks
 
@@ -238,7 +238,7 @@ def _sources(paths: list[str | Path], bt: BacktestConfig) -> tuple[list[Any], It
     ``[backtest] dataset_*`` choose), the ``Dataset`` read, if any, and the replay's counts
     (``ReplayStats``, filled as the events are read; ``None`` with no recording)."""
     from bot.backtest import replay as rp
-    from bot.backtest.dataset import Dataset, split_sources
+    from bot.backtest.sources import split_sources
 
     recordings, tables = split_sources(paths)
     metas: list[Any] = []
@@ -249,6 +249,8 @@ def _sources(paths: list[str | Path], bt: BacktestConfig) -> tuple[list[Any], It
         read = rp.ReplayStats()
         streams.append(rp.replay(recordings, cache=bt.cache, stats=read))
     if tables:
+        from bot.backtest.dataset import Dataset  # pyarrow: only for top-of-book files
+
         dataset = Dataset(tables, slugs=bt.dataset_slugs, category=bt.dataset_category, count=bt.dataset_markets,
                           rank=bt.dataset_rank, depth=bt.dataset_depth, stale_polls=bt.dataset_stale_polls)
         metas += dataset.metas

@@ -144,3 +144,25 @@ def test_a_table_gathered_in_arrow_chunks_writes_the_bytes_of_one_gathered_whole
         assert a == b, name
         assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)][:-1] == [16] * (meta.num_row_groups - 1)
         assert meta.num_rows > 16 or name == "fills", name  # several row groups, the last one short
+
+
+_BARE_RUN = """
+import sys
+from bot.backtest.runner import run_backtest
+from bot.ops.config import BotConfig, load_config
+summary = run_backtest(load_config("config/bot.example.toml", BotConfig), ["data/sample"], out=None, seed=3)
+print(summary.orders_sent > 0, sorted(m for m in ("pyarrow", "numpy") if m in sys.modules))
+"""
+
+
+def test_a_backtest_of_recordings_with_no_results_folder_loads_no_table_library() -> None:
+    """pyarrow and numpy (about 60 MB resident once imported) load only for top-of-book files or
+    Parquet results: a backtest of recordings alone, counting only, never imports them."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    done = subprocess.run([sys.executable, "-c", _BARE_RUN], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.split("\n")[-2] == "True []"
