@@ -25,7 +25,6 @@ Invariants:
 from __future__ import annotations
 
 import fnmatch
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,6 @@ import pyarrow.parquet as pq
 
 from bot.backtest.importer import COLUMNS, TopOfBook, merge_books, price_column_units, tokens_of
 from bot.backtest.recording import RecordingError
-from bot.backtest.sources import TABLE_SUFFIXES, is_table, split_sources, table_files  # noqa: F401 - its names
 from bot.venue.units import UNIT, format_units
 
 RANKS = ("snapshots", "spread")
