@@ -23,6 +23,10 @@ interpreted path's size cache emptied before every run:
   live stream does per frame): the headline figure;
 - decode only and apply only (``Books.apply_event`` on events decoded beforehand) of that path;
 - decode+apply with a lean Struct holding only the fields the book needs (reference, not used live);
+- the typed-decode floor: the same bytes decoded into that lean Struct and nothing else (no book),
+  with decode+apply as a fraction of it in frames per second: what the production path keeps of a
+  bare typed decode; and decode+apply with the depth scan (``too_deep``) before every frame, as
+  the typed path ran before it went unscanned;
 - baseline: ``json.loads`` + ``Decimal`` + a dict book, on the same bytes, measured in the same run;
   every figure is also given as a multiple of it.
 
@@ -50,6 +54,7 @@ sys.path.insert(0, str(REPO))
 
 from bot.core import book as book_mod  # noqa: E402
 from bot.core.book import Books  # noqa: E402
+from bot.venue.models.decoding import too_deep  # noqa: E402
 from bot.venue.models.ws import decode_market_frame  # noqa: E402
 
 WS_MESSAGES = "data/realworld/nautechsystems__nautilus_trader/tests/integration_tests/adapters/polymarket/resources/ws_messages"
@@ -164,6 +169,30 @@ def run_lean(frames: list[bytes], tokens: list[str]) -> float:
     return time.process_time() - t0
 
 
+def run_floor(frames: list[bytes]) -> float:
+    """The typed-decode floor: each frame decoded into the lean Struct, nothing applied."""
+    dec = _lean.decode
+    t0 = time.process_time()
+    for f in frames:
+        dec(f)
+    return time.process_time() - t0
+
+
+def run_scanned(frames: list[bytes], tokens: list[str]) -> float:
+    """The production decode+apply with the depth scan before every frame."""
+    _fresh()
+    books = Books(tokens)
+    apply = books.apply_event
+    decode = decode_market_frame
+    t0 = time.process_time()
+    for f in frames:
+        if too_deep(f):
+            continue
+        for ev in decode(f):
+            apply(ev)
+    return time.process_time() - t0
+
+
 def run_apply_only(decoded: list, tokens: list[str]) -> float:
     """``Books.apply_event`` on the production decoder's events, decoded beforehand (they sit in
     memory all at once, so this is colder in cache than the per-frame production loop)."""
@@ -244,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
             "dec": lambda: run_decode_only(frames),
             "apply": lambda: run_apply_only(decoded, tokens),
             "lean": lambda: run_lean(frames, tokens),
+            "floor": lambda: run_floor(frames),
+            "scanned": lambda: run_scanned(frames, tokens),
         }, n, args.runs)
         base = rates["base"]
         print(f"\ncorpus {name}: {len(frames):,} frames, {n:,} levels, {mb:.1f} MB, {len(tokens)} tokens")
@@ -253,10 +284,16 @@ def main(argv: list[str] | None = None) -> int:
             ("  decode only (decode_market_frame)", "dec"),
             ("  apply only (apply_event, pre-decoded)", "apply"),
             ("decode+apply, lean Struct (reference)", "lean"),
+            ("decode+apply, depth scan on every frame", "scanned"),
+            ("typed-decode floor (lean Struct, no apply)", "floor"),
         ]
         for label, key in rows:
             rate = rates[key]
             print(f"  {label:40s} {rate / 1e6:6.2f} M levels/s   x{rate / base:5.1f} vs baseline")
+        fps = {k: rates[k] * len(frames) / n for k in ("prod", "scanned", "floor")}  # frames per CPU second
+        print(f"  frames/s: decode+apply {fps['prod'] / 1e3:.0f} k, typed-decode floor {fps['floor'] / 1e3:.0f} k:"
+              f" decode+apply at {fps['prod'] / fps['floor']:.2f}x the floor"
+              f" (with the depth scan on every frame {fps['scanned'] / 1e3:.0f} k, {fps['scanned'] / fps['floor']:.2f}x)")
         if not grid:
             verdict = "meets" if rates["prod"] >= target else "misses"
             print(f"  production decode+apply {verdict} the {target / 1e6:.0f} M levels/s target")

@@ -35,11 +35,11 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from bot.backtest.recording import Gap, MarketMeta, RecordingError
+from bot.backtest.sources import COLUMNS
 from bot.venue.models.book import Level
 from bot.venue.models.ws import BookEvent
 from bot.venue.units import UNIT, format_units
 
-COLUMNS = ("ts", "slug", "bid", "ask")
 OPTIONAL = ("segment",)
 BATCH_ROWS = 65_536
 FINE_TICK = 1_000  # 0.001 in micro-units

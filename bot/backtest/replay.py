@@ -418,7 +418,7 @@ def recording_events(paths: Sequence[str | Path], tokens: Iterable[str] = ()) ->
     """The market events of the recordings ``paths`` as ``(receive ns, event)``; top-of-book
     files among them (or under a folder) give the books of the dataset markets ``tokens`` name
     (``SLUG:yes``, ``SLUG:no``), if any. A file that cannot be read is a ``ResultsError``."""
-    from bot.backtest.dataset import Dataset, split_sources
+    from bot.backtest.sources import split_sources
     from bot.results.read import ResultsError
 
     try:
@@ -428,6 +428,8 @@ def recording_events(paths: Sequence[str | Path], tokens: Iterable[str] = ()) ->
         if recordings:
             streams.append(replay([str(p) for p in recordings], cache=False))
         if tables and slugs:
+            from bot.backtest.dataset import Dataset  # pyarrow: only for top-of-book files
+
             streams.append(Dataset(tables, slugs=slugs).events)
         if streams:
             yield from streams[0] if len(streams) == 1 else heapq.merge(*streams, key=lambda item: item[0])

@@ -43,7 +43,10 @@ ASSUMPTIONS = (
 )
 
 
-FORGOTTEN_KEPT = 10_000  # closed orders a backtest's order store still knows by id once forgotten
+# closed orders a backtest still knows by id once they are gone: the order store's forgotten ones,
+# and the simulated venue's closed ones (a cancel of one is "not open", not "not found"); a request
+# naming a closed order arrives within the latency model's delays, a few closings later at most
+FORGOTTEN_KEPT = 10_000
 
 
 class BacktestError(Exception):
@@ -106,7 +109,8 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
                                            forgotten_kept=min(config.reconciler.forgotten_kept, FORGOTTEN_KEPT)),
         engine=config.engine, feed=feed, journal=sink, log=log, own_orders_shown=bt.own_orders_recorded,
     )
-    sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner)
+    sim = msgspec.structs.replace(config.sim, mode="backtest", seed=seed, owner=engine.reconciler.config.owner,
+                                  closed_memory=min(config.sim.closed_memory, FORGOTTEN_KEPT))
     venue = SimVenue(markets, sim)
     for m in markets:
         for t in m.tokens:
@@ -169,7 +173,7 @@ def recording_breaks(paths: list[str | Path], longer_than_s: float) -> list[tupl
     """The stretches between recordings of different sessions (no run covers them) longer than
     ``longer_than_s`` (``bot.backtest.replay.session_breaks``); top-of-book files have none, nor
     has one run (its files are not read then: the span of a run costs reading its last file)."""
-    from bot.backtest.dataset import split_sources
+    from bot.backtest.sources import split_sources
     from bot.backtest.replay import run_spans, runs
     from bot.backtest.replay import session_breaks
 
@@ -234,7 +238,7 @@ def _sources(paths: list[str | Path], bt: BacktestConfig) -> tuple[list[Any], It
     ``[backtest] dataset_*`` choose), the ``Dataset`` read, if any, and the replay's counts
     (``ReplayStats``, filled as the events are read; ``None`` with no recording)."""
     from bot.backtest import replay as rp
-    from bot.backtest.dataset import Dataset, split_sources
+    from bot.backtest.sources import split_sources
 
     recordings, tables = split_sources(paths)
     metas: list[Any] = []
@@ -245,6 +249,8 @@ def _sources(paths: list[str | Path], bt: BacktestConfig) -> tuple[list[Any], It
         read = rp.ReplayStats()
         streams.append(rp.replay(recordings, cache=bt.cache, stats=read))
     if tables:
+        from bot.backtest.dataset import Dataset  # pyarrow: only for top-of-book files
+
         dataset = Dataset(tables, slugs=bt.dataset_slugs, category=bt.dataset_category, count=bt.dataset_markets,
                           rank=bt.dataset_rank, depth=bt.dataset_depth, stale_polls=bt.dataset_stale_polls)
         metas += dataset.metas

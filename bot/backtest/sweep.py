@@ -705,7 +705,7 @@ def check_data(paths: Sequence[str | os.PathLike[str]], config: Any = None) -> N
     """Every data path exists, the recordings among them are recordings (their headers are
     read), and the markets ``config`` chooses from top-of-book files among them exist, before
     any worker starts."""
-    from bot.backtest.dataset import split_sources
+    from bot.backtest.sources import split_sources
     from bot.backtest.replay import markets
 
     for p in map(Path, paths):

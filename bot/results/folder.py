@@ -40,6 +40,7 @@ _enc = msgspec.json.Encoder()
 
 FORMATS = ("parquet", "jsonl")
 ROW_GROUP = 16_384  # rows a Parquet table holds in memory before they go out as one row group
+CHUNK = 1_024  # of which rows held as Python values (the rest as Arrow columns)
 CLOSED_KEPT = 10_000  # closed orders whose counts the sink remembers (an order may be listed open again)
 _ACCEPTED, _FILLED = 1, 2
 
@@ -88,7 +89,9 @@ def claim(folder: Path, command: str, *, force: bool, names: tuple[str, ...] = R
 
 
 class _Table:
-    """One Parquet table written in row groups: rows gather in columns, ``ROW_GROUP`` at a time."""
+    """One Parquet table written in row groups of ``rows`` rows. Rows gather as Python values
+    ``CHUNK`` at a time, then as Arrow columns (a few bytes a value, not an object each) until a
+    row group is whole; the file is byte for byte the one a group gathered as Python values makes."""
 
     def __init__(self, path: Path, columns: tuple[tuple[str, str], ...], rows: int) -> None:
         import pyarrow as pa
@@ -98,22 +101,39 @@ class _Table:
         self.schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
         self.columns: list[list[Any]] = [[] for _ in columns]
         self.rows = rows
+        self.chunk = min(CHUNK, rows)
+        self.batches: list[Any] = []  # the row group's rows made Arrow columns, in order
+        self.held = 0  # rows in ``batches``
         self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
 
     def add(self, row: tuple) -> None:
-        for col, value in zip(self.columns, row):
+        columns = self.columns
+        for col, value in zip(columns, row):
             col.append(value)
-        if len(self.columns[0]) >= self.rows:
-            self.flush()
+        n = len(columns[0])
+        if n >= self.chunk or self.held + n >= self.rows:
+            self._to_arrow()
+            if self.held >= self.rows:
+                self.flush()
 
-    def flush(self) -> None:
+    def _to_arrow(self) -> None:
         if not self.columns[0]:
             return
         pa = self.pa
         arrays = [pa.array(col, type=field.type) for col, field in zip(self.columns, self.schema)]
-        self.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self.batches.append(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self.held += len(self.columns[0])
         for col in self.columns:
             col.clear()
+
+    def flush(self) -> None:
+        """What the table holds goes out as one row group."""
+        self._to_arrow()
+        if not self.batches:
+            return
+        self.writer.write_table(self.pa.Table.from_batches(self.batches, schema=self.schema), row_group_size=self.rows)
+        self.batches = []
+        self.held = 0
 
     def close(self) -> None:
         self.flush()

@@ -197,6 +197,29 @@ def test_deep_frames_never_exhaust_the_c_stack_whatever_the_recursion_limit(limi
                for i, ln in enumerate(lines) if i not in typed)
 
 
+def test_a_typed_frame_is_never_scanned_and_a_deep_one_is_a_decode_error(monkeypatch) -> None:
+    """The typed path (a ``price_change`` frame, a tagged event) decodes without the depth scan,
+    and a value nested far past the interpreter's limit under a key it does not hold is skipped
+    into a clean DecodeError, in this very process (no crash, no scan)."""
+    import sys
+
+    from bot.venue.models import ws
+
+    def scanned(data: Any) -> bool:
+        raise AssertionError("the typed path scanned a frame")
+
+    assert sys.getrecursionlimit() <= ws.SAFE_RECURSION_LIMIT
+    monkeypatch.setattr(ws, "too_deep", scanned)
+    (pc,) = decode_market_frame(raw("realworld/nautechsystems__nautilus_trader/tests/integration_tests/adapters/"
+                                    "polymarket/resources/ws_messages/price_change_v2.json"))
+    assert pc.price_changes
+    for frame in (DEEP_FRAMES[2], DEEP_FRAMES[3]):  # 200,000 levels under an unknown key
+        with pytest.raises(DecodeError, match="nested deeper than 32 levels"):
+            decode_market_frame(frame)
+    (shallow,) = decode_market_frame(DEEP_FRAMES[6])  # 500 levels: deeper than the scan's bound, skipped
+    assert shallow.price_changes == []
+
+
 class Loose(msgspec.Struct):
     extra: dict[str, Any]
 

@@ -18,7 +18,6 @@ from bot.execution import router as router_module
 from bot.core.events import Fill
 from bot.execution.orders import OrderState, OwnOrder
 from bot.ops.config import BotConfig, StrategyConfig
-from bot.sim.venue import SimVenueConfig
 from bot.venue.enums import Side, TradeStatus
 
 S = OrderState
@@ -91,7 +90,6 @@ def _sizes(monkeypatch, tmp_path, duration_s: float) -> tuple[dict[str, int], An
 
     def backtest(engine: Any, venue: Any, *args: Any, **kw: Any) -> Any:
         made["engine"], made["venue"] = engine, venue
-        engine.reconciler.orders.forgotten_kept = 100  # the caps small, so that a short run meets them
         return real_backtest(engine, venue, *args, **kw)
 
     def sink(*args: Any, **kw: Any) -> Any:
@@ -100,12 +98,14 @@ def _sizes(monkeypatch, tmp_path, duration_s: float) -> tuple[dict[str, int], An
 
     monkeypatch.setattr(runner, "Backtest", backtest)
     monkeypatch.setattr(results, "ResultsSink", sink)
+    # the caps small, so that a short run meets them; the runner caps the order store's forgotten
+    # orders and the simulated venue's closed ones (the config's defaults hold ten times as many)
+    monkeypatch.setattr(runner, "FORGOTTEN_KEPT", 100)
     monkeypatch.setattr(results, "CLOSED_KEPT", 100)
     monkeypatch.setattr(engine_module, "SETTLEMENTS_KEPT", 100)
     monkeypatch.setattr(router_module, "_PRUNE_MIN", 16)
     source = SyntheticMarket(SyntheticConfig(seed=3, duration_s=duration_s, a=2.0))
-    config = BotConfig(strategy=StrategyConfig(path="strategies.market_maker:MarketMaker"),
-                       sim=SimVenueConfig(closed_memory=100))
+    config = BotConfig(strategy=StrategyConfig(path="strategies.market_maker:MarketMaker"))
     summary = runner.run_backtest(config, [], source=source, out=tmp_path / f"run{duration_s:g}")
     sizes: dict[str, int] = {}
     seen: set[int] = set()
@@ -125,3 +125,44 @@ def test_no_per_order_structure_grows_with_the_length_of_a_backtest(monkeypatch,
         assert any(k.endswith(name) for k in short), name
     grew = {k: (short.get(k, 0), v) for k, v in long.items() if v > max(2 * short.get(k, 0), 64)}
     assert grew == {}  # ...and no structure twice as large (counted once: old name, short, long)
+
+
+def test_a_table_gathered_in_arrow_chunks_writes_the_bytes_of_one_gathered_whole(monkeypatch, tmp_path):
+    """The sink holds a row group's rows as Arrow columns, ``CHUNK`` Python rows at a time; the
+    files are those of a group held whole as Python values (the same row groups, the same bytes)."""
+    import pyarrow.parquet as pq
+
+    from tests.results_fixture import write_results
+
+    monkeypatch.setattr(results, "CHUNK", 10**9)  # a whole row group as Python values
+    whole = write_results(tmp_path / "whole", row_group=16)
+    monkeypatch.setattr(results, "CHUNK", 3)  # a row group of 16 in chunks of 3 (the last one short)
+    chunked = write_results(tmp_path / "chunked", row_group=16)
+    for name in results.COLUMNS:
+        a, b = (whole / f"{name}.parquet").read_bytes(), (chunked / f"{name}.parquet").read_bytes()
+        meta = pq.ParquetFile(chunked / f"{name}.parquet").metadata
+        assert a == b, name
+        assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)][:-1] == [16] * (meta.num_row_groups - 1)
+        assert meta.num_rows > 16 or name == "fills", name  # several row groups, the last one short
+
+
+_BARE_RUN = """
+import sys
+from bot.backtest.runner import run_backtest
+from bot.ops.config import BotConfig, load_config
+summary = run_backtest(load_config("config/bot.example.toml", BotConfig), ["data/sample"], out=None, seed=3)
+print(summary.orders_sent > 0, sorted(m for m in ("pyarrow", "numpy") if m in sys.modules))
+"""
+
+
+def test_a_backtest_of_recordings_with_no_results_folder_loads_no_table_library() -> None:
+    """pyarrow and numpy (about 60 MB resident once imported) load only for top-of-book files or
+    Parquet results: a backtest of recordings alone, counting only, never imports them."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    done = subprocess.run([sys.executable, "-c", _BARE_RUN], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert done.stdout.split("\n")[-2] == "True []"

@@ -9,8 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bot.backtest.dataset import Dataset, choose_markets, ranked, split_sources, table_files
+from bot.backtest.dataset import Dataset, choose_markets, ranked
 from bot.backtest.recording import RecordingError
+from bot.backtest.sources import split_sources, table_files
 
 DATASET = "realworld/DineshKumar8399__polymarket-orderbook-dataset"
 

@@ -225,8 +225,9 @@ _TYPED_FIXED = fixed_depth(Union[list[MarketEvent], MarketEvent]) and fixed_dept
 SAFE_RECURSION_LIMIT = 20_000
 
 
-def _scan_first() -> bool:
-    return not _TYPED_FIXED or getrecursionlimit() > SAFE_RECURSION_LIMIT
+# the recursion limit up to which a frame goes to the typed decoders unscanned (none: -1)
+_UNSCANNED_UP_TO = SAFE_RECURSION_LIMIT if _TYPED_FIXED else -1
+_TOO_DEEP = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
 
 
 # ``price_change`` frames are most of the market channel's traffic and arrive as one object whose
@@ -242,31 +243,35 @@ _PC_TAIL = -160  # the tag and what may follow it (a timestamp) fit in this many
 
 
 def decode_market_frame(data: bytes | str) -> list[MarketEvent]:
-    """All market-channel events of one frame, in order (see the module invariants)."""
-    if _scan_first() and too_deep(data):
-        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    try:
-        return _market_frame(data)
-    except RecursionError:
-        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-
-
-def decode_user_frame(data: bytes | str) -> list[UserEvent]:
-    """All user-channel events of one frame, in order (see the module invariants)."""
-    if _scan_first() and too_deep(data):
-        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    try:
-        return _user_frame(data)
-    except RecursionError:
-        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-
-
-def _market_frame(data: bytes | str) -> list[MarketEvent]:
+    """All market-channel events of one frame, in order (see the module invariants). A
+    ``price_change`` frame is decoded in this one call: no depth scan, no further Python frame."""
+    if getrecursionlimit() > _UNSCANNED_UP_TO and too_deep(data):
+        raise DecodeError("frame", _TOO_DEEP)
     try:
         if data.rfind(_PC_TAG, _PC_TAIL) > 0:  # a str frame raises TypeError: general decoder
             return [_decode_price_change(data)]  # an array, or another tag, fails and falls through
     except (msgspec.ValidationError, msgspec.DecodeError, TypeError, UnicodeDecodeError):
         pass
+    except RecursionError:  # a value it does not hold, nested past the interpreter's limit
+        raise DecodeError("frame", _TOO_DEEP) from None
+    try:
+        return _market_frame(data)
+    except RecursionError:
+        raise DecodeError("frame", _TOO_DEEP) from None
+
+
+def decode_user_frame(data: bytes | str) -> list[UserEvent]:
+    """All user-channel events of one frame, in order (see the module invariants)."""
+    if getrecursionlimit() > _UNSCANNED_UP_TO and too_deep(data):
+        raise DecodeError("frame", _TOO_DEEP)
+    try:
+        return _user_frame(data)
+    except RecursionError:
+        raise DecodeError("frame", _TOO_DEEP) from None
+
+
+def _market_frame(data: bytes | str) -> list[MarketEvent]:
+    """What is not a ``price_change`` frame tagged last (``decode_market_frame`` tried that)."""
     try:
         out = _market_fast.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError):
@@ -284,7 +289,7 @@ def _user_frame(data: bytes | str) -> list[UserEvent]:
 
 def _decode_slow(data: bytes | str, table: dict[str, type], infer: Any) -> list:
     if too_deep(data):  # before the free-form decoder recurses into it
-        raise DecodeError("frame", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        raise DecodeError("frame", _TOO_DEEP)
     try:
         parsed = _any_json.decode(data)
     except (msgspec.DecodeError, UnicodeDecodeError):
