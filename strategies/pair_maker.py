@@ -20,7 +20,7 @@ from bot.core.intents import Intent, QuoteTarget
 from bot.core.markets import MarketInfo
 from bot.core.vocabulary import Shares
 from bot.strategy import Strategy, StrategyContext
-from strategies.pairs import Holdings, Pair, YesQuotes, orders
+from strategies.pairs import Holdings, Pair, YesQuotes, orders, uncrossed
 from strategies.rewards import RewardsParams, adjust, others_levels
 
 REWARD_DEPTH = 20  # book levels per side read to score the others' liquidity
@@ -103,9 +103,10 @@ class PairMaker(Strategy):
         if p.rewards.enabled:
             quotes, rate = self._with_rewards(ctx, market, pair, holdings, quotes)
             self._rates[cid] = rate
+        prev = self._sent.get(cid)
+        quotes = uncrossed(quotes, prev.quotes if prev is not None else YesQuotes())
         expiration = int(ctx.now()) + p.order_ttl_s if p.order_ttl_s else 0
         targets = orders(pair, quotes, holdings, post_only=p.post_only, expiration=expiration)
-        prev = self._sent.get(cid)
         if prev is not None and _same(prev.targets, targets) and not _expiring(prev.targets, ctx.now(), p.order_ttl_s):
             return []
         if prev is None and not quotes:

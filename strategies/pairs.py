@@ -43,6 +43,30 @@ class YesQuotes(msgspec.Struct, frozen=True):
         return bool(self.bids or self.asks)
 
 
+def uncrossed(quotes: YesQuotes, resting: YesQuotes) -> YesQuotes:
+    """``quotes`` without the levels that would lock or cross one of our own on the other side (a
+    bid at or above one of our asks): of two such, the one already wanted before (``resting``:
+    the last quotes sent, possibly still on their way) stays and the other is left out; both go
+    when neither or both were. A post-only order there is refused by the venue, and any other
+    trades with ourselves, so no quote is ever worth sending there."""
+    bids, asks = quotes.bids, quotes.asks
+    if not bids or not asks or max(b.price for b in bids) < min(a.price for a in asks):
+        return quotes
+    dropped_bids: set[int] = set()
+    dropped_asks: set[int] = set()
+    for i, b in enumerate(bids):
+        for j, a in enumerate(asks):
+            if b.price < a.price:
+                continue
+            b_old, a_old = b in resting.bids, a in resting.asks
+            if not b_old or a_old:
+                dropped_bids.add(i)
+            if not a_old or b_old:
+                dropped_asks.add(j)
+    return YesQuotes(tuple(b for i, b in enumerate(bids) if i not in dropped_bids),
+                     tuple(a for j, a in enumerate(asks) if j not in dropped_asks))
+
+
 class Holdings(msgspec.Struct, frozen=True):
     """Shares held of each outcome; ``exposure`` (YES - NO) is what a YES holder is long."""
 
@@ -84,7 +108,8 @@ class Pair(msgspec.Struct, frozen=True):
 
     def touch(self) -> BookView:
         """The market's best bid and ask in YES terms, from both books: a NO ask at ``q`` is a YES
-        bid at ``1 - q``, a NO bid a YES ask. Stale when neither book gives a side."""
+        bid at ``1 - q``, a NO bid a YES ask. Stale when neither book gives a side. ``gross_bid`` and
+        ``gross_ask`` are the same with our own orders in, where they differ (``None``: the same)."""
         bid = ask = None
         bid_size = ask_size = 0
         candidates = []
@@ -104,7 +129,18 @@ class Pair(msgspec.Struct, frozen=True):
             elif a is not None and a == ask:
                 ask_size = max(ask_size, az)
         stale = bid is None or ask is None or bid >= ask
-        return BookView(self.market.tokens[0], bid, ask, bid_size, ask_size, self.tick, self.min_size, stale)
+        gross_bid, gross_ask = bid, ask  # with our own orders in (each book's ``gross_*``)
+        for book, yes in ((self.yes, True), (self.no, False)):
+            if book.stale:
+                continue
+            b = book.gross_bid if yes else (UNIT - book.gross_ask if book.gross_ask is not None else None)
+            a = book.gross_ask if yes else (UNIT - book.gross_bid if book.gross_bid is not None else None)
+            if b is not None and (gross_bid is None or b > gross_bid):
+                gross_bid = b
+            if a is not None and (gross_ask is None or a < gross_ask):
+                gross_ask = a
+        return BookView(self.market.tokens[0], bid, ask, bid_size, ask_size, self.tick, self.min_size, stale,
+                        gross_bid if gross_bid != bid else None, gross_ask if gross_ask != ask else None)
 
 
 def distance_units(distance: float) -> int | None:

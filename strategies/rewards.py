@@ -136,18 +136,23 @@ def widest_scoring(mid: int, terms: RewardTerms, tick: int, bid: bool) -> int:
 def candidate(base: YesQuotes, touch: BookView, terms: RewardTerms, room: tuple[int, int], inward: int = 0) -> YesQuotes:
     """``base`` moved to score: quotes wider than the rewarded spread come in to its edge and then
     ``inward`` ticks more (never wider than they were, and never within one tick of the other
-    side's touch: a post-only quote there crosses as soon as that side moves a tick towards it,
-    before the quote arrives), sizes under the minimum go up to it while ``room`` (bid, ask) allows."""
+    side's touch, our own orders included: a post-only quote there crosses as soon as that side
+    moves a tick towards it, before the quote arrives, and one at our own order locks it), sizes
+    under the minimum go up to it while ``room`` (bid, ask) allows."""
     mid = (touch.best_bid + touch.best_ask) // 2  # type: ignore[operator]
     tick = touch.tick
     want = -(-terms.min_size // LOT) * LOT
+    # the other side's touch with our own orders in: a quote moved in never locks one of ours
+    # that stays (a band keeps an order while it is inside the band)
+    bid_touch = touch.gross_bid if touch.gross_bid is not None else touch.best_bid
+    ask_touch = touch.gross_ask if touch.gross_ask is not None else touch.best_ask
     out: list[tuple[Level, ...]] = []
     for levels, bid, space in ((base.bids, True, room[0]), (base.asks, False, room[1])):
         edge = widest_scoring(mid, terms, tick, bid) + (inward * tick if bid else -inward * tick)
-        if bid and touch.best_ask is not None:
-            edge = min(edge, touch.best_ask - CLEAR_TICKS * tick)
-        if not bid and touch.best_bid is not None:
-            edge = max(edge, touch.best_bid + CLEAR_TICKS * tick)
+        if bid and ask_touch is not None:
+            edge = min(edge, ask_touch - CLEAR_TICKS * tick)
+        if not bid and bid_touch is not None:
+            edge = max(edge, bid_touch + CLEAR_TICKS * tick)
         moved: list[Level] = []
         for lv in levels:
             price = max(lv.price, edge) if bid else min(lv.price, edge)

@@ -37,9 +37,9 @@ from bot.core.markets import MarketIndex
 from bot.core.touch import Touch, net_touch, own_levels
 from bot.execution.orders import OrderState
 from bot.execution.protocol import (
-    Action, CancelsAnswered, CancelsFailed, CheckPositions, FetchTrades, LookupOrder, OpenOrders, OrderLookup, OrderSeen,
-    PlacesAnswered, PlacesFailed, RequestFailed, ResendOrder, Result, SendCancels, SendPlaces, SyncOrders, TradeBooked,
-    TradeSeen, TradeUnbooked, TradesPage, VenueCancelAll,
+    WITHDRAWN, Action, CancelsAnswered, CancelsFailed, CheckPositions, FetchTrades, LookupOrder, OpenOrders, OrderLookup,
+    OrderSeen, PlacesAnswered, PlacesFailed, RequestFailed, ResendOrder, Result, SendCancels, SendPlaces, SyncOrders,
+    TradeBooked, TradeSeen, TradeUnbooked, TradesPage, VenueCancelAll,
 )
 from bot.execution.reconciler import OrderUpdate, Reconciler
 from bot.execution.restart import restore
@@ -455,8 +455,10 @@ class Engine:
     def _places_failed(self, r: PlacesFailed) -> list[Action]:
         """The POST failed as a whole; ``outcome_unknown`` (timeout, 5xx) orders are looked up."""
         now = self.clock.now()
-        self._count_error(r.kind)
         outputs = self.reconciler.on_place_failed(r.batch.order_ids, now, unknown=r.outcome_unknown, reason=r.kind)
+        if r.kind == WITHDRAWN:  # cancelled before it was sent: no error, nothing placed
+            return self._outputs(outputs)
+        self._count_error(r.kind)
         return self._apply_halt(self._error_event(r.kind, now), r.kind) + self._outputs(outputs)
 
     def _cancels_answered(self, r: CancelsAnswered) -> list[Action]:

@@ -20,9 +20,10 @@ Invariants every executor keeps:
   the batch's order) or ``PlacesFailed``; every ``SendCancels`` exactly once, by ``CancelsAnswered``
   or ``CancelsFailed``; a failure whose outcome is unknown says so (``outcome_unknown``) and is
   resolved by lookup, never by a blind resend;
-- write order on the wire: a cancel never overtakes the place of its order, and a place that
+- write order on the wire: a cancel never overtakes the place of its order, a place that
   would cross an order of ours whose cancel is on its way waits for that cancel's answer
-  (``bot.live.writes``); the simulated venue meets each write when its entry latency brings it,
+  (``bot.live.writes``), and a place still waiting when all its orders are cancelled is never
+  sent (answered ``PlacesFailed`` of kind ``WITHDRAWN``); the simulated venue meets each write when its entry latency brings it,
   as the real venue meets requests racing on the wire;
 - actions it has no use for are ignored (the simulated venue tells every change of our orders and
   trades as it happens, so it needs no listing, lookup, trades page or positions check);

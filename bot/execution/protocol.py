@@ -106,6 +106,11 @@ class PlacesAnswered(msgspec.Struct, frozen=True):
     results: tuple[OrderResult, ...]
 
 
+WITHDRAWN = "withdrawn"
+"""The ``PlacesFailed`` kind of a place held back (behind a cancel it would cross) whose every order
+was cancelled before it went out: nothing was sent, and it is no error."""
+
+
 class PlacesFailed(msgspec.Struct, frozen=True):
     """A ``SendPlaces`` failed as a whole. ``outcome_unknown``: timeout, 5xx or reset, the
     orders may have reached the venue (they are looked up, never resent blindly); ``kind`` is a

@@ -33,8 +33,8 @@ import structlog
 from bot.engine.engine import Engine
 from bot.execution.executor import Deliver, Post
 from bot.execution.protocol import (
-    CancelsAnswered, CancelsFailed, CheckPositions, FetchTrades, LookupOrder, OpenOrders, OrderLookup, OrderSeen,
-    PlacesAnswered, PlacesFailed, RequestFailed, ResendOrder, Result, SendCancels, SendPlaces, SyncOrders,
+    WITHDRAWN, CancelsAnswered, CancelsFailed, CheckPositions, FetchTrades, LookupOrder, OpenOrders, OrderLookup,
+    OrderSeen, PlacesAnswered, PlacesFailed, RequestFailed, ResendOrder, Result, SendCancels, SendPlaces, SyncOrders,
     TradeBooked, TradeSeen, TradeUnbooked, TradesPage, VenueCancelAll,
 )
 from bot.execution.records import cancel_result, order_record, order_result
@@ -208,18 +208,24 @@ class LiveExecutor:
     def _write(self, action: Any) -> None:
         """Send a trading write in its own task; it runs to its answer even through a stop.
         Writes on the same orders keep their order on the wire (``bot.live.writes``): a cancel
-        of an order whose POST is on the wire waits for its answer (else it could overtake the
-        POST, find nothing, and leave the order resting), and a place batch that would cross one
-        of our own orders being cancelled (its cancel on the wire, or itself held behind that
-        order's POST) waits for that cancel's answer. Nothing else waits: a cancel waits only for
-        POSTs on the wire, and a place only for cancels, so no cycle can form."""
+        of an order whose POST is on the wire (or held) waits for its answer (else it could
+        overtake the POST, find nothing, and leave the order resting); a held POST all of whose
+        orders are cancelled never goes out (``_withdraw_places``); and a place batch that would
+        cross one of our own orders being cancelled (its cancel on the wire, or itself held behind
+        that order's POST) waits for that cancel's answer. Nothing else waits, and every wait is
+        on a write made before the waiting one, so no cycle can form."""
         if self._writes is None:
             return
         self._in_flight += 1
         if type(action) is SendCancels:
             placing = self._placing
             ids = action.batch.order_ids
-            waits = {("place", oid) for oid in ids if oid in placing}
+            waits = set()
+            if self._held:
+                self._withdraw_places(ids)
+                held = {oid for a, _ in self._held if type(a) is SendPlaces for oid in a.batch.order_ids}
+                waits = {("place", oid) for oid in ids if oid in held}  # its POST is still to go out
+            waits.update(("place", oid) for oid in ids if oid in placing)
             store = self.engine.reconciler.orders
             for oid in ids:  # from now on a place that would cross one of these waits for its cancel
                 o = store.get(oid)
@@ -232,6 +238,20 @@ class LiveExecutor:
             self._held.append((action, waits))
         else:
             self._start_write(action)
+
+    def _withdraw_places(self, cancelled: Any) -> None:
+        """Held places whose every order is now being cancelled never go out: each is answered as
+        withdrawn (its orders cancelled, nothing placed). Sent later, such a place could land
+        after a newer quote of ours went out past it, and cross it."""
+        gone = set(cancelled)
+        kept = []
+        for action, waits in self._held:
+            if type(action) is SendPlaces and gone.issuperset(action.batch.order_ids):
+                self._in_flight -= 1
+                self._writes.start_soon(self._post, PlacesFailed(action.batch, WITHDRAWN, False, "not sent: cancelled first"))
+            else:
+                kept.append((action, waits))
+        self._held = kept
 
     def _start_write(self, action: Any) -> None:
         """On the wire: only writes on the wire are waited for (they all end, answered or timed

@@ -364,3 +364,16 @@ def test_trade_statuses_kept_are_bounded_and_the_latest_are_kept():
     eng.absorb([SettlementUpdate(f"t{i}", TradeStatus.CONFIRMED) for i in range(n)])
     assert len(eng.settlement) == SETTLEMENTS_KEPT
     assert eng.settlement[f"t{n - 1}"] is TradeStatus.CONFIRMED and "t0" not in eng.settlement
+
+
+def test_a_place_withdrawn_before_it_went_out_is_no_error_and_its_orders_end_with_nothing_placed():
+    from bot.execution.protocol import WITHDRAWN
+    from bot.risk import TradingState
+    clock = SimClock(1_000.0)
+    eng, out = start(clock)
+    batch = next(a.batch for a in out if isinstance(a, SendPlaces))
+    eng.on_result(PlacesFailed(batch, WITHDRAWN, False, "not sent: cancelled first"))
+    assert eng.stats.send_errors == 0 and eng.risk.state is TradingState.ACTIVE
+    assert all(eng.orders.get(i).state is OrderState.REJECTED for i in batch.order_ids)
+    eng.on_result(PlacesFailed(batch, "transport", False))  # the same answer as an error is counted
+    assert eng.stats.send_errors == 1

@@ -128,3 +128,42 @@ def test_a_place_waits_for_the_cancel_of_an_order_it_would_cross_even_while_that
     ex._cancelling.pop("a0")
     ex._release_held({("cancel", "a0")})  # the cancel answered: now the bid
     assert [a[0].batch.order_ids for a in writes.started][-1] == ("b1",)
+
+
+def test_a_held_place_whose_orders_are_cancelled_before_it_went_out_is_never_sent_and_answered_withdrawn():
+    """Requoting fast: a bid held behind the cancel of an ask it would cross is itself replaced
+    before that cancel is answered. Sent later, it could land after the newer quotes and cross
+    one of them: it never goes out, and its answer says it was withdrawn (nothing placed)."""
+    from bot.execution.protocol import WITHDRAWN
+
+    ex, writes = live_executor()
+    ex.engine.reconciler.orders["a0"] = SimpleNamespace(token_id="Y", side=SELL, price=50 * C)
+    ex.execute([SendCancels(CancelBatch(("a0",)))], 1.0)
+    held = PlaceBatch((limit("b1", BUY, 50 * C, 5 * S),))
+    ex.execute([SendPlaces(held)], 1.0)
+    assert len(writes.started) == 1 and ex.in_flight() == 2  # the bid waits for a0's cancel
+    ex.engine.reconciler.orders["b1"] = SimpleNamespace(token_id="Y", side=BUY, price=50 * C)
+    ex.execute([SendCancels(CancelBatch(("b1",)))], 1.1)
+    (answer,) = [a[0] for a in writes.started if type(a[0]) is PlacesFailed]
+    assert answer.batch is held and answer.kind == WITHDRAWN and not answer.outcome_unknown
+    ex._cancelling.pop("a0")
+    ex._release_held({("cancel", "a0")})
+    assert not any(type(a[0]) is SendPlaces for a in writes.started)  # the bid never went out
+    assert ex.in_flight() == 2 and ex.withdraw() == []  # the two cancels on the wire; nothing held
+
+
+def test_a_held_batch_goes_out_whole_when_only_some_of_its_orders_are_cancelled():
+    ex, writes = live_executor()
+    ex.engine.reconciler.orders["a0"] = SimpleNamespace(token_id="Y", side=SELL, price=50 * C)
+    ex.execute([SendCancels(CancelBatch(("a0",)))], 1.0)
+    held = PlaceBatch((limit("b1", BUY, 50 * C, 5 * S), limit("b2", BUY, 40 * C, 5 * S)))
+    ex.execute([SendPlaces(held)], 1.0)
+    ex.execute([SendCancels(CancelBatch(("b1",)))], 1.1)  # b2 is still wanted: the batch stays held
+    assert not any(type(a[0]) is PlacesFailed for a in writes.started)
+    assert len(writes.started) == 1  # b1's cancel waits for b1's POST, itself still held
+    ex._cancelling.pop("a0")
+    ex._release_held({("cancel", "a0")})
+    assert [type(a[0]) for a in writes.started] == [SendCancels, SendPlaces] and writes.started[1][0].batch is held
+    ex._placing.clear()
+    ex._release_held({("place", "b1"), ("place", "b2")})  # the POST answered: now b1's cancel
+    assert [a[0].batch.order_ids for a in writes.started][-1] == ("b1",) and type(writes.started[-1][0]) is SendCancels

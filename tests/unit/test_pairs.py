@@ -84,3 +84,36 @@ def test_orders_keep_grid_book_and_holdings(p: Pair, h: Holdings, levels: list) 
             yes_price = q.price if q.token_id == "YES" else UNIT - q.price
             is_bid = (q.side is Side.BUY) == (q.token_id == "YES")
             assert Level(yes_price, q.size) in (bids if is_bid else asks)
+
+
+def test_a_quote_that_would_lock_or_cross_our_own_is_left_out_the_resting_one_stays():
+    from strategies.pairs import Level, YesQuotes, uncrossed
+
+    bid, ask = Level(500_000, 10 * SH), Level(500_000, 10 * SH)
+    fine = YesQuotes((Level(490_000, 10 * SH),), (Level(510_000, 10 * SH),))
+    assert uncrossed(fine, YesQuotes()) == fine
+    assert uncrossed(YesQuotes((bid,), (ask,)), YesQuotes((), (ask,))) == YesQuotes((), (ask,))  # the ask rested
+    assert uncrossed(YesQuotes((bid,), (ask,)), YesQuotes((bid,), ())) == YesQuotes((bid,), ())  # the bid rested
+    assert uncrossed(YesQuotes((bid,), (ask,)), YesQuotes()) == YesQuotes()  # both new: neither goes
+    inner = Level(520_000, 10 * SH)
+    two = YesQuotes((inner, Level(480_000, 10 * SH)), (Level(510_000, 10 * SH), Level(530_000, 10 * SH)))
+    # the new inner bid crosses the resting inner ask: it alone is left out
+    assert uncrossed(two, YesQuotes((), (Level(510_000, 10 * SH),))) == YesQuotes(two.bids[1:], two.asks)
+
+
+@given(st.lists(st.integers(1, 99), max_size=3), st.lists(st.integers(1, 99), max_size=3),
+       st.lists(st.booleans(), min_size=6, max_size=6))
+def test_what_is_left_never_locks_or_crosses_and_keeps_every_level_that_crossed_nothing(bids, asks, rested):
+    from strategies.pairs import Level, YesQuotes, uncrossed
+
+    q = YesQuotes(tuple(Level(p * 10_000, SH) for p in sorted(bids, reverse=True)),
+                  tuple(Level(p * 10_000, SH) for p in sorted(asks)))
+    resting = YesQuotes(tuple(lv for lv, r in zip(q.bids, rested) if r), tuple(lv for lv, r in zip(q.asks, rested[3:]) if r))
+    out = uncrossed(q, resting)
+    assert not out.bids or not out.asks or max(b.price for b in out.bids) < min(a.price for a in out.asks)
+    for b in q.bids:
+        if all(b.price < a.price for a in q.asks):
+            assert b in out.bids
+    for a in q.asks:
+        if all(b.price < a.price for b in q.bids):
+            assert a in out.asks
