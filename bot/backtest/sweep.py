@@ -178,6 +178,9 @@ def parse_grid(text: str | bytes, config: Any, source: str = "grid") -> Grid:
             raise SweepError(f"{source}: `{key}` must be a non-empty list of values, got {_text(values)}")
         check_key(key, type(config), source)
         axes[key] = tuple(values)
+    if not axes and not sweep.seeds and sweep.optuna is None:
+        raise SweepError(f"{source}: nothing to sweep: no dotted config key with a list of values "
+                         "(config/sweep.example.toml), nor [sweep] seeds to run the base config over")
     seeds = sweep.seeds or (config.backtest.seed,)
     if len(set(seeds)) != len(seeds):
         raise SweepError(f"{source}: [sweep] seeds repeat a seed: {list(seeds)}")

@@ -48,6 +48,11 @@ _CONDITION_ID = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _STRATEGY_PATH = re.compile(r"^[A-Za-z_][\w.]*[:.][A-Za-z_]\w*$")
 
 
+def is_address(text: str) -> bool:
+    """Whether ``text`` is a wallet address (``0x`` + 40 hex), as ``venue.funder`` must be."""
+    return _ADDRESS.fullmatch(text) is not None
+
+
 OFF = "off"
 """The config-file value of any setting that may be ``None`` (``max_daily_loss = "off"``): that
 setting is off, whatever its default. TOML has no null, so nothing else can say it."""
