@@ -20,6 +20,7 @@ import contextlib
 import io
 import os
 import socket
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +117,24 @@ MISTAKES: list[Mistake] = [
              "secrets.toml": 'private_key = "{key}\n'}),
     m("keystore-missing", "named a keystore that is not there", "config check bot.toml --secrets",
       "key.json", files={"bot.toml": '[secrets]\nsource = "keystore"\nfile = "key.json"\n'}),
+    m("toml-duplicate-key", "wrote one key twice", "config check bot.toml", "bot.toml", "TOML",
+      files={"bot.toml": "[risk]\nmax_position = 1\nmax_position = 2\n"}),
+    m("config-is-strategy-file", "gave the strategy's .py as the config", "config check mine.py", "mine.py", "TOML",
+      files={"mine.py": "from bot.strategy import Strategy\n\nclass Mine(Strategy):\n    pass\n"}),
+    m("log-level-misspelt", "set a log level that does not exist", "config check bot.toml", "log.level",
+      "verbose", files={"bot.toml": '[log]\nlevel = "verbose"\n'}),
+    m("secrets-source-misspelt", "named a secrets source that does not exist", "config check bot.toml",
+      "secrets.source", "environment", files={"bot.toml": '[secrets]\nsource = "environment"\n'}),
+    m("secrets-file-unknown-key", "misspelt a key of the secrets file", "config check bot.toml --secrets",
+      "secrets.toml", "privat_key", setup="private_secrets", secret=True,
+      files={"bot.toml": '[secrets]\nsource = "file"\nfile = "secrets.toml"\n',
+             "secrets.toml": 'privat_key = "{key}"\n'}),
+    m("venue-url-no-scheme", "wrote a venue URL without http://", "--config bot.toml markets", "catalog_url",
+      "127.0.0.1:8081", files={"bot.toml": '[venue]\ncatalog_url = "127.0.0.1:8081"\n'}),
+    m("params-without-path", "wrote the strategy's params but not its path", "config check bot.toml",
+      "strategy.params", "strategy.path", files={"bot.toml": "[strategy.params]\norder_size = 10\n"}),
+    m("markets-without-path", "listed markets but no strategy", "config check bot.toml", "strategy.markets",
+      "strategy.path", files={"bot.toml": f'[strategy]\nmarkets = ["{COND}"]\n'}),
     # --- the strategy a config names ---
     m("strategy-no-module", "named a module that does not exist", "config check bot.toml", "nosuch",
       files={"bot.toml": '[strategy]\npath = "nosuch:Thing"\n'}),
@@ -135,6 +154,8 @@ MISTAKES: list[Mistake] = [
     m("strategy-raises-on-import", "left a failing line at the top of the module", "config check bot.toml",
       "raising_w1", "ZeroDivisionError",
       files={"bot.toml": '[strategy]\npath = "raising_w1:R"\n', "raising_w1.py": "1 / 0\n"}),
+    m("strategy-is-function", "named a function, not a class", "config check bot.toml", "fn_w1:make",
+      "Strategy", files={"bot.toml": '[strategy]\npath = "fn_w1:make"\n', "fn_w1.py": "def make():\n    pass\n"}),
     m("params-misspelt", "misspelt a parameter", "config check bot.toml", "half_spread_tiks",
       files={"bot.toml": PARAMS + "half_spread_tiks = 2\n"}),
     m("params-wrong-type", "wrote a size in words", "config check bot.toml", "order_size",
@@ -149,6 +170,7 @@ MISTAKES: list[Mistake] = [
     m("run-no-config", "ran live without a config", "run --duration 1", "--config"),
     m("run-no-strategy", "ran live on a config naming no strategy", "run --config bot.toml --duration 1",
       "[strategy] path", files={"bot.toml": "[risk]\nmax_position = 10\n"}),
+    m("paper-no-config", "paper-traded without a config", "run --paper --duration 1", "--config"),
     m("backtest-no-strategy", "backtested on a config naming no strategy", "backtest --synthetic --no-progress",
       "[strategy] path"),
     # --- backtests ---
@@ -164,12 +186,18 @@ MISTAKES: list[Mistake] = [
     m("backtest-data-empty-folder", "pointed --data at an empty folder",
       "backtest --config bot.toml --data recs --no-progress", "recs", files={"bot.toml": MM, "recs/.keep": ""},
       absent=("results",)),
+    m("backtest-data-journal", "gave the journal as a recording",
+      "backtest --config bot.toml --data {repo}/data/sample-session/journal.sqlite --no-progress", "journal.sqlite",
+      "not a recording", files={"bot.toml": MM}, absent=("results",)),
     m("backtest-out-existing", "backtested into an existing results folder without --force",
       "backtest --config bot.toml --synthetic --out old --no-progress", "old", "--force",
       files={"bot.toml": MM, **RESULTS}, kept=("old/summary.json",)),
     m("backtest-out-is-file", "gave a file as the results folder",
       "backtest --config bot.toml --synthetic --out out.txt --no-progress", "out.txt", "is a file",
       files={"bot.toml": MM, "out.txt": "keep me\n"}, kept=("out.txt",)),
+    m("backtest-out-under-file", "gave a results folder inside a file",
+      "backtest --config bot.toml --synthetic --out notes.txt/res --no-progress", "notes.txt/res",
+      files={"bot.toml": MM, "notes.txt": "keep me\n"}, kept=("notes.txt",)),
     m("synthetic-settings-missing", "named synthetic settings that are not there",
       "backtest --config bot.toml --synthetic synth.toml --no-progress", "synth.toml", files={"bot.toml": MM},
       absent=("results",)),
@@ -183,6 +211,9 @@ MISTAKES: list[Mistake] = [
       "backtest --config bot.toml --data {repo}/data/sample --market-slug nba-* --no-progress", "--market-slug",
       "top-of-book",
       files={"bot.toml": MM}, absent=("results",)),
+    m("backtest-synthetic-slug", "chose a market slug of the synthetic market",
+      "backtest --config bot.toml --synthetic --market-slug nba-* --no-progress", "--market-slug", "synthetic",
+      files={"bot.toml": MM}, absent=("results",)),
     # --- reports and comparisons ---
     m("report-not-results", "asked a report of a folder that holds no results", "report notes", "notes",
       files={"notes/a.txt": "hello\n"}, absent=("notes/report.html",)),
@@ -193,6 +224,9 @@ MISTAKES: list[Mistake] = [
       "report old --recording {repo}/data/sample", "--recording", files=RESULTS, absent=("old/report.html",)),
     m("report-recording-nowhere", "gave a journal a recording that is not there",
       "report {repo}/data/sample-session/journal.sqlite --recording recs --out r.html", "recs", absent=("r.html",)),
+    m("report-recording-as-results", "asked a report of a recording file",
+      "report {repo}/data/sample/sample-20261123T195355Z-61fd-00000.jsonl.zst --out r.html", "jsonl.zst",
+      "not a journal", absent=("r.html",)),
     m("compare-journal-nowhere", "compared a journal that is not there",
       "compare --config bot.toml --journal state/journal.sqlite --recording {repo}/data/sample-session --out cmp",
       "journal.sqlite", files={"bot.toml": MM}, absent=("cmp",)),
@@ -202,6 +236,12 @@ MISTAKES: list[Mistake] = [
     m("compare-recording-not-covering", "compared a session with a recording of another time",
       "compare --config {repo}/data/sample-session/bot.toml --journal {repo}/data/sample-session/journal.sqlite "
       "--recording {repo}/data/sample --out cmp", "recording", absent=("cmp/summary.json",)),
+    m("compare-no-recording", "compared a session without its recording", "compare --journal j.sqlite",
+      "--recording"),
+    m("compare-out-is-file", "compared into a file as the results folder",
+      "compare --config {repo}/data/sample-session/bot.toml --journal {repo}/data/sample-session/journal.sqlite "
+      "--recording {repo}/data/sample-session --out out.txt", "out.txt", "is a file", files={"out.txt": "keep me\n"},
+      kept=("out.txt",)),
     # --- sweeps ---
     m("sweep-unknown-key", "swept a key the config does not have",
       "sweep --config bot.toml --grid grid.toml --data {repo}/data/sample --no-progress --out sw",
@@ -229,11 +269,19 @@ MISTAKES: list[Mistake] = [
     m("sweep-data-nowhere", "swept over data that is not there",
       "sweep --config bot.toml --grid grid.toml --data recs --no-progress --out sw", "recs",
       files={"bot.toml": MM, "grid.toml": '"strategy.params.half_spread_ticks" = [1, 2]\n'}, absent=("sw",)),
+    m("sweep-out-is-file", "swept into a file as the results folder",
+      "sweep --config bot.toml --grid grid.toml --data {repo}/data/sample --no-progress --out out.txt", "out.txt",
+      "is a file", files={"bot.toml": MM, "out.txt": "keep me\n",
+                          "grid.toml": '"strategy.params.half_spread_ticks" = [1]\n'}, kept=("out.txt",)),
     # --- starting a strategy ---
     m("new-strategy-bad-name", "named a strategy with dashes and capitals", "new strategy Join-The-Touch",
       "Join-The-Touch", absent=("Join-The-Touch.py",)),
     m("new-strategy-keyword", "named a strategy after a Python keyword", "new strategy class", "class",
       absent=("class.py",)),
+    m("new-strategy-stdlib-name", "named a strategy after a module of the standard library", "new strategy json",
+      "'json'", "standard library", absent=("json.py", "test_json.py", "json.toml")),
+    m("new-strategy-package-name", "named a strategy after this project's package", "new strategy bot",
+      "'bot'", "installed", absent=("bot.py", "test_bot.py", "bot.toml")),
     m("new-strategy-existing", "wrote a strategy over files already there", "new strategy mine", "mine.py",
       files={"mine.py": "# my work\n"}, kept=("mine.py",), absent=("test_mine.py", "mine.toml")),
     m("new-strategy-dir-is-file", "gave a file as the folder of a new strategy", "new strategy mine --dir notes.txt",
@@ -246,6 +294,12 @@ MISTAKES: list[Mistake] = [
     m("venue-down-record", "recorded with the exchange not started",
       "--config bot.toml record --token 123 --duration 1 --out recs", "cannot reach", "127.0.0.1",
       files={"bot.toml": DOWN}),
+    m("venue-down-cancel-all", "cancelled everything with the exchange not started", "--config bot.toml cancel-all",
+      "cannot reach", "127.0.0.1", files={"bot.toml": DOWN},
+      env={"BOT_PRIVATE_KEY": "{key}", "BOT_API_KEY": "k", "BOT_API_SECRET": "c2VjcmV0", "BOT_API_PASSPHRASE": "p"},
+      secret=True),
+    m("venue-down-keys-derive", "derived API keys with the exchange not started", "--config bot.toml keys derive",
+      "cannot reach", "127.0.0.1", files={"bot.toml": DOWN}, env={"BOT_PRIVATE_KEY": "{key}"}, secret=True),
     m("markets-limit-zero", "asked for zero markets", "markets --limit 0", "--limit", "1..100"),
     m("markets-offset-negative", "gave a negative offset", "markets --offset -5", "--offset"),
     m("markets-tag-id-word", "gave a tag slug as a tag id", "markets --tag-id politics", "--tag-id", "politics"),
@@ -269,6 +323,12 @@ MISTAKES: list[Mistake] = [
            "BOT_API_PASSPHRASE": "p"}, secret=True),
     m("check-malformed-key", "checked secrets with a malformed key", "config check bot.toml --secrets",
       "BOT_PRIVATE_KEY", files={"bot.toml": ""}, env={"BOT_PRIVATE_KEY": "{bad_key}"}, secret=True),
+    m("api-secret-malformed", "pasted an API secret that is not base64", "--config bot.toml orders",
+      "BOT_API_SECRET", files={"bot.toml": DOWN},
+      env={"BOT_PRIVATE_KEY": "{key}", "BOT_API_KEY": "k", "BOT_API_SECRET": "not base64!!", "BOT_API_PASSPHRASE": "p"},
+      secret=True),
+    m("keys-new-no-passphrase", "made a keystore with no passphrase and no terminal", "keys new key.json",
+      "BOT_KEYSTORE_PASSPHRASE", absent=("key.json",)),
     m("keys-new-existing", "made a new keystore over an existing file", "keys new key.json", "key.json",
       files={"key.json": "{}\n"}, kept=("key.json",), env={"BOT_KEYSTORE_PASSPHRASE": "correct horse"}),
     # --- orders built offline ---
@@ -298,8 +358,12 @@ MISTAKES: list[Mistake] = [
       files={"bot.toml": LOCAL + MM + '[journal]\npath = "state/journal.sqlite"\n'},
       env={"BOT_PRIVATE_KEY": "{key}", "BOT_API_KEY": "k", "BOT_API_SECRET": "c2VjcmV0", "BOT_API_PASSPHRASE": "p"},
       venue="up", secret=True),
+    m("exchange-config-misspelt", "misspelt a key of the exchange config", "exchange --config exch.toml",
+      "exch.toml", "markts", files={"exch.toml": "markts = 3\n"}),
     m("exchange-port-busy", "started the exchange on a port in use",
       "exchange --clob-port {busy} --catalog-port 0 --data-port 0", "{busy}", setup="busy_port"),
+    m("demo-journal-is-folder", "gave the demo a folder as its journal", "demo --journal state --duration 1 --no-view",
+      "journal state", "cannot be written", files={"state/x": ""}),
     m("exchange-config-missing", "gave the exchange a config that is not there", "exchange --config exch.toml",
       "exch.toml"),
 ]
@@ -422,9 +486,11 @@ def run(mistake: Mistake, folder: Path, places: Places) -> tuple[Answer, list[st
     saved_logging = structlog.get_config()
     out, err = io.StringIO(), io.StringIO()
     setup = SETUPS[mistake.setup](folder, extra) if mistake.setup else contextlib.nullcontext()
+    saved_path, saved_modules = list(sys.path), set(sys.modules)
     with setup:
         argv = [places.fill(a, extra) for a in mistake.argv]
         env = {k: places.fill(v, extra) for k, v in mistake.env.items()}
+        present = _listing(folder)
         with _environment(env), _inside(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 answer = Answer(main(argv), "", "")
@@ -432,9 +498,22 @@ def run(mistake: Mistake, folder: Path, places: Places) -> tuple[Answer, list[st
                 answer = Answer(None, "", "", raised=f"{type(exc).__name__}: {exc}")
             finally:
                 structlog.configure(**saved_logging)
+        written = sorted(_listing(folder) - present)
         words = [places.fill(w, extra) for w in mistake.words]
+    sys.path[:] = saved_path  # the scratch folder's modules go with it (each case names its own)
+    for name in set(sys.modules) - saved_modules:
+        if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
+            del sys.modules[name]
     answer.out, answer.err = out.getvalue(), err.getvalue()
-    return answer, faults(mistake, answer, folder, before, words, places)
+    wrong = faults(mistake, answer, folder, before, words, places)
+    if written and mistake.code != 0:
+        wrong.append(f"wrote {', '.join(written[:3])}")
+    return answer, wrong
+
+
+def _listing(folder: Path) -> set[str]:
+    """Every file and folder under ``folder`` (but Python's bytecode caches of imported modules)."""
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if "__pycache__" not in p.parts}
 
 
 def faults(mistake: Mistake, answer: Answer, folder: Path, before: Mapping[str, bytes], words: list[str],

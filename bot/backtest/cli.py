@@ -32,8 +32,10 @@ def run(config: Any, args: Any) -> int:
     configure(level="error", json=True)  # a backtest logs halts, not each rejected quote
     out = Path(args.out) if args.out else Path("results") / time.strftime("backtest-%Y%m%d-%H%M%S")
     config = dataset_choice(config, args)
-    if out.exists() and not out.is_dir():  # said before a lock is tried inside it
-        print(claim(out, "bot backtest", force=False), file=sys.stderr)
+    force = getattr(args, "force", False)
+    refused = claim(out, "bot backtest", force=False) if not force or not out.is_dir() else None
+    if refused is not None:  # said before a lock file is made in it (claim alone writes nothing)
+        print(refused, file=sys.stderr)
         return 2
     made = next((p for p in reversed((out, *out.parents)) if not p.exists()), None)  # the first folder made here
     try:
@@ -44,8 +46,8 @@ def run(config: Any, args: Any) -> int:
     except OSError as exc:
         print(f"bot backtest: --out {out}: cannot make the results folder ({exc.strerror})", file=sys.stderr)
         return 2
-    refused = claim(out, "bot backtest", force=getattr(args, "force", False))
-    if refused is not None:
+    refused = claim(out, "bot backtest", force=force)
+    if refused is not None:  # another run wrote there since
         print(refused, file=sys.stderr)
         held.release()
         return 2

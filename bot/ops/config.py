@@ -260,6 +260,12 @@ class StrategyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     def __post_init__(self) -> None:
         if self.path and not _STRATEGY_PATH.match(self.path):
             raise ValueError(f"strategy.path must look like 'package.module:ClassName', got {self.path!r}")
+        if not self.path:  # settings of no strategy would be read by nothing: a path left out, not meant
+            unset = {"markets": (), "params": {}, "exits": ExitRules()}
+            given = [k for k, value in unset.items() if getattr(self, k) != value]
+            if given:
+                raise ValueError(f"strategy.{given[0]} is set but strategy.path is not: name the strategy it is for "
+                                 "('package.module:ClassName')")
 
 
 _INSTANCE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
