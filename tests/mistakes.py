@@ -116,7 +116,7 @@ MISTAKES: list[Mistake] = [
       files={"bot.toml": '[secrets]\nsource = "file"\nfile = "secrets.toml"\n',
              "secrets.toml": 'private_key = "{key}\n'}),
     m("keystore-missing", "named a keystore that is not there", "config check bot.toml --secrets",
-      "key.json", files={"bot.toml": '[secrets]\nsource = "keystore"\nfile = "key.json"\n'}),
+      "key.json", "keystore", files={"bot.toml": '[secrets]\nsource = "keystore"\nfile = "key.json"\n'}),
     m("toml-duplicate-key", "wrote one key twice", "config check bot.toml", "bot.toml", "TOML",
       files={"bot.toml": "[risk]\nmax_position = 1\nmax_position = 2\n"}),
     m("config-is-strategy-file", "gave the strategy's .py as the config", "config check mine.py", "mine.py", "TOML",
@@ -333,7 +333,7 @@ MISTAKES: list[Mistake] = [
       files={"key.json": "{}\n"}, kept=("key.json",), env={"BOT_KEYSTORE_PASSPHRASE": "correct horse"}),
     # --- orders built offline ---
     m("order-no-size", "built an order without a size", "order build --token 1 --side BUY --price 0.5",
-      "--size", env={"BOT_PRIVATE_KEY": "{key}"}, secret=True),
+      "needs --size", env={"BOT_PRIVATE_KEY": "{key}"}, secret=True),
     m("order-seven-decimals", "built an order of 7 decimals",
       "order build --token 1 --side BUY --price 0.5 --size 1.0000001 --body-only --owner me", "1.0000001",
       env={"BOT_PRIVATE_KEY": "{key}"}, secret=True),
@@ -468,12 +468,10 @@ def _inside(folder: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-def run(mistake: Mistake, folder: Path, places: Places) -> tuple[Answer, list[str]]:
-    """Make ``mistake`` in the empty ``folder``: its answer, and what is wrong with it (empty: clean)."""
-    import structlog
-
-    from bot.cli import main
-
+def run(mistake: Mistake, folder: Path, places: Places, *, subprocess: bool = False) -> tuple[Answer, list[str]]:
+    """Make ``mistake`` in the empty ``folder``: its answer, and what is wrong with it (empty: clean).
+    In this process through ``bot.cli.main`` (no terminal on stdin), or with ``subprocess`` as
+    ``python -m bot.cli`` in a process of its own."""
     extra: dict[str, str] = {}
     for name, content in mistake.files.items():
         path = folder / name
@@ -483,32 +481,52 @@ def run(mistake: Mistake, folder: Path, places: Places) -> tuple[Answer, list[st
         else:
             path.write_text(places.fill(content))
     before = {name: (folder / name).read_bytes() for name in mistake.kept}
-    saved_logging = structlog.get_config()
-    out, err = io.StringIO(), io.StringIO()
     setup = SETUPS[mistake.setup](folder, extra) if mistake.setup else contextlib.nullcontext()
-    saved_path, saved_modules = list(sys.path), set(sys.modules)
     with setup:
         argv = [places.fill(a, extra) for a in mistake.argv]
         env = {k: places.fill(v, extra) for k, v in mistake.env.items()}
         present = _listing(folder)
-        with _environment(env), _inside(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                answer = Answer(main(argv), "", "")
-            except BaseException as exc:  # noqa: BLE001 - what escaped is the finding
-                answer = Answer(None, "", "", raised=f"{type(exc).__name__}: {exc}")
-            finally:
-                structlog.configure(**saved_logging)
+        answer = (_in_subprocess if subprocess else _in_process)(argv, env, folder)
         written = sorted(_listing(folder) - present)
         words = [places.fill(w, extra) for w in mistake.words]
+    wrong = faults(mistake, answer, folder, before, words, places)
+    if written and mistake.code != 0:
+        wrong.append(f"wrote {', '.join(written[:3])}")
+    return answer, wrong
+
+
+def _in_process(argv: list[str], env: Mapping[str, str], folder: Path) -> Answer:
+    import structlog
+
+    from bot.cli import main
+
+    saved_logging, saved_stdin = structlog.get_config(), sys.stdin
+    saved_path, saved_modules = list(sys.path), set(sys.modules)
+    out, err = io.StringIO(), io.StringIO()
+    sys.stdin = io.StringIO()  # no terminal: nothing waits for a passphrase typed
+    with _environment(env), _inside(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            answer = Answer(main(argv), "", "")
+        except BaseException as exc:  # noqa: BLE001 - what escaped is the finding
+            answer = Answer(None, "", "", raised=f"{type(exc).__name__}: {exc}")
+        finally:
+            structlog.configure(**saved_logging)
+            sys.stdin = saved_stdin
     sys.path[:] = saved_path  # the scratch folder's modules go with it (each case names its own)
     for name in set(sys.modules) - saved_modules:
         if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
             del sys.modules[name]
     answer.out, answer.err = out.getvalue(), err.getvalue()
-    wrong = faults(mistake, answer, folder, before, words, places)
-    if written and mistake.code != 0:
-        wrong.append(f"wrote {', '.join(written[:3])}")
-    return answer, wrong
+    return answer
+
+
+def _in_subprocess(argv: list[str], env: Mapping[str, str], folder: Path) -> Answer:
+    import subprocess
+
+    base = {k: v for k, v in os.environ.items() if k not in SECRETS_ENV}
+    done = subprocess.run([sys.executable, "-m", "bot.cli", *argv], cwd=folder, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=120, env={**base, **env, "PYTHONPATH": str(REPO)})
+    return Answer(done.returncode, done.stdout, done.stderr)
 
 
 def _listing(folder: Path) -> set[str]:

@@ -87,6 +87,8 @@ def _check_flags(a, order_type) -> None:
             raise CommandError(f"{order_type.value} orders take neither --post-only nor --expiration")
         _check_hundredths("--amount", a.amount)
     else:
+        if a.size is None and a.amount is None:
+            raise CommandError(f"a {order_type.value} order needs --size (shares); a FOK or FAK order takes --amount")
         if a.size is None or a.amount is not None:
             raise CommandError(f"{order_type.value} orders take --size (shares), not --amount")
         _check_hundredths("--size", a.size)

@@ -176,19 +176,20 @@ def load_config(path: str | os.PathLike[str], type_: type[T]) -> T:
     return decode_config(raw, type_, source=str(p))
 
 
-def read_owner_only(path: str | os.PathLike[str]) -> bytes:
-    """Read a secrets file, refusing one that anybody but its owner can read or write."""
+def read_owner_only(path: str | os.PathLike[str], what: str = "secrets file") -> bytes:
+    """Read a secrets file (or a keystore: ``what``), refusing one that anybody but its owner can
+    read or write."""
     p = Path(path)
     try:
         st = p.stat()
     except OSError as exc:
-        raise ConfigError(f"{p}: cannot read secrets file ({exc.strerror})") from None
+        raise ConfigError(f"{p}: cannot read {what} ({exc.strerror})") from None
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise ConfigError(f"{p}: secrets file must be readable by its owner only (chmod 600)")
+        raise ConfigError(f"{p}: {what} must be readable by its owner only (chmod 600)")
     try:
         return p.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{p}: cannot read secrets file ({exc.strerror})") from None
+        raise ConfigError(f"{p}: cannot read {what} ({exc.strerror})") from None
 
 
 # --------------------------------------------------------------------------------------------

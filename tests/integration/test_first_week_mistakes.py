@@ -46,3 +46,22 @@ def test_a_clean_answer_is_told_from_an_unclean_one(tmp_path):
     success = Mistake("y", "y", ("new", "strategy", "fine_name"), ("fine_name",))
     _, wrong = run(success, tmp_path / "b", places)
     assert "exit 0, expected 2" in wrong and "printed on stdout" in wrong and any(w.startswith("wrote ") for w in wrong)
+
+
+SAMPLED = ["config-missing", "params-micro-units", "strategy-syntax-error", "backtest-data-nowhere", "venue-down-markets",
+           "malformed-key", "new-strategy-stdlib-name"]
+
+
+@pytest.mark.parametrize("name", SAMPLED)
+def test_a_user_typing_it_in_a_shell_gets_the_same_answer(tmp_path, name):
+    """In-process answers are those of ``python -m bot.cli`` in a process of its own (a sample)."""
+    mistake = next(x for x in MISTAKES if x.id == name)
+    places = Places()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    inside, wrong = run(mistake, tmp_path / "in", places)
+    assert not wrong, wrong
+    outside, wrong = run(mistake, tmp_path / "out", places, subprocess=True)
+    assert not wrong, (wrong, outside.err)
+    assert outside.code == inside.code and outside.err.replace(str(tmp_path / "out"), "") == \
+        inside.err.replace(str(tmp_path / "in"), "")
