@@ -9,8 +9,8 @@ file would hide it, or be hidden by it), is refused before anything is written.
 from __future__ import annotations
 
 import keyword
-import sys
 import re
+import sys
 from pathlib import Path
 
 __all__ = ["ScaffoldError", "new_strategy", "class_name"]
