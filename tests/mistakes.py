@@ -17,6 +17,7 @@ Placeholders in argv, files and env: ``{repo}`` the checkout, ``{down}`` the URL
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import os
 import socket
@@ -36,6 +37,10 @@ COND = "0x" + "ab" * 32
 LOCAL = 'venue.clob_url = "{clob}"\nvenue.catalog_url = "{catalog}"\nvenue.data_url = "{data}"\nvenue.ws_url = "{ws}"\n'
 DOWN = 'venue.clob_url = "{down}"\nvenue.catalog_url = "{down}"\nvenue.data_url = "{down}"\n'
 RESULTS = {"old/summary.json": "{}\n", "old/orders.jsonl": ""}
+OTHER = "0x" + "12" * 32  # a condition id the local exchange does not list
+CREDS = {"BOT_PRIVATE_KEY": "{key}", "BOT_API_KEY": "00000000-1111-2222-3333-444444444444",
+         "BOT_API_SECRET": "c2VjcmV0LXRoYXQtbXVzdC1uZXZlci1sZWFr", "BOT_API_PASSPHRASE": "ab" * 32}
+RAY = importlib.util.find_spec("ray") is not None
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,12 @@ MISTAKES: list[Mistake] = [
       "strategy.params", "strategy.path", files={"bot.toml": "[strategy.params]\norder_size = 10\n"}),
     m("markets-without-path", "listed markets but no strategy", "config check bot.toml", "strategy.markets",
       "strategy.path", files={"bot.toml": f'[strategy]\nmarkets = ["{COND}"]\n'}),
+    m("config-is-exchange-config", "gave the exchange's config to the bot", "--config {repo}/config/exchange.toml markets",
+      "exchange.toml", "unknown field"),
+    m("config-is-sweep-grid", "checked a sweep grid as a config", "config check {repo}/config/sweep.example.toml",
+      "sweep.example.toml", "unknown field"),
+    m("secrets-file-is-folder", "named a folder as the secrets file", "config check bot.toml --secrets", "secrets", "is a folder",
+      files={"bot.toml": '[secrets]\nsource = "file"\nfile = "secrets"\n', "secrets/x": ""}),
     # --- the strategy a config names ---
     m("strategy-no-module", "named a module that does not exist", "config check bot.toml", "nosuch",
       files={"bot.toml": '[strategy]\npath = "nosuch:Thing"\n'}),
@@ -171,6 +182,15 @@ MISTAKES: list[Mistake] = [
     m("run-no-strategy", "ran live on a config naming no strategy", "run --config bot.toml --duration 1",
       "[strategy] path", files={"bot.toml": "[risk]\nmax_position = 10\n"}),
     m("paper-no-config", "paper-traded without a config", "run --paper --duration 1", "--config"),
+    m("paper-venue-down", "paper-traded with the exchange not started",
+      "run --paper --config bot.toml --duration 1 --log-format json", "cannot reach", "127.0.0.1",
+      files={"bot.toml": DOWN + MM}),
+    m("paper-market-misspelt", "listed a market id with a typo among good ones",
+      "run --paper --config bot.toml --duration 1 --log-format json", OTHER[:12], "not listed",
+      files={"bot.toml": LOCAL + MM + f'markets = ["{COND}", "{OTHER}"]\n'}, venue="up"),
+    m("paper-market-unlisted", "traded a market the venue does not list",
+      "run --paper --config bot.toml --duration 1 --log-format json", OTHER[:12], "not listed",
+      files={"bot.toml": LOCAL + MM + f'markets = ["{OTHER}"]\n'}, venue="up"),
     m("backtest-no-strategy", "backtested on a config naming no strategy", "backtest --synthetic --no-progress",
       "[strategy] path"),
     # --- backtests ---
@@ -198,6 +218,9 @@ MISTAKES: list[Mistake] = [
     m("backtest-out-under-file", "gave a results folder inside a file",
       "backtest --config bot.toml --synthetic --out notes.txt/res --no-progress", "notes.txt/res",
       files={"bot.toml": MM, "notes.txt": "keep me\n"}, kept=("notes.txt",)),
+    m("synthetic-settings-is-bot-config", "gave the bot's config as the synthetic market's settings",
+      "backtest --config bot.toml --synthetic {repo}/config/bot.example.toml --no-progress", "bot.example.toml",
+      "unknown field", files={"bot.toml": MM}, absent=("results",)),
     m("synthetic-settings-missing", "named synthetic settings that are not there",
       "backtest --config bot.toml --synthetic synth.toml --no-progress", "synth.toml", files={"bot.toml": MM},
       absent=("results",)),
@@ -224,6 +247,8 @@ MISTAKES: list[Mistake] = [
       "report old --recording {repo}/data/sample", "--recording", files=RESULTS, absent=("old/report.html",)),
     m("report-recording-nowhere", "gave a journal a recording that is not there",
       "report {repo}/data/sample-session/journal.sqlite --recording recs --out r.html", "recs", absent=("r.html",)),
+    m("report-summary-damaged", "asked a report of results whose summary was edited by hand", "report old",
+      "summary.json", files={"old/summary.json": "{not json", "old/orders.jsonl": ""}, absent=("old/report.html",)),
     m("report-recording-as-results", "asked a report of a recording file",
       "report {repo}/data/sample/sample-20261123T195355Z-61fd-00000.jsonl.zst --out r.html", "jsonl.zst",
       "not a journal", absent=("r.html",)),
@@ -273,6 +298,10 @@ MISTAKES: list[Mistake] = [
       "sweep --config bot.toml --grid grid.toml --data {repo}/data/sample --no-progress --out out.txt", "out.txt",
       "is a file", files={"bot.toml": MM, "out.txt": "keep me\n",
                           "grid.toml": '"strategy.params.half_spread_ticks" = [1]\n'}, kept=("out.txt",)),
+    m("sweep-ray-unreachable", "swept on a Ray cluster that is not running",
+      "sweep --config bot.toml --grid grid.toml --data {repo}/data/sample --no-progress --out sw --ray 127.0.0.1:{down_port}",
+      *(("Ray", "127.0.0.1:{down_port}") if RAY else ("Ray",)),
+      files={"bot.toml": MM, "grid.toml": '"strategy.params.half_spread_ticks" = [1]\n'}),
     # --- starting a strategy ---
     m("new-strategy-bad-name", "named a strategy with dashes and capitals", "new strategy Join-The-Touch",
       "Join-The-Touch", absent=("Join-The-Touch.py",)),
@@ -300,6 +329,11 @@ MISTAKES: list[Mistake] = [
       secret=True),
     m("venue-down-keys-derive", "derived API keys with the exchange not started", "--config bot.toml keys derive",
       "cannot reach", "127.0.0.1", files={"bot.toml": DOWN}, env={"BOT_PRIVATE_KEY": "{key}"}, secret=True),
+    m("venue-down-config-check", "checked order sizes at a venue not started", "config check bot.toml --venue",
+      "cannot reach", "127.0.0.1", files={"bot.toml": DOWN + MM}),
+    m("venue-down-order-fetch", "fetched an order's tick with the exchange not started",
+      "--config bot.toml order build --token 1 --side BUY --price 0.5 --size 10 --fetch --body-only --owner me",
+      "cannot reach", "127.0.0.1", files={"bot.toml": DOWN}, env={"BOT_PRIVATE_KEY": "{key}"}, secret=True),
     m("markets-limit-zero", "asked for zero markets", "markets --limit 0", "--limit", "1..100"),
     m("markets-offset-negative", "gave a negative offset", "markets --offset -5", "--offset"),
     m("markets-tag-id-word", "gave a tag slug as a tag id", "markets --tag-id politics", "--tag-id", "politics"),
@@ -308,6 +342,15 @@ MISTAKES: list[Mistake] = [
     m("record-unknown-token", "recorded a token the venue does not list",
       "--config bot.toml record --token 123 --duration 1 --out recs", "123", files={"bot.toml": LOCAL},
       venue="up", absent=("recs",)),
+    m("record-unknown-market", "recorded a condition id the venue does not list",
+      "--config bot.toml record --market 0x12 --duration 1 --out recs", "market 0x12", files={"bot.toml": LOCAL},
+      venue="up"),
+    m("record-unknown-event", "recorded an event slug the venue does not list",
+      "--config bot.toml record --event no-such-event --duration 1 --out recs", "no-such-event",
+      files={"bot.toml": LOCAL}, venue="up"),
+    m("record-unknown-tag", "recorded a tag the venue does not use",
+      "--config bot.toml record --tag no-such-tag --duration 1 --out recs", "--tag no-such-tag",
+      files={"bot.toml": LOCAL}, venue="up"),
     m("record-out-is-file", "recorded onto an existing file", "record --token 123 --out notes.txt", "notes.txt",
       files={"notes.txt": "keep me\n"}, kept=("notes.txt",)),
     m("record-nothing-chosen", "recorded without choosing markets", "record --duration 5", "--token"),
@@ -329,6 +372,10 @@ MISTAKES: list[Mistake] = [
       secret=True),
     m("keys-new-no-passphrase", "made a keystore with no passphrase and no terminal", "keys new key.json",
       "BOT_KEYSTORE_PASSPHRASE", absent=("key.json",)),
+    m("api-passphrase-missing", "exported the key and API key and secret but not the passphrase", "orders",
+      "BOT_API_PASSPHRASE", env={k: v for k, v in CREDS.items() if k != "BOT_API_PASSPHRASE"}, secret=True),
+    m("keys-new-bad-work", "asked scrypt for a work factor that is not a power of two", "keys new key.json --work 3",
+      "--work 3", "power of two", env={"BOT_KEYSTORE_PASSPHRASE": "correct horse"}),
     m("keys-new-existing", "made a new keystore over an existing file", "keys new key.json", "key.json",
       files={"key.json": "{}\n"}, kept=("key.json",), env={"BOT_KEYSTORE_PASSPHRASE": "correct horse"}),
     # --- orders built offline ---
@@ -384,7 +431,8 @@ class Places:
     """Where the placeholders point: the checkout, a closed port, the local exchange, a busy port."""
 
     def __init__(self, urls: Mapping[str, str] | None = None) -> None:
-        self.values = {"repo": str(REPO), "down": f"http://127.0.0.1:{closed_port()}", "key": KEY,
+        port = closed_port()
+        self.values = {"repo": str(REPO), "down": f"http://127.0.0.1:{port}", "down_port": str(port), "key": KEY,
                        "bad_key": BAD_KEY, **(urls or {})}
 
     def fill(self, text: str, extra: Mapping[str, str] = {}) -> str:

@@ -184,6 +184,8 @@ def read_owner_only(path: str | os.PathLike[str], what: str = "secrets file") ->
         st = p.stat()
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read {what} ({exc.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"{p}: is a folder; the {what} is a file")
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConfigError(f"{p}: {what} must be readable by its owner only (chmod 600)")
     try:
