@@ -1,6 +1,6 @@
 """A new user's first week: run every ordinary mistake of ``tests/mistakes.py`` and count the clean
 answers (one line on stderr with the expected words and exit code, no traceback, no secret,
-nothing written that should not be).
+nothing written that should not be); a command still running after a minute counts as unclean.
 
     .venv/bin/python -m bench.mistakes [-v]
 
@@ -10,10 +10,31 @@ prints ``N mistakes, M clean answers`` and each unclean one with what is wrong a
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+
+CASE_S = 60  # a mistake still unanswered after this long is a hang: unclean, and the walk goes on
+
+
+@contextlib.contextmanager
+def _answer_within(seconds: int) -> Iterator[None]:
+    """A command still running after ``seconds`` gets ``TimeoutError`` (so a hang is counted, not waited on)."""
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"no answer within {seconds} s")
+
+    before = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
             for i, mistake in enumerate(MISTAKES):
                 folder = Path(scratch) / f"{i:03d}"
                 folder.mkdir()
-                answer, wrong = run(mistake, folder, places)
+                with _answer_within(CASE_S):
+                    answer, wrong = run(mistake, folder, places)
                 if wrong:
                     unclean.append(f"  {mistake.id}: {'; '.join(wrong)}\n      {first_line(answer)[:300]}")
                 elif verbose:
