@@ -54,8 +54,12 @@ def main(argv: list[str] | None = None) -> int:
             for i, mistake in enumerate(MISTAKES):
                 folder = Path(scratch) / f"{i:03d}"
                 folder.mkdir()
+                began = time.monotonic()
                 with _answer_within(CASE_S):
                     answer, wrong = run(mistake, folder, places)
+                took = time.monotonic() - began
+                if took > CASE_S:  # a command blocked where no signal reaches Python answered, but late
+                    wrong.append(f"answered after {took:.0f} s")
                 if wrong:
                     unclean.append(f"  {mistake.id}: {'; '.join(wrong)}\n      {first_line(answer)[:300]}")
                 elif verbose:
