@@ -50,8 +50,9 @@ def main(argv: Sequence[str] | None = None, *, http_transport: Any = None) -> in
             traceback.print_exception(raised)
         if isinstance(exc, _user_errors()):
             message = one_line_error(exc)
-            if _is_unreachable(exc) and session.last_url:
-                message = f"cannot reach {session.last_url}: {message}"
+            url = getattr(exc, "base_url", None) or session.last_url  # the host that failed, else the last opened
+            if _is_unreachable(exc) and url:
+                message = f"cannot reach {url}: {message}"
             sys.stderr.write(f"error: {message}\n")
             return EXIT_USAGE
         sys.stderr.write(f"error: internal error: {type(exc).__name__}: {one_line_error(exc)}\n")

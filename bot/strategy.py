@@ -8,6 +8,7 @@ decoded strictly from config, so a misspelt key fails at load time with its name
 from __future__ import annotations
 
 import importlib
+import types
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
@@ -256,9 +257,17 @@ def load_strategy(path: str, params: Mapping[str, Any] | None = None) -> Strateg
         module = _import(module_name)
     except ImportError as e:
         raise StrategyError(f"cannot import strategy module {module_name!r}: {e}") from None
+    except SyntaxError as e:  # the user's own file: where it is wrong, as Python says it
+        raise StrategyError(f"cannot import strategy module {module_name!r}: {e}") from e
+    except Exception as e:  # its code raised while importing (``--debug`` shows where)
+        raise StrategyError(f"cannot import strategy module {module_name!r}: {type(e).__name__}: {e}") from e
     cls = getattr(module, attr, None)
     if cls is None:
-        raise StrategyError(f"module {module_name!r} has no {attr!r}")
+        form = "" if sep else "; a strategy path is 'package.module:ClassName'"
+        raise StrategyError(f"module {module_name!r} has no {attr!r}{form}")
+    if isinstance(cls, types.ModuleType):
+        raise StrategyError(f"{path!r} names the module {cls.__name__!r}, not a class; a strategy path is "
+                            "'package.module:ClassName'")
     if not (isinstance(cls, type) and issubclass(cls, Strategy)):
         raise StrategyError(f"{path!r} is not a Strategy subclass")
     if params is not None and not isinstance(params, Mapping):

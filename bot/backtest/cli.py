@@ -32,14 +32,22 @@ def run(config: Any, args: Any) -> int:
     configure(level="error", json=True)  # a backtest logs halts, not each rejected quote
     out = Path(args.out) if args.out else Path("results") / time.strftime("backtest-%Y%m%d-%H%M%S")
     config = dataset_choice(config, args)
-    fresh = not out.exists()
+    force = getattr(args, "force", False)
+    refused = claim(out, "bot backtest", force=False) if not force or not out.is_dir() else None
+    if refused is not None:  # said before a lock file is made in it (claim alone writes nothing)
+        print(refused, file=sys.stderr)
+        return 2
+    made = next((p for p in reversed((out, *out.parents)) if not p.exists()), None)  # the first folder made here
     try:
         held = Exclusive(out, "results folder", inside=True)  # released when the process ends
     except InUse as exc:
         print(f"bot backtest: {exc}", file=sys.stderr)
         return 2
-    refused = claim(out, "bot backtest", force=getattr(args, "force", False))
-    if refused is not None:
+    except OSError as exc:
+        print(f"bot backtest: --out {out}: cannot make the results folder ({exc.strerror})", file=sys.stderr)
+        return 2
+    refused = claim(out, "bot backtest", force=force)
+    if refused is not None:  # another run wrote there since
         print(refused, file=sys.stderr)
         held.release()
         return 2
@@ -50,9 +58,8 @@ def run(config: Any, args: Any) -> int:
     except (BacktestError, RecordingError, ConfigError) as exc:
         print(f"bot backtest: {exc}", file=sys.stderr)
         held.release()
-        if fresh and [p.name for p in out.iterdir()] == [held.path.name]:  # a run that could not start leaves nothing
-            held.path.unlink()
-            out.rmdir()
+        if made is not None:  # a run that could not start leaves nothing behind
+            _remove_if_unwritten(made, held.path)
         return 2
     if args.json:
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(summary), indent=2).decode() + "\n")
@@ -76,10 +83,24 @@ def run(config: Any, args: Any) -> int:
     return EXIT_INTERRUPTED if summary.partial else 0
 
 
+def _remove_if_unwritten(folder: Path, lock: Path) -> None:
+    """Remove ``folder`` (made by this run) when it holds nothing but folders and ``lock``."""
+    import shutil
+
+    if all(p == lock or p.is_dir() for p in folder.rglob("*")):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+DATASET_FLAGS = {"dataset_slugs": "--market-slug", "dataset_category": "--category", "dataset_markets": "--markets",
+                 "dataset_rank": "--rank"}
+
+
 def dataset_choice(config: Any, args: Any) -> Any:
     """``config`` with the markets of top-of-book files chosen on the command line
     (``--market-slug``, ``--category``, ``--markets``, ``--rank``) in place of its ``[backtest]
-    dataset_*`` settings; ``config`` itself when none is given."""
+    dataset_*`` settings; ``config`` itself when none is given. They choose among top-of-book
+    files only: given for data that holds none (recordings, the synthetic market), they are a
+    ``ConfigError`` rather than ignored."""
     given = {"dataset_slugs": tuple(getattr(args, "market_slug", None) or ()) or None,
              "dataset_category": getattr(args, "category", None),
              "dataset_markets": getattr(args, "markets", None),
@@ -87,6 +108,15 @@ def dataset_choice(config: Any, args: Any) -> Any:
     changes = {k: v for k, v in given.items() if v is not None}
     if not changes:
         return config
+    from bot.backtest.dataset import split_sources
+    from bot.ops.config import ConfigError
+
+    data = list(getattr(args, "data", None) or ())
+    if not data or not split_sources(data)[1]:
+        flag = DATASET_FLAGS[next(iter(changes))]
+        what = f"{' '.join(data)} holds recordings" if data else "the synthetic market is not one"
+        raise ConfigError(f"{flag} chooses markets of top-of-book files (*.parquet, *.csv; docs/real-data.md), and "
+                          f"{what}: the config's [strategy] markets choose a recording's markets")
     return msgspec.structs.replace(config, backtest=msgspec.structs.replace(config.backtest, **changes))
 
 

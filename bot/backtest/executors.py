@@ -196,6 +196,8 @@ class RayExecutor(Executor):
         self._owned = not ray.is_initialized()
         if self._owned:
             local = address == LOCAL_RAY
+            if not local:
+                _reach(address)  # Ray itself retries an address that does not answer, without end
             try:
                 ray.init(address="local" if local else address, num_cpus=workers if local else None,
                          include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR,
@@ -234,6 +236,21 @@ class RayExecutor(Executor):
     def close(self) -> None:
         if self._owned and self._ray.is_initialized():
             self._ray.shutdown()
+
+
+def _reach(address: str, timeout_s: float = 5.0) -> None:
+    """An ``ExecutorError`` naming ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``) when nothing
+    accepts a connection there within ``timeout_s``; other forms (``auto``) are left to Ray."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except (OSError, OverflowError) as exc:
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise ExecutorError(f"cannot reach the Ray cluster at {address!r} ({reason})") from None
 
 
 def open_executor(workers: int | None = None, ray: str | None = None) -> Executor:

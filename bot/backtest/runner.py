@@ -91,7 +91,9 @@ def run_backtest(config: Any, paths: list[str | Path], *, out: str | Path | None
         notes += (breaks_note(breaks),)
     markets: list[MarketInfo] = [m for m in found if not wanted or m.condition_id in wanted]
     if not markets:
-        raise BacktestError("no market to trade: the recordings hold none" + (" of those configured" if wanted else ""))
+        shown = sorted(wanted)[:3] + (["..."] if len(wanted) > 3 else [])
+        named = f" of those configured ({', '.join(shown)})" if wanted else ""
+        raise BacktestError(f"no market to trade: the recordings hold none{named}")
     if wanted - {m.condition_id for m in markets}:
         missing = ", ".join(sorted(wanted - {m.condition_id for m in markets}))
         raise BacktestError(f"configured markets not in the recordings: {missing}")

@@ -183,6 +183,9 @@ def parse_grid(text: str | bytes, config: Any, source: str = "grid") -> Grid:
     if len(set(seeds)) != len(seeds):
         raise SweepError(f"{source}: [sweep] seeds repeat a seed: {list(seeds)}")
     grid = Grid(axes=axes, seeds=tuple(seeds), metric=parse_metric(sweep.metric, source), study=sweep.optuna, source=source)
+    if not axes and not sweep.seeds and sweep.optuna is None:
+        raise SweepError(f"{source}: nothing to sweep: no dotted config key with a list of values "
+                         "(config/sweep.example.toml), nor [sweep] seeds to run the base config over")
     if grid.study is not None:
         _check_study(grid, type(config))
     runs = grid.size * len(grid.seeds)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import sys
 
 from bot.commands.output import print_json, wire_amount
-from bot.commands.session import EXIT_OK, Session
+from bot.commands.session import EXIT_OK, CommandError, Session
 from bot.commands.venue import TRADER, on_venue
+from bot.ops.config import is_address
 
 
 def cmd_cancel_all(s: Session) -> int:
@@ -67,6 +68,8 @@ def cmd_orders(s: Session) -> int:
 
 def cmd_positions(s: Session) -> int:
     a = s.args
+    if a.user is not None and not is_address(a.user):
+        raise CommandError(f"--user {a.user[:80]!r} is not a wallet address (0x + 40 hex)")
     user = a.user or s.config.venue.funder or s.secrets.wallet().address
 
     async def fetch(venue):

@@ -61,7 +61,10 @@ def cmd_record(s: Session) -> int:
             else:
                 markets = await resolve_markets(clob, tokens=a.token, markets=a.market)
             if not markets:
-                raise CommandError("bot record: the venue lists none of the chosen markets")
+                chosen = [f"--{flag} {value}" for flag, values in (("token", a.token), ("market", a.market),
+                                                                   ("event", a.event), ("tag", [a.tag] if a.tag else []))
+                          for value in values] or [f"--limit {a.limit}"]
+                raise CommandError(f"bot record: the venue lists none of the chosen markets ({', '.join(chosen[:3])})")
             s.last_url = ws_url
             config = RecorderConfig(writer=writer, stream=StreamConfig(url=ws_url))
             return await Recorder(clob, markets, config).run(duration=a.duration)

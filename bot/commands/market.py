@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from bot.commands.output import decimal_of, exact, print_json
-from bot.commands.session import EXIT_OK, Session
+from bot.commands.session import EXIT_OK, CommandError, Session
 from bot.commands.venue import on_venue
 
 MARKET_FLAGS = ("active", "closed", "archived", "neg_risk")  # shown for a market when true
@@ -153,8 +153,13 @@ def cmd_book(s: Session) -> int:
     a = s.args
 
     async def fetch(venue):
+        from bot.venue.errors import NotFound
+
         async with venue.clob() as clob:
-            return await clob.book(a.token_id)
+            try:
+                return await clob.book(a.token_id)
+            except NotFound as exc:  # the token asked for is named with the venue's words
+                raise CommandError(f"token {a.token_id}: {exc}") from None
 
     book = on_venue(s, fetch)
     view = book_view(book, a.depth)

@@ -191,8 +191,11 @@ def run(args: Any = None) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+        from bot.execution.exclusive import InUse
+        from bot.execution.journal import JournalError
+
         print(f"demo failed: {type(exc).__name__}: {exc}"[:500], file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, (JournalError, InUse)) else 1  # a --journal refused at open: bad input
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -51,8 +51,9 @@ async def _run(config: Any, args: Any) -> int:
     venue = venue_of(config, creds, wallet.address)
     try:
         markets = await load_markets(venue.clob, traded_markets(config))
-        if not markets:
-            print("bot run: none of the configured markets is listed by the venue", file=sys.stderr)
+        refused = unlisted("bot run", traded_markets(config), markets)
+        if refused is not None:
+            print(refused, file=sys.stderr)
             return 2
         strategy = configured_strategy(config)
         metrics = Metrics()
@@ -102,6 +103,19 @@ async def _run(config: Any, args: Any) -> int:
     finally:
         journal.close()
         await venue.aclose()
+
+
+def unlisted(command: str, wanted: tuple[str, ...], markets: list[Any]) -> str | None:
+    """The line refusing a run when the venue does not list, as a binary market, every market the
+    config names (or, naming none, lists no open market); ``None`` when it does: a misspelt id
+    among several is refused, not left out of the run."""
+    missing = sorted(set(wanted) - {m.condition_id for m in markets})
+    if markets and not missing:
+        return None
+    if not wanted:
+        return f"{command}: the venue lists no open binary market to trade"
+    shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+    return f"{command}: configured market(s) not listed by the venue as binary markets: {shown}"
 
 
 def held_to_venue(journal: Any, state: Any, trades: list[Any], open_orders: list[Any], reconciler: Any,
@@ -188,8 +202,9 @@ async def _paper(config: Any, args: Any) -> int:
     journal = None
     try:
         markets = await load_markets(venue.clob, traded_markets(config))
-        if not markets:
-            print("bot run --paper: none of the configured markets is listed by the venue", file=sys.stderr)
+        refused = unlisted("bot run --paper", traded_markets(config), markets)
+        if refused is not None:
+            print(refused, file=sys.stderr)
             return 2
         markets = with_default_fee(markets, config.sim.fee)
         strategy = configured_strategy(config)

@@ -47,6 +47,11 @@ _CONDITION_ID = re.compile(r"^0x[0-9a-fA-F]{64}$")
 _STRATEGY_PATH = re.compile(r"^[A-Za-z_][\w.]*[:.][A-Za-z_]\w*$")
 
 
+def is_address(text: str) -> bool:
+    """Whether ``text`` is a wallet address (``0x`` + 40 hex), as ``venue.funder`` must be."""
+    return _ADDRESS.fullmatch(text) is not None
+
+
 OFF = "off"
 """The config-file value of any setting that may be ``None`` (``max_daily_loss = "off"``): that
 setting is off, whatever its default. TOML has no null, so nothing else can say it."""
@@ -144,19 +149,22 @@ def load_config(path: str | os.PathLike[str], type_: type[T]) -> T:
     return decode_config(raw, type_, source=str(p))
 
 
-def read_owner_only(path: str | os.PathLike[str]) -> bytes:
-    """Read a secrets file, refusing one that anybody but its owner can read or write."""
+def read_owner_only(path: str | os.PathLike[str], what: str = "secrets file") -> bytes:
+    """Read a secrets file (or a keystore: ``what``), refusing one that anybody but its owner can
+    read or write."""
     p = Path(path)
     try:
         st = p.stat()
     except OSError as exc:
-        raise ConfigError(f"{p}: cannot read secrets file ({exc.strerror})") from None
+        raise ConfigError(f"{p}: cannot read {what} ({exc.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigError(f"{p}: is a folder; the {what} is a file")
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise ConfigError(f"{p}: secrets file must be readable by its owner only (chmod 600)")
+        raise ConfigError(f"{p}: {what} must be readable by its owner only (chmod 600)")
     try:
         return p.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{p}: cannot read secrets file ({exc.strerror})") from None
+        raise ConfigError(f"{p}: cannot read {what} ({exc.strerror})") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,6 +236,12 @@ class StrategyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     def __post_init__(self) -> None:
         if self.path and not _STRATEGY_PATH.match(self.path):
             raise ValueError(f"strategy.path must look like 'package.module:ClassName', got {self.path!r}")
+        if not self.path:  # settings of no strategy would be read by nothing: a path left out, not meant
+            unset = {"markets": (), "params": {}, "exits": ExitRules()}
+            given = [k for k, value in unset.items() if getattr(self, k) != value]
+            if given:
+                raise ValueError(f"strategy.{given[0]} is set but strategy.path is not: name the strategy it is for "
+                                 "('package.module:ClassName')")
 
 
 _INSTANCE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

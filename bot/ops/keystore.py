@@ -73,7 +73,7 @@ def check_work(doc: Mapping, path: Path) -> None:
 def read_keystore(path: str | os.PathLike[str]) -> dict:
     """The keystore document at ``path`` (owner-only, bounded in size, work factors checked)."""
     p = Path(path)
-    raw = read_owner_only(p)
+    raw = read_owner_only(p, "keystore")
     if len(raw) > MAX_KEYSTORE_BYTES:
         raise _bad(p, f"keystore file is larger than {MAX_KEYSTORE_BYTES} bytes")
     try:

@@ -1,14 +1,16 @@
 """``bot new strategy NAME``: a strategy, its unit test and its config, written so that each works
 as it stands (the test passes, the config checks, the strategy backtests and trades).
 
-Invariant: nothing is overwritten; a name that is not a Python module name, or whose files exist,
-is refused before anything is written.
+Invariant: nothing is overwritten; a name that is not a Python module name, whose files exist, or
+that names a module Python already finds (the standard library's, an installed package's: the new
+file would hide it, or be hidden by it), is refused before anything is written.
 """
 
 from __future__ import annotations
 
 import keyword
 import re
+import sys
 from pathlib import Path
 
 __all__ = ["ScaffoldError", "new_strategy", "class_name"]
@@ -18,6 +20,17 @@ _MODULE = re.compile(r"[a-z_][a-z0-9_]*")
 
 class ScaffoldError(ValueError):
     """A name or folder that cannot take a new strategy."""
+
+
+def _module_owner(name: str) -> str | None:
+    """Who already ships a top-level module ``name``: the standard library or an installed
+    distribution (``None``: no one)."""
+    if name in sys.stdlib_module_names:
+        return "the standard library's"
+    from importlib.metadata import packages_distributions
+
+    shipped = packages_distributions().get(name)
+    return f"installed with {shipped[0]}" if shipped else None
 
 
 def class_name(module: str) -> str:
@@ -37,6 +50,10 @@ def new_strategy(name: str, folder: str | Path = ".") -> list[Path]:
     taken = [str(p) for p in files if p.exists()]
     if taken:
         raise ScaffoldError(f"{', '.join(taken)} already exist(s); nothing was written")
+    owner = _module_owner(name)
+    if owner is not None:
+        raise ScaffoldError(f"{name!r} is already a module ({owner}): a strategy of that name would hide it or be "
+                            f"hidden by it; choose another name (e.g. my_{name})")
     cls = class_name(name)
     for path, text in files.items():
         path.write_text(text.replace("STRATEGY_MODULE", name).replace("StrategyClass", cls))

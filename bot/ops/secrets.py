@@ -157,9 +157,10 @@ def secrets_from_file(path: str | os.PathLike[str]) -> BotSecrets:
 def secrets_from_keystore(path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> BotSecrets:
     """The private key from an encrypted keystore (passphrase from ``BOT_KEYSTORE_PASSPHRASE`` or
     the terminal); the API credentials from the environment."""
-    from bot.ops.keystore import passphrase, unlock
+    from bot.ops.keystore import passphrase, read_keystore, unlock
 
     found = secrets_from_env(environ)
+    read_keystore(path)  # a missing or unreadable keystore is said before any passphrase is asked for
     key = unlock(path, passphrase(environ))
     found.private_key = Secret(key)  # the origin stays "env": a missing credential is set there
     return found

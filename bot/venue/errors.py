@@ -14,6 +14,7 @@ import math
 import re
 import time
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import msgspec
 
@@ -139,9 +140,14 @@ class ServerError(VenueError):
 
 
 class TransportError(VenueError):
-    """The request did not complete (connection, protocol); on a write the outcome is unknown."""
+    """The request did not complete (connection, protocol); on a write the outcome is unknown.
+    ``base_url`` is where it went, when known (the host an error line names)."""
 
     outcome_unknown = True
+
+    def __init__(self, message: str, *, base_url: str | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.base_url = base_url
 
 
 class TransportTimeout(TransportError):

@@ -242,16 +242,16 @@ class Transport:
                                                           extensions={"trace": _written_trace(on_written)})
             except _TIMEOUTS as exc:
                 self._observe(route, 0, started)
-                raise TransportTimeout(f"timeout ({type(exc).__name__})", route=route) from None
+                raise TransportTimeout(f"timeout ({type(exc).__name__})", route=route, base_url=self.base_url) from None
             except _CLOSED_UNANSWERED as exc:
                 self._observe(route, 0, started)
                 if resend_closed:
                     resend_closed = False  # once: a second close is not an idle connection's
                     continue
-                raise TransportError(f"{type(exc).__name__}: {exc}", route=route) from None
+                raise TransportError(f"{type(exc).__name__}: {exc}", route=route, base_url=self.base_url) from None
             except (httpx.HTTPError, http1.HttpError, ValueError) as exc:
                 self._observe(route, 0, started)
-                raise TransportError(f"{type(exc).__name__}: {exc}", route=route) from None
+                raise TransportError(f"{type(exc).__name__}: {exc}", route=route, base_url=self.base_url) from None
             self._observe(route, response.status_code, started)
             info = read_rate_limit(route, response.headers)
             if info is not None:

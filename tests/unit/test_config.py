@@ -206,13 +206,13 @@ def test_limits_that_default_on_stay_on_unless_switched_off():
 
 
 def test_off_applies_to_every_optional_setting_and_nowhere_else():
-    c = decode_bot_config('[venue]\nfunder = "off"\n[strategy.params]\nmode = "off"')
+    c = decode_bot_config('[venue]\nfunder = "off"\n[strategy]\npath = "m:S"\n[strategy.params]\nmode = "off"')
     assert c.venue.funder is None
     assert c.strategy.params == {"mode": "off"}  # a plain table: the strategy's Params decide
 
 
 def test_strategy_params_may_use_any_key_names():
-    c = decode_bot_config("[strategy.params]\nsecret_sauce = 1")
+    c = decode_bot_config('[strategy]\npath = "m:S"\n[strategy.params]\nsecret_sauce = 1')
     assert c.strategy.params == {"secret_sauce": 1}
 
 

@@ -125,13 +125,14 @@ def test_the_command_lines_choice_replaces_the_configs_and_a_sweep_checks_it_fir
 
     base = BotConfig()
     assert dataset_choice(base, Namespace()) is base
-    chosen = dataset_choice(base, Namespace(market_slug=["w*"], category="sports", markets=2, rank="spread"))
+    chosen = dataset_choice(base, Namespace(market_slug=["w*"], category="sports", markets=2, rank="spread",
+                                               data=[folder]))
     bt = chosen.backtest
     assert (bt.dataset_slugs, bt.dataset_category, bt.dataset_markets, bt.dataset_rank) == (("w*",), "sports", 2,
                                                                                              "spread")
     check_data([folder], chosen)
     with pytest.raises(RecordingError, match="no market of category 'sports' matches slug 'x'"):
-        check_data([folder], dataset_choice(chosen, Namespace(market_slug=["x"])))
+        check_data([folder], dataset_choice(chosen, Namespace(market_slug=["x"], data=[folder])))
 
 
 class Held:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import msgspec
 import pytest
 
@@ -56,12 +58,16 @@ def test_load_strategy_decodes_params():
         (f"{__name__}:Missing", {}, "has no 'Missing'"),
         (f"{__name__}:test_sim_clock_moves_only_forward", {}, "not a Strategy"),
         ("nocolon", {}, "not 'package.module:ClassName'"),
+        ("strategies.market_maker", {}, "'package.module:ClassName'"),  # the module, its class left out
+        ("strategies.no_such_module", {}, "has no 'no_such_module'; a strategy path is 'package.module:ClassName'"),
         (f"{__name__}:Echo", {"sise": 1}, "unknown field `sise`"),
         (f"{__name__}:Echo", {"size": "big"}, "$.size"),
         (f"{__name__}:Echo", [1, 2], "must be a table"),
     ],
 )
 def test_load_strategy_errors_are_one_line(path, params, words):
+    import strategies.market_maker  # noqa: F401  (imported: its package then holds it as an attribute)
+
     with pytest.raises(StrategyError) as e:
         load_strategy(path, params)
     assert words in str(e.value)
@@ -156,3 +162,17 @@ def test_a_strategy_module_in_the_working_directory_is_found_after_the_installed
     assert type(load_strategy("beside_its_config:BesideItsConfig")).__name__ == "BesideItsConfig"
     with pytest.raises(StrategyError, match="cannot import strategy module 'not_anywhere'"):
         load_strategy("not_anywhere:Nothing")
+
+
+@pytest.mark.parametrize("source, words", [
+    ("class Broken(\n", ["cannot import strategy module 'broken_module'", "never closed", "line 1"]),
+    ("1 / 0\n", ["cannot import strategy module 'broken_module'", "ZeroDivisionError"]),
+])
+def test_a_strategy_module_that_does_not_import_is_one_line_naming_it(tmp_path, monkeypatch, source, words):
+    (tmp_path / "broken_module.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "broken_module", raising=False)
+    with pytest.raises(StrategyError) as e:
+        load_strategy("broken_module:Broken")
+    assert "\n" not in str(e.value) and all(w in str(e.value) for w in words), str(e.value)
+    assert e.value.__cause__ is not None  # --debug shows where in the module it failed

@@ -74,6 +74,8 @@ def test_sweep_table_sets_seeds_and_metric():
     ('[sweep]\nseeds = [1, 1]', ["repeat a seed"]),
     ('[sweep]\nseed = [1]', ["[sweep]", "unknown field `seed`"]),
     ('[sweep]\nseeds = [-1]', ["[sweep]", ">= 0"]),
+    ("# nothing yet\n", ["nothing to sweep", "[sweep] seeds"]),
+    ('[sweep]\nmetric = "pnl"', ["nothing to sweep"]),
 ])
 def test_what_cannot_run_is_one_line_naming_it_before_anything_runs(text, words):
     with pytest.raises(SweepError) as err:

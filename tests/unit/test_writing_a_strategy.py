@@ -55,6 +55,14 @@ def test_a_name_that_is_not_a_module_is_refused(tmp_path: Path, name: str):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("name, owner", [("json", "standard library"), ("asyncio", "standard library"),
+                                         ("bot", "installed"), ("msgspec", "installed")])
+def test_a_name_python_already_imports_is_refused(tmp_path: Path, name: str, owner: str):
+    with pytest.raises(ScaffoldError, match=f"'{name}' is already a module .*{owner}"):
+        new_strategy(name, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_nothing_is_overwritten(tmp_path: Path):
     (tmp_path / "test_mine.py").write_text("mine")
     with pytest.raises(ScaffoldError, match="already exist"):
