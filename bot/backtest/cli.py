@@ -108,7 +108,7 @@ def dataset_choice(config: Any, args: Any) -> Any:
     changes = {k: v for k, v in given.items() if v is not None}
     if not changes:
         return config
-    from bot.backtest.dataset import split_sources
+    from bot.backtest.sources import split_sources
     from bot.ops.config import ConfigError
 
     data = list(getattr(args, "data", None) or ())
