@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.ops.config import MetricsConfig
+
 REPO = Path(__file__).resolve().parent.parent
 KEY = "0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 BAD_KEY = "0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg"  # one letter off hex
@@ -534,13 +536,28 @@ def run(mistake: Mistake, folder: Path, places: Places, *, subprocess: bool = Fa
         argv = [places.fill(a, extra) for a in mistake.argv]
         env = {k: places.fill(v, extra) for k, v in mistake.env.items()}
         present = _listing(folder)
+        port_was_free = _free(METRICS_PORT)
         answer = (_in_subprocess if subprocess else _in_process)(argv, env, folder)
         written = sorted(_listing(folder) - present)
         words = [places.fill(w, extra) for w in mistake.words]
     wrong = faults(mistake, answer, folder, before, words, places)
     if written and mistake.code != 0:
         wrong.append(f"wrote {', '.join(written[:3])}")
+    if port_was_free and not _free(METRICS_PORT) and mistake.code != 0:
+        wrong.append(f"left the metrics port {METRICS_PORT} served")  # a refusal serves nothing
     return answer, wrong
+
+
+METRICS_PORT = MetricsConfig().port  # where a run or the demo serves its metrics by default
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def _in_process(argv: list[str], env: Mapping[str, str], folder: Path) -> Answer:

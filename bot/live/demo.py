@@ -105,14 +105,14 @@ async def _demo(opts: DemoOptions, out: Any) -> int:
             if not markets:
                 console.print("demo: the exchange lists no binary market")
                 return 1
-            metrics = Metrics(mode="paper" if opts.paper else "live")
-            port = _serve_metrics(metrics, opts.metrics_port)
             strategy = load_strategy(shipped.path, shipped.demo_params)
             journal = None
-            if opts.journal:
+            if opts.journal:  # refused (a folder, in use) before anything is served
                 from bot.execution.journal import Journal
 
                 journal = Journal(opts.journal, synchronous="NORMAL")
+            metrics = Metrics(mode="paper" if opts.paper else "live")
+            port = _serve_metrics(metrics, opts.metrics_port)
             risk = RiskLimits(max_orders_per_window=200)
             sim = None
             if opts.paper:  # the exchange's live books; orders filled by the simulated venue
