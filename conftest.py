@@ -1,5 +1,7 @@
 """The documents are tests: every command block of README.md and docs/ runs (``tests/docs_check.py``)."""
 
+import importlib.util
+
 from sybil import Sybil
 from sybil.parsers.markdown import CodeBlockParser, SkipParser
 
@@ -19,7 +21,11 @@ pytest_collect_file = Sybil(
 ).pytest()
 
 
-def pytest_xdist_make_scheduler(config, log):
+if importlib.util.find_spec("xdist") is not None:  # the hook exists only with pytest-xdist installed
+    pytest_xdist_make_scheduler = lambda config, log: _files_and_documents(config, log)  # noqa: E731
+
+
+def _files_and_documents(config, log):
     """With several test workers (``make test``: pytest-xdist), a file's tests run in one worker,
     in order, and so do all the documents: their commands start the local exchange and the demo on
     the ports a reader's would (8080-8082, 9464), one at a time."""
