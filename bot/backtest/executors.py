@@ -80,9 +80,27 @@ def run_job(job: Job) -> Outcome:
 
 
 def peak_rss() -> int:
-    """This process's peak resident set size in bytes: ``VmHWM`` where Linux reports it
+    """This process's peak resident set size in bytes so far: ``VmHWM`` where Linux reports it
     (``ru_maxrss`` would also count the parent's pages, kept across fork and exec), else
-    ``ru_maxrss`` (0 where neither exists)."""
+    ``ru_maxrss`` (0 where neither exists). Never less than an earlier answer: the kernel folds
+    the resident size into ``VmHWM`` lazily, so it can read lower after memory is given back."""
+    global _peak
+    _peak = max(_peak, _measured_peak())
+    return _peak
+
+
+_peak = 0
+
+
+def _forget_peak() -> None:
+    global _peak
+    _peak = 0
+
+
+os.register_at_fork(after_in_child=_forget_peak)  # a forked worker's peak is its own
+
+
+def _measured_peak() -> int:
     try:
         with open("/proc/self/status", "rb") as fh:
             found = re.search(rb"^VmHWM:\s+(\d+) kB", fh.read(), re.MULTILINE)
