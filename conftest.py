@@ -22,18 +22,15 @@ pytest_collect_file = Sybil(
 
 
 if importlib.util.find_spec("xdist") is not None:  # the hook exists only with pytest-xdist installed
-    pytest_xdist_make_scheduler = lambda config, log: _files_and_documents(config, log)  # noqa: E731
+    def pytest_xdist_make_scheduler(config, log):
+        """With several test workers (``make test``: pytest-xdist), a file's tests run in one worker,
+        in order, and so do all the documents: their commands start the local exchange and the demo on
+        the ports a reader's would (8080-8082, 9464), one at a time."""
+        from xdist.scheduler import LoadFileScheduling
 
+        class FilesAndDocuments(LoadFileScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                path = nodeid.split("::", 1)[0]
+                return "docs" if path.endswith(".md") else path
 
-def _files_and_documents(config, log):
-    """With several test workers (``make test``: pytest-xdist), a file's tests run in one worker,
-    in order, and so do all the documents: their commands start the local exchange and the demo on
-    the ports a reader's would (8080-8082, 9464), one at a time."""
-    from xdist.scheduler import LoadFileScheduling
-
-    class FilesAndDocuments(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return "docs" if path.endswith(".md") else path
-
-    return FilesAndDocuments(config, log)
+        return FilesAndDocuments(config, log)

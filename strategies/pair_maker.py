@@ -118,7 +118,7 @@ class PairMaker(Strategy):
                       quotes: YesQuotes) -> tuple[YesQuotes, float]:
         p = self.params
         terms = p.rewards.terms(market)
-        touch = pair.touch()
+        touch = pair.touch(gross=True)  # a rewarded quote keeps clear of our own orders too
         if terms is None or touch.stale:
             return quotes, 0.0
         book = ctx.books.get(market.tokens[0])

@@ -106,10 +106,11 @@ class Pair(msgspec.Struct, frozen=True):
     def min_size(self) -> int:
         return max(self.yes.min_size, self.no.min_size, LOT)
 
-    def touch(self) -> BookView:
+    def touch(self, gross: bool = False) -> BookView:
         """The market's best bid and ask in YES terms, from both books: a NO ask at ``q`` is a YES
-        bid at ``1 - q``, a NO bid a YES ask. Stale when neither book gives a side. ``gross_bid`` and
-        ``gross_ask`` are the same with our own orders in, where they differ (``None``: the same)."""
+        bid at ``1 - q``, a NO bid a YES ask. Stale when neither book gives a side. With ``gross``,
+        ``gross_bid`` and ``gross_ask`` are the same with our own orders in, where they differ
+        (``None``: the same); without it they are left ``None`` (not read on every quote)."""
         bid = ask = None
         bid_size = ask_size = 0
         candidates = []
@@ -129,6 +130,8 @@ class Pair(msgspec.Struct, frozen=True):
             elif a is not None and a == ask:
                 ask_size = max(ask_size, az)
         stale = bid is None or ask is None or bid >= ask
+        if not gross:
+            return BookView(self.market.tokens[0], bid, ask, bid_size, ask_size, self.tick, self.min_size, stale)
         gross_bid, gross_ask = bid, ask  # with our own orders in (each book's ``gross_*``)
         for book, yes in ((self.yes, True), (self.no, False)):
             if book.stale:

@@ -58,20 +58,15 @@ def undersized_at_venue(s: Session, config, strategy) -> list[str]:
     """The order sizes of ``strategy`` below the minimum order of a market it trades, as the venue
     lists the markets (every market it lists when the config names none)."""
     from bot.commands.venue import on_venue
-    from bot.core.markets import MarketInfo
-    from bot.live.markets import units_of
+    from bot.live.markets import load_markets
     from bot.ops.config import traded_markets
     from bot.strategy_set import StrategySet
 
-    wanted = set(traded_markets(config))
     s.use_config(config, Path(s.args.file))  # the venue the checked file names
 
-    async def listed(venue):
+    async def listed(venue):  # the markets a run of this file would load
         async with venue.clob() as clob:
-            return [MarketInfo(condition_id=m.condition_id, tokens=(m.tokens[0].token_id, m.tokens[1].token_id),
-                               min_size=units_of(m.minimum_order_size, 5_000_000))
-                    async for m in clob.iter_markets()
-                    if len(m.tokens) == 2 and (m.condition_id in wanted if wanted else not m.closed)]
+            return await load_markets(clob, traded_markets(config))
 
     markets = on_venue(s, listed)
     if isinstance(strategy, StrategySet):

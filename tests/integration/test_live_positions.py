@@ -14,6 +14,20 @@ from tests.integration.exchange_fixture import start_exchange
 pytestmark = pytest.mark.integration
 
 
+def read_positions(ex, acct):
+    """What the venue's account-data route lists for ``acct``, read as a live run reads it."""
+
+    async def read():
+        venue = Venue(clob_url=ex.urls.clob, data_url=ex.urls.data, ws_url=ex.urls.ws, creds=acct.creds,
+                      address=acct.address)
+        try:
+            return await held_positions(venue)
+        finally:
+            await venue.aclose()
+
+    return anyio.run(read)
+
+
 def test_every_position_is_read_however_many_pages():
     ex = start_exchange(markets=60, neg_risk_events=0)
     try:
@@ -22,15 +36,7 @@ def test_every_position_is_read_however_many_pages():
         assert len(tokens) > 100  # more than the venue's default page
         acct = ex.demo_account
 
-        async def read():
-            venue = Venue(clob_url=ex.urls.clob, data_url=ex.urls.data, ws_url=ex.urls.ws, creds=acct.creds,
-                          address=acct.address)
-            try:
-                return await held_positions(venue)
-            finally:
-                await venue.aclose()
-
-        held = venue_positions(anyio.run(read), MarketIndex(infos))
+        held = venue_positions(read_positions(ex, acct), MarketIndex(infos))
         assert set(held) == tokens and all(size == 1_000_000_000 for size in held.values())
     finally:
         ex.stop()

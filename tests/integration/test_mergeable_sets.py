@@ -4,15 +4,14 @@ as many as the fewer of the two."""
 
 from __future__ import annotations
 
-import anyio
 import pytest
 
 from bot.core.markets import MarketIndex
-from bot.live.positions import held_positions, venue_positions
-from bot.live.venue import Venue
+from bot.live.positions import venue_positions
 from bot.portfolio import Portfolio, complete_sets, totals
 from bot.venue.units import UNIT
 from tests.integration.exchange_fixture import start_exchange
+from tests.integration.test_live_positions import read_positions
 
 pytestmark = pytest.mark.integration
 
@@ -28,15 +27,7 @@ def test_the_venues_mergeable_hint_marks_the_markets_of_the_pairs_counted():
         engine = ex.exchange.state.engine
         ex.call(lambda: [engine.mint_tokens(acct.address, t, n) for t, n in holdings.items()])
 
-        async def read():
-            venue = Venue(clob_url=ex.urls.clob, data_url=ex.urls.data, ws_url=ex.urls.ws, creds=acct.creds,
-                          address=acct.address)
-            try:
-                return await held_positions(venue)
-            finally:
-                await venue.aclose()
-
-        items = anyio.run(read)
+        items = read_positions(ex, acct)
         markets = MarketIndex(infos)
         held = venue_positions(items, markets)
         assert held == holdings
