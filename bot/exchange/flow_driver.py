@@ -12,6 +12,8 @@ so a step costs what is due, not the number of markets.
 
 from __future__ import annotations
 
+import heapq
+
 import msgspec
 
 from bot.exchange.config import ServerFlowConfig
@@ -51,13 +53,26 @@ class FlowDriver:
         return cls(sims)
 
     def step(self, now: float) -> list:
-        """Run the due actions of every market with any due by ``now`` (every market on the
-        first step); the engine events they caused."""
+        """Run every action due by ``now`` across all markets in time order (a market's actions
+        never go out ahead of another market's earlier ones, so the prints' stamps never go
+        back); every market on the first step. The engine events they caused, in that order."""
         events: list = []
-        for sim in self.markets:
+        waiting: list[tuple[float, int]] = []
+        for index, sim in enumerate(self.markets):
             due = sim.next_due()
-            if due is None or due <= now:
+            if due is None:  # not started (its first quotes go out now), or nobody waiting
                 events.extend(sim.step(now))
+                due = sim.next_due()
+            if due is not None and due <= now:
+                waiting.append((due, index))
+        heapq.heapify(waiting)
+        while waiting:
+            _, index = heapq.heappop(waiting)
+            sim = self.markets[index]
+            events.extend(sim.step(min(now, waiting[0][0]) if waiting else now))
+            due = sim.next_due()
+            if due is not None and due <= now:
+                heapq.heappush(waiting, (due, index))
         return events
 
     def next_due(self) -> float | None:

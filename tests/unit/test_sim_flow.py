@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from bot.core.markets import MarketInfo
@@ -168,3 +169,23 @@ def test_the_local_exchanges_neg_risk_events_start_coherent_and_share_one_value(
         assert sum(s.fair for s in sims) == pytest.approx(1.0)
     binary = [s for s in driver.markets if not s.market.neg_risk]
     assert len(binary) == 2 and all(s.value is None for s in binary)
+
+
+def test_the_local_exchanges_flow_runs_every_markets_actions_in_one_time_order():
+    """A late step of many markets goes out as the actions happened across all of them: the
+    stamps of its trades and order events never go back (one market's later actions never go
+    out ahead of another's earlier ones)."""
+    from bot.exchange.config import ExchangeConfig
+    from bot.exchange.flow_driver import FlowDriver
+    from bot.exchange.state import ExchangeState
+    from bot.sim.events import OrderEvent, TradePrint
+
+    state = ExchangeState(ExchangeConfig(markets=4))
+    driver = FlowDriver.create(state, msgspec.structs.replace(state.config.flow, speed=50.0))
+    start = 1_000.0
+    driver.step(start)
+    late = [ev for ev in driver.step(start + 5.0) if isinstance(ev, (TradePrint, OrderEvent))]
+    stamps = [ev.time for ev in late]
+    assert len({ev.market for ev in late if isinstance(ev, TradePrint)}) >= 2  # several markets traded
+    assert len(set(stamps)) > 10
+    assert stamps == sorted(stamps)
