@@ -302,6 +302,7 @@ class LiveExecutor:
         m = self.engine.metrics
         if m is None:
             return None
+        m.orders_per_post.observe(len(action.batch.orders))
         tick = action.tick_at
 
         def written() -> None:

@@ -12,6 +12,8 @@ from typing import Any, Iterator
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from bot.venue.units import MAX_BATCH
+
 # fine from 50 µs to 1 s (roughly 1-2-5 steps): in-process figures sit at the bottom, wire ones higher
 LATENCY_BUCKETS = (50e-6, 100e-6, 150e-6, 250e-6, 500e-6, 1e-3, 2e-3, 3e-3, 5e-3, 7.5e-3, 0.01, 0.015, 0.02,
                    0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0)
@@ -49,6 +51,9 @@ class Metrics:
             "router, signing), sync (a turn's journal sync before its requests leave), send (an order write "
             "started to its request written: HTTP client and connection)", ["stage"], buckets=LATENCY_BUCKETS,
             registry=r)
+        self.orders_per_post = Histogram(
+            "bot_orders_per_post", "Orders in each POST /orders sent (at most the venue's batch of 15)",
+            buckets=tuple(range(1, MAX_BATCH + 1)), registry=r)
         self.requotes_shed = Counter(
             "bot_requotes_shed", "Requotes not built: the token's newest book update was older than "
             "[engine] max_book_age_s when its turn came", registry=r)

@@ -56,6 +56,7 @@ def test_live_bot_exports_trading_transport_stream_and_throttle_metrics():
                     sample(body, "bot_throttle_tokens", throttle="orders"),
                     sample(body, "bot_stream_message_lag_seconds_count", stream="market"),
                     sample(body, "bot_tick_to_order_seconds_count"),
+                    sample(body, "bot_orders_per_post_count"),
                     re.search(r'bot_book_staleness_seconds\{token="[^"]+"\}', body),
                     # where a book update's way to an order request goes, stage by stage (no journal
                     # here: no "sync" stage)
@@ -71,6 +72,12 @@ def test_live_bot_exports_trading_transport_stream_and_throttle_metrics():
                 portal.call(venue.aclose)
                 server.shutdown()
         assert sample(body, "bot_orders_submitted_total") is not None
+        # every POST carried 1 to 15 orders, and at most the orders sent
+        posts = sample(body, "bot_orders_per_post_count")
+        assert sample(body, "bot_orders_per_post_bucket", le="15.0") == posts
+        submitted = sum(float(line.rsplit(" ", 1)[1]) for line in body.splitlines()
+                        if line.startswith("bot_orders_submitted_total{"))
+        assert posts <= sample(body, "bot_orders_per_post_sum") <= submitted
         assert sample(body, "bot_throttle_tokens", throttle="orders") <= 2400
         # identifiers never become labels: order lookups are grouped under {id}
         assert "0x" not in "".join(line for line in body.splitlines() if line.startswith("bot_http_request"))
