@@ -16,7 +16,10 @@ compares what each leg got. A broken set is repaired with FAK orders: completed 
 legs bought, or the unsold ones sold) while that costs at most ``max_leg_loss`` per share more than
 the price the set was planned at, else unwound (the excess sold back, or the sold legs bought back)
 within the same bound, and after ``leg_timeout_s`` unwound at any price. Only then is the next
-opportunity on that set taken.
+opportunity on that set taken. A set that nothing evens out once ``leg_timeout_s`` has passed (no
+order there to send, or ``MAX_REPAIRS`` repairs that did not: a difference too small for any order
+to carry at its price, a book that is gone) is left as it is, said in a log line and counted: what
+it holds stays held, and the set trades again.
 
 The decisions are pure: ``opportunity`` (the set's touches -> the legs and the edge) and ``repair``
 (what each leg got -> the orders that even them out). Amounts are exact: sizes are chosen so that
@@ -37,6 +40,7 @@ from bot.strategy import Strategy, StrategyContext
 
 _BUY, _SELL = Side.BUY, Side.SELL
 MAX_REPAIR_WAIT_S = 60.0  # repairs that keep failing are retried at least this often
+MAX_REPAIRS = 10  # past leg_timeout_s, a set this many repairs did not even out is left as it is
 
 
 class Params(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -307,7 +311,8 @@ class ComplementArbitrage(Strategy):
         fee = max((taker_fee(_BUY, leg.price, leg.size, fees[leg.token_id]) for leg in opp.legs), default=0)
         self._pending[g.key] = Pending({t: ctx.portfolio.size(t) for t in g.tokens}, opp.legs, now, now,
                                        tolerance=fee + LOT)
-        s = self._stats.setdefault(g.key, {"sets": 0.0, "edge_usdc": 0.0, "repairs": 0.0, "broken": 0.0})
+        s = self._stats.setdefault(g.key, {"sets": 0.0, "edge_usdc": 0.0, "repairs": 0.0, "broken": 0.0,
+                                           "uneven": 0.0})
         s["sets"] += 1
         s["edge_usdc"] += opp.edge / UNIT
         ctx.log.info("complement_arbitrage", set=g.key[:18], kind=opp.kind, size=opp.size, edge=opp.edge)
@@ -321,10 +326,15 @@ class ComplementArbitrage(Strategy):
             return []
         got = {t: ctx.portfolio.size(t) - p.baseline[t] for t in g.tokens}
         tops = {t.token_id: t for t in self._tops(ctx, g.tokens)}
-        takes, balanced = repair(got, p.legs, tops, self.params, now - p.first_sent >= self.params.leg_timeout_s,
-                                 p.tolerance)
+        timed_out = now - p.first_sent >= self.params.leg_timeout_s
+        takes, balanced = repair(got, p.legs, tops, self.params, timed_out, p.tolerance)
         if balanced:
             del self._pending[g.key]
+            return []
+        if timed_out and (not takes or p.repairs >= MAX_REPAIRS):  # nothing evens it out: left as it is
+            del self._pending[g.key]
+            self._stats[g.key]["uneven"] += 1
+            ctx.log.warning("complement_set_left_uneven", set=g.key[:18], repairs=p.repairs, got=got)
             return []
         if takes:
             if p.repairs == 0:

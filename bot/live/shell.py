@@ -250,12 +250,12 @@ class LiveShell:
                 now = eng.clock.now()
                 if now >= next_timer:
                     next_timer = now + self.config.timer_interval_s
-                    actions += eng.on_timer()
+                    actions += self._guarded("timer", eng.on_timer)
                     if self.on_timer is not None:
                         self.on_timer()
                 ready = eng.next_wakeup()
                 if ready is not None and ready <= eng.clock.now():
-                    actions += eng.poll()
+                    actions += self._guarded("poll", eng.poll)
                 for result in ex.due(eng.clock.now()):  # what the executor scheduled by now
                     actions += self._handle(result)
             except BaseException:
@@ -331,9 +331,7 @@ class LiveShell:
                 if i < n:
                     out += eng.on_connection(events[i])
             except Exception as exc:  # noqa: BLE001 - one bad input must not end the run
-                log.error("core_error", kind="market", error=f"{type(exc).__name__}: {exc}"[:300])
-                if eng.metrics is not None:
-                    eng.metrics.errors.labels("core").inc()
+                self._core_error("market", exc)
             start = i + 1
         if eng.metrics is not None:
             eng.metrics.live_stage.labels("core").observe(time.perf_counter() - begun)
@@ -401,10 +399,21 @@ class LiveShell:
                 log.warning("resume")
                 return eng.resume()
         except Exception as exc:  # noqa: BLE001 - one bad input must not end the run
-            log.error("core_error", kind=k, error=f"{type(exc).__name__}: {exc}"[:300])
-            if eng.metrics is not None:
-                eng.metrics.errors.labels("core").inc()
+            self._core_error(k, exc)
         return []
+
+    def _guarded(self, kind: str, call: Callable[[], list[Any]]) -> list[Any]:
+        """``call()``'s actions; an error in it logged and counted as one core error (``[]``)."""
+        try:
+            return call()
+        except Exception as exc:  # noqa: BLE001 - one bad turn must not end the run
+            self._core_error(kind, exc)
+            return []
+
+    def _core_error(self, kind: str, exc: Exception) -> None:
+        log.error("core_error", kind=kind, error=f"{type(exc).__name__}: {exc}"[:300])
+        if self.engine.metrics is not None:
+            self.engine.metrics.errors.labels("core").inc()
 
     def _dispatch(self, actions: list[Any]) -> None:
         """The turn's actions to the executor, in the engine's order."""

@@ -305,3 +305,39 @@ def test_an_event_of_more_outcomes_than_one_post_carries_is_no_set_to_trade():
     assert [g.key for g in groups(ms, P) if g.key.startswith("event:")] == []
     assert too_large(ms) == [("E", 16)]
     assert [g.key for g in groups(ms[:15], P) if g.key.startswith("event:")] == ["event:E"]
+
+
+def test_a_set_nothing_evens_out_is_left_as_it_is_after_the_timeout_and_trades_again():
+    """Past ``leg_timeout_s``, a set whose repairs keep failing (here: the venue never fills the
+    repair, as when no order can carry the difference) is left as it is after MAX_REPAIRS, said
+    and counted, and its next opportunity is taken."""
+    from structlog.testing import capture_logs
+
+    from strategies.complement_arb import MAX_REPAIRS
+
+    market = MarketInfo("0xm", ("Y", "N"))
+    books = Books()
+    for t in market.tokens:
+        books.add(t, tick=10_000, market="0xm")
+    books.apply_event(book_event("Y", 400_000, 450_000))
+    books.apply_event(book_event("N", 500_000, 530_000))
+    pf, clock = Portfolio(), SimClock(1000.0)
+    with capture_logs() as logs:
+        ctx = StrategyContext(books=books, portfolio=pf, clock=clock, markets=MarketIndex([market]),
+                              params=P, name="arb")
+        strategy = ComplementArbitrage(P)
+        assert len(strategy.on_start(ctx)) == 2
+        pf.apply(Fill("t1", "o1", "Y", Side.BUY, 450_000, 50 * SH, is_maker=False))  # only YES filled
+        repairs = 0
+        while clock.now() < 1000.0 + 3600:
+            clock.set(clock.now() + 1.0)
+            out = strategy.on_timer(ctx)
+            if out and all(t.order_type is OrderType.FAK for t in out):
+                repairs += 1  # never filled
+            elif out:
+                break  # a new opportunity on the set: it is no longer pending
+    est = strategy.estimates()["Y"]
+    assert est["uneven"] == 1 and repairs == MAX_REPAIRS and est["sets"] == 2
+    assert clock.now() >= 1000.0 + P.leg_timeout_s
+    [line] = [e for e in logs if e["event"] == "complement_set_left_uneven"]
+    assert line["repairs"] == MAX_REPAIRS and line["got"] == {"Y": 50 * SH, "N": 0}

@@ -45,12 +45,13 @@ class Signer:
         return FakeSigned(f"0x{self.n:04d}{req.side.value[0]}{req.price}")
 
 
-def make_engine(clock: SimClock, seed_yes: int = 0, metrics=None) -> Engine:
-    markets = MarketIndex([MARKET])
+def make_engine(clock: SimClock, seed_yes: int = 0, metrics=None, market=MARKET) -> Engine:
+    markets = MarketIndex([market])
     rec = Reconciler(ReconcilerConfig(owner=OWNER))
     big = [RateWindow(1000, 10.0)]
     router = Router(rec.orders, Signer(), place_throttle=Throttle(big, clock.now),
-                    cancel_throttle=Throttle(big, clock.now))
+                    cancel_throttle=Throttle(big, clock.now),
+                    tick_of=lambda _t: market.tick)
     pf = Portfolio()
     if seed_yes:
         pf.seed(YES, seed_yes, 500_000)
@@ -377,3 +378,30 @@ def test_a_place_withdrawn_before_it_went_out_is_no_error_and_its_orders_end_wit
     assert all(eng.orders.get(i).state is OrderState.REJECTED for i in batch.order_ids)
     eng.on_result(PlacesFailed(batch, "transport", False))  # the same answer as an error is counted
     assert eng.stats.send_errors == 1
+
+
+def test_a_take_no_order_can_carry_is_refused_with_its_set_said_and_counted_and_the_rest_goes():
+    """A repair that sells 0.02 share at 0.067 cannot keep its price within a tick: it is refused
+    before the router (it would otherwise fail at signing on every poll), and a set with such a leg
+    goes not at all; other takes go."""
+    from structlog.testing import capture_logs
+
+    from bot.core.intents import Take
+    from bot.venue.enums import OrderType
+
+    clock = SimClock(1_000.0)
+    metrics = Metrics()
+    takes = [Take(YES, Side.SELL, 67_000, 20_000, OrderType.FAK),  # 0.02 share at 0.067 on a 0.001 grid
+             Take(YES, Side.SELL, 67_000, 20_000, OrderType.FOK, "set#1"),
+             Take(NO, Side.BUY, 330_000, 5 * 330_000, OrderType.FOK, "set#1"),
+             Take(NO, Side.BUY, 330_000, 5 * 330_000, OrderType.FAK)]
+    with capture_logs() as logs:  # the engine's logger is bound inside (structlog caches it on first use)
+        eng, _ = start(clock, seed_yes=50_000_000, metrics=metrics, market=MarketInfo(COND, (YES, NO), tick=1_000))
+        out = eng._run(takes)
+    sent = [o for o in places(out) if o.order_type.is_market]
+    assert [(o.token_id, o.order_type) for o in sent] == [(NO, OrderType.FAK)]
+    refused = [e for e in logs if e["event"] == "take_refused"]
+    assert [(e["token"], e["set"]) for e in refused] == [(YES, ""), (YES, "set#1")]
+    assert all("too small to" in e["reason"] for e in refused)
+    assert metrics.registry.get_sample_value("bot_orders_rejected_total", {"reason": "amount_too_small"}) == 2
+    assert places(eng.poll()) == []  # nothing of them waits in the router

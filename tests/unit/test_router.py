@@ -1344,3 +1344,32 @@ def test_a_reducing_set_goes_ahead_of_what_does_not_reduce():
         h.router.take(t, 0.0, reducing=True)
     out = h.step(0.0)
     assert [[o.token_id for o in b.orders] for b in out] == [["e0", "e1"]]
+
+
+def test_a_take_too_small_to_keep_its_price_within_a_tick_is_named_and_a_good_one_is_not():
+    """0.02 share sold at 0.067 on a 0.001 grid pays 0.0013 USDC, an implied price two ticks
+    under the limit: no order can carry it (the venue refuses it; signing cannot build it)."""
+    h = Harness(config=RouterConfig(default_tick=1_000))
+    why = h.router.refusal(Take("t", Side.SELL, 67_000, 20_000, OrderType.FAK))
+    assert why is not None and "too small to sell" in why
+    assert h.router.refusal(Take("t", Side.SELL, 67_000, 10 * U, OrderType.FAK)) is None
+    assert h.router.refusal(Take("t", Side.BUY, 67_000, 10 * U, OrderType.FAK)) is None
+    assert "too small to buy" in h.router.refusal(Take("t", Side.BUY, 670_000, 10_000, OrderType.FAK))
+    assert h.router.refusal(Take("t", Side.SELL, 67_000, 5_000, OrderType.FAK)) is None  # under a lot: dropped anyway
+
+
+def test_a_take_signing_refuses_is_gone_after_the_one_poll_that_tried_it():
+    h = Harness()
+
+    def refuse(req):
+        if req.token_id == "bad":
+            raise ValueError("cannot sign")
+        return FakeSigned(f"0x{next(h.seq):04x}", req.price)
+
+    h.router._sign = refuse
+    h.router.take(Take("bad", Side.SELL, 300_000, 3 * U, OrderType.FAK), 0.0)
+    with pytest.raises(ValueError):
+        h.step(0.0)
+    h.router.take(Take("good", Side.SELL, 300_000, 3 * U, OrderType.FAK), 1.0)
+    assert [[o.token_id for o in b.orders] for b in h.step(1.0)] == [["good"]]  # not blocked behind it
+    assert h.step(2.0) == []
