@@ -1373,3 +1373,13 @@ def test_a_take_signing_refuses_is_gone_after_the_one_poll_that_tried_it():
     h.router.take(Take("good", Side.SELL, 300_000, 3 * U, OrderType.FAK), 1.0)
     assert [[o.token_id for o in b.orders] for b in h.step(1.0)] == [["good"]]  # not blocked behind it
     assert h.step(2.0) == []
+
+
+def test_a_takes_refusal_reads_its_own_tokens_grid():
+    """The same 0.02 share at 0.06: too small on a 0.001 grid (0.0012 USDC, more than a tick
+    under the limit), carried on a 0.01 grid."""
+    ticks = {"fine": 1_000, "coarse": 10_000}
+    router = Router(Reconciler().orders, lambda req: None, place_throttle=Throttle([RateWindow(10, 1.0)]),
+                    cancel_throttle=Throttle([RateWindow(10, 1.0)]), tick_of=ticks.get)
+    assert router.refusal(Take("fine", Side.SELL, 66_000, 20_000, OrderType.FAK)) is not None
+    assert router.refusal(Take("coarse", Side.SELL, 60_000, 20_000, OrderType.FAK)) is None
