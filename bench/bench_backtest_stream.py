@@ -209,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", default=os.environ.get("BENCH_STREAMS", str(Path(tempfile.gettempdir()) / "bench-streams")))
     ap.add_argument("--plain", help=argparse.SUPPRESS)
-    args = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # command-line arguments only when run as a script, not via ``-m bench``
+        argv = sys.argv[1:] if __name__ == "__main__" else []
+    args = ap.parse_args(argv)
     if args.plain:
         print(json.dumps(plain_loop(args.plain)))
         return 0
