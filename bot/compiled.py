@@ -45,6 +45,9 @@ HOT_PATH = (
     "bot.sim.venue",
     "bot.sim.resting",
     "bot.sim.depth",
+    "bot.sim.accounts",
+    "bot.sim.book",
+    "bot.sim.matching",
     "bot.backtest.timeline",
 )
 

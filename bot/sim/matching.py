@@ -93,14 +93,17 @@ class Balance(msgspec.Struct, frozen=True):
 
 
 class MarketState:
-    """A market's mutable part: its current tick and its two books."""
+    """A market's mutable part: its current tick and its two books. Its fee rule is fixed
+    (``fee_bps`` and ``fee_rate`` are read from it once, for the matching loop)."""
 
-    __slots__ = ("info", "tick", "yes", "no", "accepting", "min_size", "fee")
+    __slots__ = ("info", "tick", "yes", "no", "accepting", "min_size", "fee", "fee_bps", "fee_rate")
 
     def __init__(self, info: MarketInfo, enforce_min_size: bool = True,
                  default_fee: FeeSchedule | None = None) -> None:
         self.info = info
         self.fee = info.fee.or_default(default_fee)
+        self.fee_bps = self.fee.bps
+        self.fee_rate = self.fee.rate
         self.tick = info.tick
         self.min_size = info.min_size if enforce_min_size else 0
         self.yes = Book(info.tokens[0], info.condition_id, info.outcomes[0])
@@ -244,41 +247,65 @@ class MatchingEngine:
                 return rejected(oid, R.invalid_lot(size))
             if size < ms.min_size:
                 return rejected(oid, R.invalid_size(size, ms.min_size))
+            px = price  # a valid price from here on (a C integer when compiled)
+            unit = UNIT
             comp = book.comp
+            crosses = False
             if side is BUY:
                 if acct.collateral - acct.reserved < price * size // UNIT:
                     return rejected(oid, R.NOT_ENOUGH_BALANCE)
                 ak = book.ask_keys
-                cb = comp.bid_prices
-                crosses = (ak and -ak[-1] <= price) or (cb and UNIT - cb[-1] <= price)
+                if ak:
+                    key = ak[-1]
+                    crosses = -key <= px
+                if not crosses:
+                    cb = comp.bid_prices
+                    if cb:
+                        key = cb[-1]
+                        crosses = unit - key <= px
             else:
                 if acct.tokens.get(token, 0) - acct.reserved_tokens.get(token, 0) < size:
                     return rejected(oid, R.NOT_ENOUGH_BALANCE)
                 bp = book.bid_prices
-                ck = comp.ask_keys
-                crosses = (bp and bp[-1] >= price) or (ck and UNIT + ck[-1] >= price)
+                if bp:
+                    key = bp[-1]
+                    crosses = key >= px
+                if not crosses:
+                    ck = comp.ask_keys
+                    if ck:
+                        key = ck[-1]
+                        crosses = unit + key >= px
             if crosses and req.post_only:
                 return rejected(oid, R.POST_ONLY_CROSSES)
             order = Order(oid, req.account, req.owner or req.account, token, book.market, side,
                           price, size, size, ot, req.post_only, exp, now, book.outcome)
             orders[oid] = order
-            ntrades = self._match(order, book, comp, price, -1, now) if crosses else 0
+            if crosses:
+                ntrades = self._match(order, book, comp, px, -1, now)
+                rem = order.remaining
+            else:
+                ntrades = 0
+                rem = size
             events = self._events
-            rem = order.remaining
             if rem:  # rest (inlined Book.add: this is the hot path)
                 self._seq = seq = self._seq + 1
                 order.seq = seq
                 if side is BUY:
                     acct.reserved += price * rem // UNIT
-                    levels, keys, key = book.bids, book.bid_prices, price
+                    levels = book.bids
+                    keys = book.bid_prices
+                    key = px
                 else:
                     rt = acct.reserved_tokens
                     rt[token] = rt.get(token, 0) + rem
-                    levels, keys, key = book.asks, book.ask_keys, -price
+                    levels = book.asks
+                    keys = book.ask_keys
+                    key = -px
                 acct.open_orders[oid] = order
                 level = levels.get(price)
                 if level is None:
-                    level = levels[price] = Level(price)
+                    level = Level(price)
+                    levels[price] = level
                     if not keys or key > keys[-1]:
                         keys.append(key)
                     else:
@@ -294,7 +321,7 @@ class MatchingEngine:
             if events:
                 self._outbox.append(OrderEvent(self._view(order), "PLACEMENT", now))
                 self._flush(ms, now)
-            elif not self._calm_lo <= price <= self._calm_hi:
+            elif not self._calm_lo <= px <= self._calm_hi:
                 self._check_tick(ms, now)
             if ntrades:  # the order's trade ids are exactly its trades' ids, in order
                 return OrderResult(True, "", oid, "matched", order.making, order.taking,
@@ -384,8 +411,10 @@ class MatchingEngine:
         buy = order.side is BUY
         accounts = self._accounts
         events = self._events
-        fee_bps = book.state.fee.bps
-        slow = events or self._settle or book.state.fee.rate  # book each trade with ``_close``
+        ms = book.state
+        fee_bps = ms.fee_bps
+        slow = events or self._settle or ms.fee_rate != 0  # book each trade with ``_close``
+        unit = UNIT
         token = order.token
         market = book.market
         oid = order.id
@@ -396,6 +425,8 @@ class MatchingEngine:
         prefix = self._id_prefix
         ntrades = 0
         trade = None
+        makers = None
+        tid = ""
         tpx = -1  # the open trade's price (``tid`` and ``makers`` are set with it)
         cash = shares = pairs = 0  # the open (or, fast path, whole) taker collateral change etc.
         if not slow:
@@ -403,26 +434,45 @@ class MatchingEngine:
             otids = order.trade_ids
             ttids = accounts[oaccount].trade_ids
         if buy:
-            own_keys, own_levels = book.ask_keys, book.asks
-            comp_keys, comp_levels = comp.bid_prices, comp.bids
+            own_keys = book.ask_keys
+            own_levels = book.asks
+            comp_keys = comp.bid_prices
+            comp_levels = comp.bids
         else:
-            own_keys, own_levels = book.bid_prices, book.bids
-            comp_keys, comp_levels = comp.ask_keys, comp.asks
+            own_keys = book.bid_prices
+            own_levels = book.bids
+            comp_keys = comp.ask_keys
+            comp_levels = comp.asks
         while True:
             # effective price of each book's best level, in this token's terms
             if buy:
-                a = -own_keys[-1] if own_keys else _NONE
-                e = UNIT - comp_keys[-1] if comp_keys else _NONE
+                if own_keys:
+                    a = own_keys[-1]
+                    a = -a
+                else:
+                    a = _NONE
+                if comp_keys:
+                    e = comp_keys[-1]
+                    e = unit - e
+                else:
+                    e = _NONE
                 take_own = a < e or (a == e != _NONE and own_levels[a].orders[0].seq
-                                      < comp_levels[UNIT - a].orders[0].seq)
+                                      < comp_levels[unit - a].orders[0].seq)
                 px = a if take_own else e
                 if px > limit:
                     break
             else:
-                a = own_keys[-1] if own_keys else -_NONE
-                e = UNIT + comp_keys[-1] if comp_keys else -_NONE
+                if own_keys:
+                    a = own_keys[-1]
+                else:
+                    a = -_NONE
+                if comp_keys:
+                    e = comp_keys[-1]
+                    e = unit + e
+                else:
+                    e = -_NONE
                 take_own = a > e or (a == e != -_NONE and own_levels[a].orders[0].seq
-                                      < comp_levels[UNIT - a].orders[0].seq)
+                                      < comp_levels[unit - a].orders[0].seq)
                 px = a if take_own else e
                 if px < limit:
                     break
@@ -435,14 +485,17 @@ class MatchingEngine:
                 if not want:
                     break
             if take_own:
-                mbook, mprice, level = book, px, own_levels[px]
+                mbook = book
+                mprice = px
+                level = own_levels[mprice]
             else:
-                mbook, mprice = comp, UNIT - px
+                mbook = comp
+                mprice = unit - px
                 level = comp_levels[mprice]
             # both books at the same price: take this level only up to the other level's first
             # order (time priority across the pair), then decide again
             if a == e:
-                other = comp_levels[UNIT - a] if take_own else own_levels[a]
+                other = comp_levels[unit - a] if take_own else own_levels[a]
                 stop_seq = other.orders[0].seq
             else:
                 stop_seq = _NO_STOP
@@ -463,13 +516,15 @@ class MatchingEngine:
                     ttids.append(tid)  # a new id: the taker's list cannot end with it yet
             q = level.orders
             mtok = mbook.token
-            maker_buys = buy is not take_own
+            maker_buys = buy != take_own
             mside = BUY if maker_buys else SELL
+            mp = level.price  # ``mprice`` as an integer object, for the amounts below
             got = 0
             tc = 0  # the taker's collateral at this level: paid on a BUY, received on a SELL
             while q:
                 mo = q[0]
-                if mo.seq > stop_seq:
+                mseq = mo.seq
+                if mseq > stop_seq:
                     break
                 r = mo.remaining
                 macct = accounts[mo.account]
@@ -486,23 +541,24 @@ class MatchingEngine:
                 got += x
                 mt = macct.tokens
                 if maker_buys:  # pays its price rounded down, gets tokens (own or complement book)
-                    c = mprice * x // UNIT
-                    macct.reserved -= mprice * r // UNIT - mprice * (r - x) // UNIT
+                    c = mp * x // UNIT
+                    macct.reserved -= mp * r // UNIT - mp * (r - x) // UNIT
                     macct.collateral -= c
                     mt[mtok] = mt.get(mtok, 0) + x
                 else:  # gives tokens, gets its price rounded up
-                    c = -(-mprice * x // UNIT)
+                    c = -(-mp * x // UNIT)
                     macct.reserved_tokens[mtok] -= x
                     macct.collateral += c
                     mt[mtok] -= x
-                c = c if take_own else x - c  # a mint or merge: the pair's other end
+                if not take_own:  # a mint or merge: the pair's other end
+                    c = x - c
                 tc += c
                 if budget >= 0:
                     budget -= c
                     want = budget * UNIT // px
                 else:
                     want -= x
-                makers.append(MakerFill(mo.id, mo.account, mo.owner, mtok, mside, mprice, x,
+                makers.append(MakerFill(mo.id, mo.account, mo.owner, mtok, mside, mp, x,
                                         mo.outcome))
                 # a maker order fills at most once per trade: its list cannot end with ``tid``
                 mo.trade_ids.append(tid)
@@ -529,13 +585,13 @@ class MatchingEngine:
             order.matched += got
             if not q:  # the emptied level was its book's best: its key is the last one
                 if take_own:
-                    del own_levels[mprice]
+                    del own_levels[mp]
                     own_keys.pop()
                 else:
-                    del comp_levels[mprice]
+                    del comp_levels[mp]
                     comp_keys.pop()
             if events:
-                self._dirty.add((mbook, maker_buys, mprice))
+                self._dirty.add((mbook, maker_buys, mp))
             if not want and budget < 0:  # the order is filled: skip pricing the next level
                 break
         if trade is not None:
@@ -554,10 +610,10 @@ class MatchingEngine:
                     order.making += shares
                     order.taking += cash
                 if pairs:
-                    p = self.ledger.pairs
-                    p[market] = p.get(market, 0) + pairs
+                    pairs_of = self.ledger.pairs
+                    pairs_of[market] = pairs_of.get(market, 0) + pairs
             book.last_trade_price = tpx
-            comp.last_trade_price = UNIT - tpx
+            comp.last_trade_price = unit - tpx
             book.last_trade_side = oside
             comp.last_trade_side = SELL if oside is BUY else BUY
         return ntrades
