@@ -42,7 +42,7 @@ cdef class MatchingEngine:
                    makers=list, otids=list, ttids=list, ids=list, all_trades=dict, ms=MarketState,
                    a=cython.longlong, e=cython.longlong, px=cython.longlong, tpx=cython.longlong,
                    mprice=cython.longlong, stop_seq=cython.longlong, mseq=cython.longlong, n=cython.longlong,
-                   unit=cython.longlong, pairs_of=dict)
+                   unit=cython.longlong, pairs_of=dict, spend=cython.bint)
     cpdef Py_ssize_t _match(self, object order, Book book, Book comp, long long limit, object budget,
                             object now) except -1
 

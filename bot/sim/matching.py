@@ -226,16 +226,18 @@ class MatchingEngine:
         ms = book.state
         if not ms.accepting:
             return rejected(oid, R.NOT_READY)
+        account = req.account
         try:
-            acct = self._accounts[req.account]
+            acct = self._accounts[account]
         except KeyError:
-            acct = self.ledger.get(req.account)
+            acct = self.ledger.get(account)
         side = req.side
         price = req.price
         size = req.size
         ot = req.order_type
         if ot is GTC or ot is GTD:
-            if self.post_only_mode and not req.post_only:
+            post_only = req.post_only
+            if self.post_only_mode and not post_only:
                 return rejected(oid, R.POST_ONLY_MODE)
             exp = req.expiration
             if (exp if ot is GTC else exp <= now):  # GTC: none allowed; GTD: must be ahead
@@ -275,10 +277,10 @@ class MatchingEngine:
                     if ck:
                         key = ck[-1]
                         crosses = unit + key >= px
-            if crosses and req.post_only:
+            if crosses and post_only:
                 return rejected(oid, R.POST_ONLY_CROSSES)
-            order = Order(oid, req.account, req.owner or req.account, token, book.market, side,
-                          price, size, size, ot, req.post_only, exp, now, book.outcome)
+            order = Order(oid, account, req.owner or account, token, book.market, side,
+                          price, size, size, ot, post_only, exp, now, book.outcome)
             orders[oid] = order
             if crosses:
                 ntrades = self._match(order, book, comp, px, -1, now)
@@ -415,13 +417,16 @@ class MatchingEngine:
         fee_bps = ms.fee_bps
         slow = events or self._settle or ms.fee_rate != 0  # book each trade with ``_close``
         unit = UNIT
-        token = order.token
+        token = book.token
         market = book.market
+        outcome = book.outcome
         oid = order.id
         oside = order.side
         oaccount = order.account
         oowner = order.owner
-        outcome = order.outcome
+        spend = budget >= 0  # a market BUY: ``budget`` counts down, ``left`` is unused
+        left = 0 if spend else order.remaining  # shares still to match (written back at the end)
+        filled = 0
         prefix = self._id_prefix
         ntrades = 0
         trade = None
@@ -476,14 +481,12 @@ class MatchingEngine:
                 px = a if take_own else e
                 if px < limit:
                     break
-            if budget >= 0:  # shares the budget buys here, to the unit (rounded down)
+            if spend:  # shares the budget buys here, to the unit (rounded down)
                 want = budget * UNIT // px
-                if not want:
-                    break
             else:
-                want = order.remaining
-                if not want:
-                    break
+                want = left
+            if not want:
+                break
             if take_own:
                 mbook = book
                 mprice = px
@@ -518,6 +521,7 @@ class MatchingEngine:
             mtok = mbook.token
             maker_buys = buy != take_own
             mside = BUY if maker_buys else SELL
+            moutcome = mbook.outcome
             mp = level.price  # ``mprice`` as an integer object, for the amounts below
             got = 0
             tc = 0  # the taker's collateral at this level: paid on a BUY, received on a SELL
@@ -527,13 +531,15 @@ class MatchingEngine:
                 if mseq > stop_seq:
                     break
                 r = mo.remaining
-                macct = accounts[mo.account]
+                moid = mo.id
+                maccount = mo.account
+                macct = accounts[maccount]
                 if r <= want:
                     x = r
                     q.popleft()
                     mo.remaining = 0
                     mo.status = MATCHED
-                    del macct.open_orders[mo.id]
+                    del macct.open_orders[moid]
                 else:
                     x = want
                     mo.remaining = r - want
@@ -553,13 +559,12 @@ class MatchingEngine:
                 if not take_own:  # a mint or merge: the pair's other end
                     c = x - c
                 tc += c
-                if budget >= 0:
+                if spend:
                     budget -= c
                     want = budget * UNIT // px
                 else:
                     want -= x
-                makers.append(MakerFill(mo.id, mo.account, mo.owner, mtok, mside, mp, x,
-                                        mo.outcome))
+                makers.append(MakerFill(moid, maccount, mo.owner, mtok, mside, mp, x, moutcome))
                 # a maker order fills at most once per trade: its list cannot end with ``tid``
                 mo.trade_ids.append(tid)
                 ids = macct.trade_ids
@@ -580,9 +585,9 @@ class MatchingEngine:
                 cash += tc
                 if not take_own:
                     pairs -= got
-            if budget < 0:
-                order.remaining -= got
-            order.matched += got
+            if not spend:
+                left -= got
+            filled += got
             if not q:  # the emptied level was its book's best: its key is the last one
                 if take_own:
                     del own_levels[mp]
@@ -592,8 +597,12 @@ class MatchingEngine:
                     comp_keys.pop()
             if events:
                 self._dirty.add((mbook, maker_buys, mp))
-            if not want and budget < 0:  # the order is filled: skip pricing the next level
+            if not want and not spend:  # the order is filled: skip pricing the next level
                 break
+        if filled:
+            order.matched += filled
+            if not spend:
+                order.remaining = left
         if trade is not None:
             if slow:
                 self._close(trade, order, cash, shares, pairs, now)
