@@ -7,6 +7,7 @@ from bot.sim.book cimport Book, Level
 
 cdef object BUY, SELL, GTC, GTD, FOK, LIVE, MATCHED, FAILED
 cdef long long _NONE, _NO_STOP
+cdef Py_ssize_t _SPARE_LEVELS
 
 
 @cython.final
@@ -23,7 +24,7 @@ cdef class MatchingEngine:
     cdef public Ledger ledger
     cdef public dict _accounts, markets, _state, _books, _comp, _outcome, orders, trades
     cdef public dict _level_changes, _external
-    cdef public list _expiry, _outbox
+    cdef public list _expiry, _outbox, _spare
     cdef public set _dirty
     cdef public long long _seq, _trade_count, _calm_lo, _calm_hi
     cdef public bint _events, _mirror, post_only_mode, _settle
@@ -32,7 +33,7 @@ cdef class MatchingEngine:
                    levels=dict, keys=list, level=Level, events=cython.bint, crosses=cython.bint,
                    ak=list, cb=list, bp=list, ck=list, tick=cython.longlong, px=cython.longlong,
                    seq=cython.longlong, ntrades=cython.Py_ssize_t, unit=cython.longlong,
-                   key=cython.longlong, rt=dict)
+                   key=cython.longlong, rt=dict, spare=list)
     cpdef object place(self, object req, object now)
 
     @cython.locals(buy=cython.bint, events=cython.bint, slow=cython.bint, take_own=cython.bint,
@@ -42,7 +43,7 @@ cdef class MatchingEngine:
                    makers=list, otids=list, ttids=list, ids=list, all_trades=dict, ms=MarketState,
                    a=cython.longlong, e=cython.longlong, px=cython.longlong, tpx=cython.longlong,
                    mprice=cython.longlong, stop_seq=cython.longlong, mseq=cython.longlong, n=cython.longlong,
-                   unit=cython.longlong, pairs_of=dict, spend=cython.bint)
+                   unit=cython.longlong, pairs_of=dict, spend=cython.bint, spare=list)
     cpdef Py_ssize_t _match(self, object order, Book book, Book comp, long long limit, object budget,
                             object now) except -1
 

@@ -69,6 +69,7 @@ MATCHED = OrderStatus.MATCHED
 FAILED = TradeStatus.FAILED
 _NONE = 1 << 62  # "no level" sentinel, above any price
 _NO_STOP = 1 << 62  # above any order sequence number: no stop
+_SPARE_LEVELS = 64  # emptied levels kept for reuse (a new level costs a deque)
 
 
 class MatchingConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -136,6 +137,7 @@ class MatchingEngine:
         self._events = cfg.emit_events
         self._mirror = cfg.mirror_books
         self._outbox: list = []
+        self._spare: list[Level] = []  # levels emptied by matching, for new levels to reuse
         self._dirty: set[tuple[Book, bool, int]] = set()  # own levels touched by this command
         self._level_changes: dict[tuple[str, Side, int], tuple[str, int]] = {}
         self._external: dict[str, list[tuple[int, PositionFill]]] = {}
@@ -306,7 +308,12 @@ class MatchingEngine:
                 acct.open_orders[oid] = order
                 level = levels.get(price)
                 if level is None:
-                    level = Level(price)
+                    spare = self._spare
+                    if spare:  # a level emptied by matching, reused (empty, total 0)
+                        level = spare.pop()
+                        level.price = price
+                    else:
+                        level = Level(price)
                     levels[price] = level
                     if not keys or key > keys[-1]:
                         keys.append(key)
@@ -428,6 +435,7 @@ class MatchingEngine:
         left = 0 if spend else order.remaining  # shares still to match (written back at the end)
         filled = 0
         prefix = self._id_prefix
+        spare = self._spare
         ntrades = 0
         trade = None
         makers = None
@@ -595,6 +603,8 @@ class MatchingEngine:
                 else:
                     del comp_levels[mp]
                     comp_keys.pop()
+                if len(spare) < _SPARE_LEVELS:
+                    spare.append(level)
             if events:
                 self._dirty.add((mbook, maker_buys, mp))
             if not want and not spend:  # the order is filled: skip pricing the next level
