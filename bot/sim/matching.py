@@ -34,6 +34,7 @@ import random
 from bisect import insort
 
 import msgspec
+from msgspec.structs import astuple
 
 from bot.core.markets import MarketInfo
 from bot.sim import results as R
@@ -216,11 +217,11 @@ class MatchingEngine:
         expiry = self._expiry
         if expiry and expiry[0][0] <= now:
             self.expire(now)
-        oid = req.order_id
+        # NewOrder's fields in one call (cheaper than reading them one by one when compiled)
+        oid, account, token, side, price, size, ot, post_only, exp, owner = astuple(req)
         orders = self.orders
         if not oid or oid in orders:
             return rejected(oid, R.DUPLICATED)
-        token = req.token
         try:  # a subscript is cheaper than ``.get`` on the hot path
             book = self._books[token]
         except KeyError:
@@ -228,20 +229,13 @@ class MatchingEngine:
         ms = book.state
         if not ms.accepting:
             return rejected(oid, R.NOT_READY)
-        account = req.account
         try:
             acct = self._accounts[account]
         except KeyError:
             acct = self.ledger.get(account)
-        side = req.side
-        price = req.price
-        size = req.size
-        ot = req.order_type
         if ot is GTC or ot is GTD:
-            post_only = req.post_only
             if self.post_only_mode and not post_only:
                 return rejected(oid, R.POST_ONLY_MODE)
-            exp = req.expiration
             if (exp if ot is GTC else exp <= now):  # GTC: none allowed; GTD: must be ahead
                 return rejected(oid, R.INVALID_EXPIRATION)
             tick = ms.tick
@@ -281,7 +275,7 @@ class MatchingEngine:
                         crosses = unit + key >= px
             if crosses and post_only:
                 return rejected(oid, R.POST_ONLY_CROSSES)
-            order = Order(oid, account, req.owner or account, token, book.market, side,
+            order = Order(oid, account, owner or account, token, book.market, side,
                           price, size, size, ot, post_only, exp, now, book.outcome)
             orders[oid] = order
             if crosses:
@@ -337,11 +331,11 @@ class MatchingEngine:
                                    order.trade_ids.copy())
             return OrderResult(True, "", oid, "live")
         # FOK / FAK: BUY size is USDC to spend, SELL size is shares; price is the worst price
-        if req.post_only:
+        if post_only:
             return rejected(oid, R.POST_ONLY_MARKET)
         if self.post_only_mode:
             return rejected(oid, R.POST_ONLY_MODE)
-        if req.expiration:
+        if exp:
             return rejected(oid, R.INVALID_EXPIRATION)
         if size <= 0 or size % LOT or not 0 < price < UNIT:
             return rejected(oid, R.INVALID_AMOUNTS)
@@ -354,7 +348,7 @@ class MatchingEngine:
         if ot is FOK and not self._fillable(book, comp, side, price, size):
             return rejected(oid, R.FOK_KILLED)
         # a market BUY counts shares in ``matched`` as they fill; ``remaining`` stays 0
-        order = Order(oid, req.account, req.owner or req.account, token, book.market, side,
+        order = Order(oid, account, owner or account, token, book.market, side,
                       price, size, 0 if side is BUY else size, ot, False, 0, now, book.outcome)
         budget = size if side is BUY else -1
         if not self._match(order, book, comp, price, budget, now):
