@@ -226,15 +226,17 @@ def main(argv: list[str] | None = None) -> int:
         del eng
         book = NaiveBook()
         bt = run_baseline(simple, book)
-        if (len(made), sum(made)) != (len(fills), filled) or (book.fills, book.filled) != (len(fills), filled):
+        checked = (len(fills), filled)
+        if (len(made), sum(made)) != checked or (book.fills, book.filled) != checked:
             raise SystemExit(f"a timed run made other fills: engine {len(made)} ({sum(made)} units),"
-                             f" baseline {book.fills} ({book.filled} units), checked {len(fills)} ({filled} units)")
+                             f" baseline {book.fills} ({book.filled} units),"
+                             f" checked {len(fills)} ({filled} units)")
         eng_t.append(dt)
         base_t.append(bt)
         ratios.append(bt / dt)  # engine rate / baseline rate: >= 1 when the engine is as fast
         ev_t.append(run_engine(orders, events=True)[0])
     print(f"orders: {n}, runs: {runs} (+1 checking warm-up), trades per run: {trades}, "
-          f"fills: {len(fills)} ({filled / UNIT:,.0f} shares), the same in the engine and the baseline; "
+          f"fills: {len(fills)} ({filled // UNIT:,} shares), the same in the engine and the baseline; "
           f"timer: CPU time (process_time)")
     print(f"engine (events off): {_rate(n, eng_t)}")
     print(f"engine (events on):  {_rate(n, ev_t)}")
