@@ -17,7 +17,8 @@ import importlib.util
 from pathlib import Path
 
 # Everything a book update runs through until the signed orders are ready, in that order; then
-# what a backtest adds: the throttles the router spends and the simulated venue's matching.
+# what a backtest adds: the throttles the router spends and the simulated venue's matching; then
+# the local exchange's matching engine with its ledger and books.
 HOT_PATH = (
     "bot.core.book",
     "bot.core.feed",
@@ -46,6 +47,9 @@ HOT_PATH = (
     "bot.sim.resting",
     "bot.sim.depth",
     "bot.backtest.timeline",
+    "bot.sim.accounts",
+    "bot.sim.book",
+    "bot.sim.matching",
 )
 
 _EXTENSION_SUFFIXES = (".so", ".pyd")

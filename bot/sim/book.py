@@ -12,22 +12,20 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections import deque
 
-import msgspec
-
 from bot.sim.orders import Order
 from bot.venue.enums import Side
 
 
-class Level(msgspec.Struct, gc=False, eq=False):
-    """All resting orders at one price, oldest first. ``Level(price)`` starts empty.
+class Level:
+    """All resting orders at one price, oldest first. ``Level(price)`` starts empty; ``total`` is
+    the sum of its orders' ``remaining``."""
 
-    A msgspec Struct rather than a plain class: one is built per new price level on the hot
-    path, and Struct construction is about twice as cheap.
-    """
+    __slots__ = ("price", "orders", "total")
 
-    price: int
-    orders: deque[Order] = msgspec.field(default_factory=deque)
-    total: int = 0
+    def __init__(self, price: int) -> None:
+        self.price = price
+        self.orders: deque[Order] = deque()
+        self.total = 0
 
 
 class Book:

@@ -34,6 +34,7 @@ import random
 from bisect import insort
 
 import msgspec
+from msgspec.structs import astuple
 
 from bot.core.markets import MarketInfo
 from bot.sim import results as R
@@ -69,6 +70,7 @@ MATCHED = OrderStatus.MATCHED
 FAILED = TradeStatus.FAILED
 _NONE = 1 << 62  # "no level" sentinel, above any price
 _NO_STOP = 1 << 62  # above any order sequence number: no stop
+_SPARE_LEVELS = 64  # emptied levels kept for reuse (a new level costs a deque)
 
 
 class MatchingConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -93,14 +95,17 @@ class Balance(msgspec.Struct, frozen=True):
 
 
 class MarketState:
-    """A market's mutable part: its current tick and its two books."""
+    """A market's mutable part: its current tick and its two books. Its fee rule is fixed
+    (``fee_bps`` and ``fee_rate`` are read from it once, for the matching loop)."""
 
-    __slots__ = ("info", "tick", "yes", "no", "accepting", "min_size", "fee")
+    __slots__ = ("info", "tick", "yes", "no", "accepting", "min_size", "fee", "fee_bps", "fee_rate")
 
     def __init__(self, info: MarketInfo, enforce_min_size: bool = True,
                  default_fee: FeeSchedule | None = None) -> None:
         self.info = info
         self.fee = info.fee.or_default(default_fee)
+        self.fee_bps = self.fee.bps
+        self.fee_rate = self.fee.rate
         self.tick = info.tick
         self.min_size = info.min_size if enforce_min_size else 0
         self.yes = Book(info.tokens[0], info.condition_id, info.outcomes[0])
@@ -133,6 +138,7 @@ class MatchingEngine:
         self._events = cfg.emit_events
         self._mirror = cfg.mirror_books
         self._outbox: list = []
+        self._spare: list[Level] = []  # levels emptied by matching, for new levels to reuse
         self._dirty: set[tuple[Book, bool, int]] = set()  # own levels touched by this command
         self._level_changes: dict[tuple[str, Side, int], tuple[str, int]] = {}
         self._external: dict[str, list[tuple[int, PositionFill]]] = {}
@@ -211,11 +217,11 @@ class MatchingEngine:
         expiry = self._expiry
         if expiry and expiry[0][0] <= now:
             self.expire(now)
-        oid = req.order_id
+        # NewOrder's fields in one call (cheaper than reading them one by one when compiled)
+        oid, account, token, side, price, size, ot, post_only, exp, owner = astuple(req)
         orders = self.orders
         if not oid or oid in orders:
             return rejected(oid, R.DUPLICATED)
-        token = req.token
         try:  # a subscript is cheaper than ``.get`` on the hot path
             book = self._books[token]
         except KeyError:
@@ -224,17 +230,12 @@ class MatchingEngine:
         if not ms.accepting:
             return rejected(oid, R.NOT_READY)
         try:
-            acct = self._accounts[req.account]
+            acct = self._accounts[account]
         except KeyError:
-            acct = self.ledger.get(req.account)
-        side = req.side
-        price = req.price
-        size = req.size
-        ot = req.order_type
+            acct = self.ledger.get(account)
         if ot is GTC or ot is GTD:
-            if self.post_only_mode and not req.post_only:
+            if self.post_only_mode and not post_only:
                 return rejected(oid, R.POST_ONLY_MODE)
-            exp = req.expiration
             if (exp if ot is GTC else exp <= now):  # GTC: none allowed; GTD: must be ahead
                 return rejected(oid, R.INVALID_EXPIRATION)
             tick = ms.tick
@@ -244,41 +245,70 @@ class MatchingEngine:
                 return rejected(oid, R.invalid_lot(size))
             if size < ms.min_size:
                 return rejected(oid, R.invalid_size(size, ms.min_size))
+            px = price  # a valid price from here on (a C integer when compiled)
+            unit = UNIT
             comp = book.comp
+            crosses = False
             if side is BUY:
                 if acct.collateral - acct.reserved < price * size // UNIT:
                     return rejected(oid, R.NOT_ENOUGH_BALANCE)
                 ak = book.ask_keys
-                cb = comp.bid_prices
-                crosses = (ak and -ak[-1] <= price) or (cb and UNIT - cb[-1] <= price)
+                if ak:
+                    key = ak[-1]
+                    crosses = -key <= px
+                if not crosses:
+                    cb = comp.bid_prices
+                    if cb:
+                        key = cb[-1]
+                        crosses = unit - key <= px
             else:
                 if acct.tokens.get(token, 0) - acct.reserved_tokens.get(token, 0) < size:
                     return rejected(oid, R.NOT_ENOUGH_BALANCE)
                 bp = book.bid_prices
-                ck = comp.ask_keys
-                crosses = (bp and bp[-1] >= price) or (ck and UNIT + ck[-1] >= price)
-            if crosses and req.post_only:
+                if bp:
+                    key = bp[-1]
+                    crosses = key >= px
+                if not crosses:
+                    ck = comp.ask_keys
+                    if ck:
+                        key = ck[-1]
+                        crosses = unit + key >= px
+            if crosses and post_only:
                 return rejected(oid, R.POST_ONLY_CROSSES)
-            order = Order(oid, req.account, req.owner or req.account, token, book.market, side,
-                          price, size, size, ot, req.post_only, exp, now, book.outcome)
+            order = Order(oid, account, owner or account, token, book.market, side,
+                          price, size, size, ot, post_only, exp, now, book.outcome)
             orders[oid] = order
-            ntrades = self._match(order, book, comp, price, -1, now) if crosses else 0
+            if crosses:
+                ntrades = self._match(order, book, comp, px, -1, now)
+                rem = order.remaining
+            else:
+                ntrades = 0
+                rem = size
             events = self._events
-            rem = order.remaining
             if rem:  # rest (inlined Book.add: this is the hot path)
                 self._seq = seq = self._seq + 1
                 order.seq = seq
                 if side is BUY:
                     acct.reserved += price * rem // UNIT
-                    levels, keys, key = book.bids, book.bid_prices, price
+                    levels = book.bids
+                    keys = book.bid_prices
+                    key = px
                 else:
                     rt = acct.reserved_tokens
                     rt[token] = rt.get(token, 0) + rem
-                    levels, keys, key = book.asks, book.ask_keys, -price
+                    levels = book.asks
+                    keys = book.ask_keys
+                    key = -px
                 acct.open_orders[oid] = order
                 level = levels.get(price)
                 if level is None:
-                    level = levels[price] = Level(price)
+                    spare = self._spare
+                    if spare:  # a level emptied by matching, reused (empty, total 0)
+                        level = spare.pop()
+                        level.price = price
+                    else:
+                        level = Level(price)
+                    levels[price] = level
                     if not keys or key > keys[-1]:
                         keys.append(key)
                     else:
@@ -294,18 +324,18 @@ class MatchingEngine:
             if events:
                 self._outbox.append(OrderEvent(self._view(order), "PLACEMENT", now))
                 self._flush(ms, now)
-            elif not self._calm_lo <= price <= self._calm_hi:
+            elif not self._calm_lo <= px <= self._calm_hi:
                 self._check_tick(ms, now)
             if ntrades:  # the order's trade ids are exactly its trades' ids, in order
                 return OrderResult(True, "", oid, "matched", order.making, order.taking,
                                    order.trade_ids.copy())
             return OrderResult(True, "", oid, "live")
         # FOK / FAK: BUY size is USDC to spend, SELL size is shares; price is the worst price
-        if req.post_only:
+        if post_only:
             return rejected(oid, R.POST_ONLY_MARKET)
         if self.post_only_mode:
             return rejected(oid, R.POST_ONLY_MODE)
-        if req.expiration:
+        if exp:
             return rejected(oid, R.INVALID_EXPIRATION)
         if size <= 0 or size % LOT or not 0 < price < UNIT:
             return rejected(oid, R.INVALID_AMOUNTS)
@@ -318,7 +348,7 @@ class MatchingEngine:
         if ot is FOK and not self._fillable(book, comp, side, price, size):
             return rejected(oid, R.FOK_KILLED)
         # a market BUY counts shares in ``matched`` as they fill; ``remaining`` stays 0
-        order = Order(oid, req.account, req.owner or req.account, token, book.market, side,
+        order = Order(oid, account, owner or account, token, book.market, side,
                       price, size, 0 if side is BUY else size, ot, False, 0, now, book.outcome)
         budget = size if side is BUY else -1
         if not self._match(order, book, comp, price, budget, now):
@@ -384,18 +414,26 @@ class MatchingEngine:
         buy = order.side is BUY
         accounts = self._accounts
         events = self._events
-        fee_bps = book.state.fee.bps
-        slow = events or self._settle or book.state.fee.rate  # book each trade with ``_close``
-        token = order.token
+        ms = book.state
+        fee_bps = ms.fee_bps
+        slow = events or self._settle or ms.fee_rate != 0  # book each trade with ``_close``
+        unit = UNIT
+        token = book.token
         market = book.market
+        outcome = book.outcome
         oid = order.id
         oside = order.side
         oaccount = order.account
         oowner = order.owner
-        outcome = order.outcome
+        spend = budget >= 0  # a market BUY: ``budget`` counts down, ``left`` is unused
+        left = 0 if spend else order.remaining  # shares still to match (written back at the end)
+        filled = 0
         prefix = self._id_prefix
+        spare = self._spare
         ntrades = 0
         trade = None
+        makers = None
+        tid = ""
         tpx = -1  # the open trade's price (``tid`` and ``makers`` are set with it)
         cash = shares = pairs = 0  # the open (or, fast path, whole) taker collateral change etc.
         if not slow:
@@ -403,46 +441,66 @@ class MatchingEngine:
             otids = order.trade_ids
             ttids = accounts[oaccount].trade_ids
         if buy:
-            own_keys, own_levels = book.ask_keys, book.asks
-            comp_keys, comp_levels = comp.bid_prices, comp.bids
+            own_keys = book.ask_keys
+            own_levels = book.asks
+            comp_keys = comp.bid_prices
+            comp_levels = comp.bids
         else:
-            own_keys, own_levels = book.bid_prices, book.bids
-            comp_keys, comp_levels = comp.ask_keys, comp.asks
+            own_keys = book.bid_prices
+            own_levels = book.bids
+            comp_keys = comp.ask_keys
+            comp_levels = comp.asks
         while True:
             # effective price of each book's best level, in this token's terms
             if buy:
-                a = -own_keys[-1] if own_keys else _NONE
-                e = UNIT - comp_keys[-1] if comp_keys else _NONE
+                if own_keys:
+                    a = own_keys[-1]
+                    a = -a
+                else:
+                    a = _NONE
+                if comp_keys:
+                    e = comp_keys[-1]
+                    e = unit - e
+                else:
+                    e = _NONE
                 take_own = a < e or (a == e != _NONE and own_levels[a].orders[0].seq
-                                      < comp_levels[UNIT - a].orders[0].seq)
+                                      < comp_levels[unit - a].orders[0].seq)
                 px = a if take_own else e
                 if px > limit:
                     break
             else:
-                a = own_keys[-1] if own_keys else -_NONE
-                e = UNIT + comp_keys[-1] if comp_keys else -_NONE
+                if own_keys:
+                    a = own_keys[-1]
+                else:
+                    a = -_NONE
+                if comp_keys:
+                    e = comp_keys[-1]
+                    e = unit + e
+                else:
+                    e = -_NONE
                 take_own = a > e or (a == e != -_NONE and own_levels[a].orders[0].seq
-                                      < comp_levels[UNIT - a].orders[0].seq)
+                                      < comp_levels[unit - a].orders[0].seq)
                 px = a if take_own else e
                 if px < limit:
                     break
-            if budget >= 0:  # shares the budget buys here, to the unit (rounded down)
+            if spend:  # shares the budget buys here, to the unit (rounded down)
                 want = budget * UNIT // px
-                if not want:
-                    break
             else:
-                want = order.remaining
-                if not want:
-                    break
+                want = left
+            if not want:
+                break
             if take_own:
-                mbook, mprice, level = book, px, own_levels[px]
+                mbook = book
+                mprice = px
+                level = own_levels[mprice]
             else:
-                mbook, mprice = comp, UNIT - px
+                mbook = comp
+                mprice = unit - px
                 level = comp_levels[mprice]
             # both books at the same price: take this level only up to the other level's first
             # order (time priority across the pair), then decide again
             if a == e:
-                other = comp_levels[UNIT - a] if take_own else own_levels[a]
+                other = comp_levels[unit - a] if take_own else own_levels[a]
                 stop_seq = other.orders[0].seq
             else:
                 stop_seq = _NO_STOP
@@ -463,22 +521,27 @@ class MatchingEngine:
                     ttids.append(tid)  # a new id: the taker's list cannot end with it yet
             q = level.orders
             mtok = mbook.token
-            maker_buys = buy is not take_own
+            maker_buys = buy != take_own
             mside = BUY if maker_buys else SELL
+            moutcome = mbook.outcome
+            mp = level.price  # ``mprice`` as an integer object, for the amounts below
             got = 0
             tc = 0  # the taker's collateral at this level: paid on a BUY, received on a SELL
             while q:
                 mo = q[0]
-                if mo.seq > stop_seq:
+                mseq = mo.seq
+                if mseq > stop_seq:
                     break
                 r = mo.remaining
-                macct = accounts[mo.account]
+                moid = mo.id
+                maccount = mo.account
+                macct = accounts[maccount]
                 if r <= want:
                     x = r
                     q.popleft()
                     mo.remaining = 0
                     mo.status = MATCHED
-                    del macct.open_orders[mo.id]
+                    del macct.open_orders[moid]
                 else:
                     x = want
                     mo.remaining = r - want
@@ -486,24 +549,24 @@ class MatchingEngine:
                 got += x
                 mt = macct.tokens
                 if maker_buys:  # pays its price rounded down, gets tokens (own or complement book)
-                    c = mprice * x // UNIT
-                    macct.reserved -= mprice * r // UNIT - mprice * (r - x) // UNIT
+                    c = mp * x // UNIT
+                    macct.reserved -= mp * r // UNIT - mp * (r - x) // UNIT
                     macct.collateral -= c
                     mt[mtok] = mt.get(mtok, 0) + x
                 else:  # gives tokens, gets its price rounded up
-                    c = -(-mprice * x // UNIT)
+                    c = -(-mp * x // UNIT)
                     macct.reserved_tokens[mtok] -= x
                     macct.collateral += c
                     mt[mtok] -= x
-                c = c if take_own else x - c  # a mint or merge: the pair's other end
+                if not take_own:  # a mint or merge: the pair's other end
+                    c = x - c
                 tc += c
-                if budget >= 0:
+                if spend:
                     budget -= c
                     want = budget * UNIT // px
                 else:
                     want -= x
-                makers.append(MakerFill(mo.id, mo.account, mo.owner, mtok, mside, mprice, x,
-                                        mo.outcome))
+                makers.append(MakerFill(moid, maccount, mo.owner, mtok, mside, mp, x, moutcome))
                 # a maker order fills at most once per trade: its list cannot end with ``tid``
                 mo.trade_ids.append(tid)
                 ids = macct.trade_ids
@@ -524,20 +587,26 @@ class MatchingEngine:
                 cash += tc
                 if not take_own:
                     pairs -= got
-            if budget < 0:
-                order.remaining -= got
-            order.matched += got
+            if not spend:
+                left -= got
+            filled += got
             if not q:  # the emptied level was its book's best: its key is the last one
                 if take_own:
-                    del own_levels[mprice]
+                    del own_levels[mp]
                     own_keys.pop()
                 else:
-                    del comp_levels[mprice]
+                    del comp_levels[mp]
                     comp_keys.pop()
+                if len(spare) < _SPARE_LEVELS:
+                    spare.append(level)
             if events:
-                self._dirty.add((mbook, maker_buys, mprice))
-            if not want and budget < 0:  # the order is filled: skip pricing the next level
+                self._dirty.add((mbook, maker_buys, mp))
+            if not want and not spend:  # the order is filled: skip pricing the next level
                 break
+        if filled:
+            order.matched += filled
+            if not spend:
+                order.remaining = left
         if trade is not None:
             if slow:
                 self._close(trade, order, cash, shares, pairs, now)
@@ -554,10 +623,10 @@ class MatchingEngine:
                     order.making += shares
                     order.taking += cash
                 if pairs:
-                    p = self.ledger.pairs
-                    p[market] = p.get(market, 0) + pairs
+                    pairs_of = self.ledger.pairs
+                    pairs_of[market] = pairs_of.get(market, 0) + pairs
             book.last_trade_price = tpx
-            comp.last_trade_price = UNIT - tpx
+            comp.last_trade_price = unit - tpx
             book.last_trade_side = oside
             comp.last_trade_side = SELL if oside is BUY else BUY
         return ntrades

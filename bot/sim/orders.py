@@ -29,6 +29,7 @@ class NewOrder(msgspec.Struct, frozen=True, gc=False):
 
     ``account`` holds the funds (the maker address); ``owner`` labels who placed it (the API key)
     and defaults to ``account``. ``expiration`` is unix seconds, ``0`` for none (GTD requires it).
+    The matching engine unpacks the fields in this order (``msgspec.structs.astuple``).
     """
 
     order_id: str
