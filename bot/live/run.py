@@ -293,7 +293,11 @@ def watch(engine: Any, console: Any, duration: float | None, args: Any) -> tuple
 
 def run(config: Any, args: Any = None) -> int:
     """Entry point of ``bot run``: returns the exit code."""
+    from bot.live.event_loop import backend_options
+
+    options = backend_options(config.shell.event_loop)  # a loop named but not installed: refused here
     try:
-        return anyio.run(_paper if getattr(args, "paper", False) else _run, config, args)
+        return anyio.run(_paper if getattr(args, "paper", False) else _run, config, args, backend="asyncio",
+                         backend_options=options)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
