@@ -3,7 +3,8 @@ asyncio loop, or uvloop's (libuv: socket readiness, timers, callbacks and thread
 in C), which takes less of the bot's own time between a market frame off the socket and the order
 request it causes.
 
-Invariant: the choice is made once, before the run's loop starts, and said in one log line.
+Invariant: the choice is made once, before the run's loop starts, and the loop that runs is said
+in one log line once the run is set to trade.
 ``"auto"`` takes uvloop when it is installed and asyncio otherwise (the log line says which and
 why); ``"uvloop"`` named explicitly and not installed is refused in one line, never silently run
 on another loop. Nothing else in the bot depends on which loop runs: every socket, timer and
@@ -12,6 +13,7 @@ thread hop goes through anyio or the asyncio interfaces both loops implement.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from typing import Literal
 
@@ -40,12 +42,20 @@ def chosen_loop(wanted: str, installed: bool) -> Literal["asyncio", "uvloop"]:
 
 
 def backend_options(wanted: str) -> dict[str, bool]:
-    """``anyio.run``'s ``backend_options`` for the loop ``wanted`` resolves to (``chosen_loop``),
-    logged once."""
-    installed = uvloop_installed()
-    loop = chosen_loop(wanted, installed)
-    if wanted == "auto" and not installed:
+    """``anyio.run``'s ``backend_options`` for the loop ``wanted`` resolves to (``chosen_loop``)."""
+    return {"use_uvloop": chosen_loop(wanted, uvloop_installed()) == "uvloop"}
+
+
+def running_loop() -> str:
+    """``"uvloop"`` or ``"asyncio"``: the loop this code runs on."""
+    return "uvloop" if type(asyncio.get_running_loop()).__module__.startswith("uvloop") else "asyncio"
+
+
+def say_loop(wanted: str) -> None:
+    """The one log line naming the loop the run turns on (said once the run is set to trade, so
+    a run refused before says nothing but its refusal)."""
+    loop = running_loop()
+    if wanted == "auto" and loop == "asyncio" and not uvloop_installed():
         log.info("event_loop", loop=loop, note=f"uvloop is not installed ({UVLOOP_PIN} is the faster loop)")
     else:
         log.info("event_loop", loop=loop)
-    return {"use_uvloop": loop == "uvloop"}
