@@ -2,15 +2,20 @@
 (books step every 0.25 s), the exchange in its own process, for N markets.
 
 Run: ``.venv/bin/python bench/bench_live_scale.py [--markets 4,16,64,128] [--seconds 60]
-[--bot-repo PATH]`` (``PATH``: another checkout with its own ``.venv``, e.g. the code before a
-change; the exchange is always this checkout's). Per row it prints, beside the machine's load
+[--bot-repo PATH] [--event-loop asyncio,uvloop]`` (``PATH``: another checkout with its own
+``.venv``, e.g. the code before a change; the exchange is always this checkout's; several event
+loops: a row for each, alternated per market count). Per row it prints, beside the machine's load
 average: the bot's CPU (% of one core, from /proc, after a warm-up), how much of the time its
 main thread was runnable (running or waiting for a core), market message lag (venue timestamp to
 the frame's events applied, p50 / p99 from the bot's histogram), orders sent and the share
 rejected as "post-only crosses book", halts, orphans, positions drifting at the end, the bot's
 tick-to-order (socket to request written) and the exchange-stamped wire-to-wire latency (market
 frame written -> the order request it caused received), 429s and the lowest order-throttle
-level. Under the table: the in-process tick-to-order of this build (``bench_tick_to_order``),
+level. Wire-to-wire counts only the orders a book update caused: the bot notes each one's salt
+and when its update came off the socket (``BOT_NOTING_CAUSES``), and the exchange's stamps of
+the frames and requests are joined to that on the monotonic clock both processes read (a bot
+that cannot note them, an older checkout, is measured the older way: every request against its
+token's last unanswered frame, fills and timers included). Under the table: the in-process tick-to-order of this build (``bench_tick_to_order``),
 median of several runs, and the wire-to-wire ratio to it; and the floor: the wire-to-wire a bare
 client gets from the same exchange on the same machine (``--floor-seconds``, 0 to skip), which no
 client of this exchange can beat.
