@@ -2,15 +2,20 @@
 (books step every 0.25 s), the exchange in its own process, for N markets.
 
 Run: ``.venv/bin/python bench/bench_live_scale.py [--markets 4,16,64,128] [--seconds 60]
-[--bot-repo PATH]`` (``PATH``: another checkout with its own ``.venv``, e.g. the code before a
-change; the exchange is always this checkout's). Per row it prints, beside the machine's load
+[--bot-repo PATH] [--event-loop asyncio,uvloop]`` (``PATH``: another checkout with its own
+``.venv``, e.g. the code before a change; the exchange is always this checkout's; several event
+loops: a row for each, alternated per market count). Per row it prints, beside the machine's load
 average: the bot's CPU (% of one core, from /proc, after a warm-up), how much of the time its
 main thread was runnable (running or waiting for a core), market message lag (venue timestamp to
 the frame's events applied, p50 / p99 from the bot's histogram), orders sent and the share
 rejected as "post-only crosses book", halts, orphans, positions drifting at the end, the bot's
 tick-to-order (socket to request written) and the exchange-stamped wire-to-wire latency (market
 frame written -> the order request it caused received), 429s and the lowest order-throttle
-level. Under the table: the in-process tick-to-order of this build (``bench_tick_to_order``),
+level. Wire-to-wire counts only the orders a book update caused: the bot notes each one's salt
+and when its update came off the socket (``BOT_NOTING_CAUSES``), and the exchange's stamps of
+the frames and requests are joined to that on the monotonic clock both processes read (a bot
+that cannot note them, an older checkout, is measured the older way: every request against its
+token's last unanswered frame, fills and timers included). Under the table: the in-process tick-to-order of this build (``bench_tick_to_order``),
 median of several runs, and the wire-to-wire ratio to it; and the floor: the wire-to-wire a bare
 client gets from the same exchange on the same machine (``--floor-seconds``, 0 to skip), which no
 client of this exchange can beat.
@@ -30,6 +35,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import msgspec
@@ -71,7 +77,9 @@ def serve_exchange(markets: int, out: str, limits_scale: float = 1.0, cpu: int |
             await anyio.to_thread.run_sync(sys.stdin.read)
             Path(out).write_text(json.dumps({"wire": stamps.latencies(), "frames": len(stamps.frames),
                                              "requests": len(stamps.requests), "dropped": stamps.dropped,
-                                             "write_lag": write_lags(stamps.frames)}))
+                                             "write_lag": write_lags(stamps.frames),
+                                             "book_frames": book_frames(stamps),
+                                             "order_requests": order_requests(stamps)}))
 
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
@@ -93,6 +101,119 @@ def write_lags(frames: list[tuple[float, bytes | str]]) -> list[float]:
         if isinstance(msg, dict) and str(msg.get("timestamp", "")).isdigit():
             out.append(at + offset - int(msg["timestamp"]) / 1000.0)
     return out
+
+
+def book_frames(stamps: Any) -> list[tuple[float, list[str]]]:
+    """Each market frame the exchange wrote that names tokens (its time, those tokens): book
+    changes, trades, snapshots, those our own orders caused included (the bot's record says which
+    one caused an order)."""
+    decode = msgspec.json.Decoder().decode
+    out = []
+    for at, payload in stamps.frames:
+        try:
+            msg = decode(payload)
+        except msgspec.DecodeError:
+            continue
+        tokens: dict[str, None] = {}
+        for m in msg if isinstance(msg, list) else [msg]:
+            if not isinstance(m, dict):
+                continue
+            if isinstance(m.get("asset_id"), str):
+                tokens[m["asset_id"]] = None
+            for c in m.get("price_changes") or ():
+                if isinstance(c, dict) and isinstance(c.get("asset_id"), str):
+                    tokens[c["asset_id"]] = None
+        if tokens:
+            out.append((at, list(tokens)))
+    return out
+
+
+def order_requests(stamps: Any) -> list[tuple[float, list[int], list[str]]]:
+    """Each ``POST /orders`` received (its time, its orders' salts and tokens)."""
+    decode = msgspec.json.Decoder().decode
+    out = []
+    for at, body in stamps.requests:
+        try:
+            items = decode(body)
+        except msgspec.DecodeError:
+            continue
+        orders = [it["order"] for it in items if isinstance(it, dict) and isinstance(it.get("order"), dict)] \
+            if isinstance(items, list) else []
+        out.append((at, [o["salt"] for o in orders if isinstance(o.get("salt"), int)],
+                     [o["tokenId"] for o in orders if isinstance(o.get("tokenId"), str)]))
+    return out
+
+
+def book_caused_latencies(frames: list, requests: list, caused: dict[int, tuple[float, float | None]]
+                          ) -> tuple[list[float], list[float], list[float]]:
+    """Wire-to-wire of the orders a book update caused, the update's way to the bot (frame written
+    to read off the bot's socket) and the request's way to the exchange (written by the bot to
+    received by the exchange's app). ``caused``: the bot's record of each order a book update
+    caused, its salt -> (the perf-counter time that update came off the bot's socket, the time its
+    request was written); the bot and the exchange read one monotonic clock. A request counts when one of its orders is in ``caused``; the update is
+    the latest frame on one of its tokens written at or before that receipt; each update counts
+    once, by the first request it caused. Requests a fill, an answer or a timer caused (no
+    update behind them) are not counted, nor matched to an older update of their token."""
+    import bisect
+
+    by_token: dict[str, list[float]] = {}
+    for at, tokens in sorted(frames, key=lambda f: f[0]):
+        for t in tokens:
+            by_token.setdefault(t, []).append(at)
+    answered: set[float] = set()
+    wire: list[float] = []
+    way_in: list[float] = []
+    way_out: list[float] = []
+    for at, salts, tokens in sorted(requests, key=lambda r: r[0]):
+        noted = [caused[x] for x in salts if x in caused]
+        if not noted:
+            continue
+        tick, sent = min(noted, key=lambda n: n[0])
+        written = None
+        for t in tokens:
+            times = by_token.get(t)
+            i = bisect.bisect_right(times, tick) if times else 0
+            if i and (written is None or times[i - 1] > written):
+                written = times[i - 1]
+        if written is None or written in answered:
+            continue
+        answered.add(written)
+        wire.append(at - written)
+        way_in.append(tick - written)
+        if sent is not None:
+            way_out.append(at - sent)
+    return wire, way_in, way_out
+
+
+# the bot as ``bot run``, noting each order a book update caused (its salt, and when that update came
+# off the socket: ``SendPlaces.tick_at``) to the file named by BENCH_BOOK_CAUSED at exit; a bot
+# without that hook (an older checkout) runs as it is and notes nothing
+BOT_NOTING_CAUSES = """
+import atexit, json, os, sys, time
+caused = {}
+try:
+    from bot.live.executor import LiveExecutor
+    _written = LiveExecutor._written
+    def _noting(self, action, started):
+        done = _written(self, action, started)
+        if action.tick_at is None or done is None:
+            return done
+        noted = [[o.signed.salt, action.tick_at, None] for o in action.batch.orders]
+        for n in noted:
+            caused[n[0]] = n
+        def written():
+            done()
+            now = time.perf_counter()
+            for n in noted:
+                n[2] = now
+        return written
+    LiveExecutor._written = _noting
+except (ImportError, AttributeError):
+    pass
+atexit.register(lambda: open(os.environ["BENCH_BOOK_CAUSED"], "w").write(json.dumps(list(caused.values()))))
+from bot.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 # --- reading the bot ----------------------------------------------------------------------------
@@ -190,14 +311,27 @@ def _on_core(cpu: int) -> Callable[[], None]:
     return lambda: os.sched_setaffinity(0, {cpu})
 
 
+def with_event_loop(extra_config: str, event_loop: str | None) -> str:
+    """``extra_config`` with ``[shell] event_loop`` set (in its ``[shell]`` table when it has one)."""
+    if event_loop is None:
+        return extra_config
+    line = f'event_loop = "{event_loop}"\n'
+    if re.search(r"^\[shell\]\s*$", extra_config, re.M):
+        return re.sub(r"^\[shell\]\s*$\n?", lambda m: "[shell]\n" + line, extra_config, count=1, flags=re.M)
+    return extra_config + "\n[shell]\n" + line
+
+
 def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workdir: Path | None = None,
-            extra_config: str = "", limits_scale: float = 1.0, pin: bool = False) -> dict:
+            extra_config: str = "", limits_scale: float = 1.0, pin: bool = False,
+            event_loop: str | None = None) -> dict:
     """``bot run`` (from ``bot_repo``) on a fresh exchange of ``markets`` markets for ``seconds``;
     the figures of one row. ``extra_config``: TOML appended to the bot's config; ``limits_scale``
     multiplies the rate limits of both the exchange and the bot (above 1: the write budget never
     binds, so wire-to-wire holds no wait for it); ``pin``: the exchange and the bot each on a core of
     its own (on shared cores, a request written wakes the exchange on the writer's core, which then
-    waits its turn: a co-located artefact a venue on another machine does not cause)."""
+    waits its turn: a co-located artefact a venue on another machine does not cause); ``event_loop``:
+    the bot's ``[shell] event_loop`` (``None``: its config's default)."""
+    extra_config = with_event_loop(extra_config, event_loop)
     tmp = Path(workdir or tempfile.mkdtemp(prefix="live-scale-"))
     stamps_out = tmp / "wire.json"
     ex = start_exchange(markets, stamps_out, tmp / "exchange.log", limits_scale, pin)
@@ -219,7 +353,8 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
                    BOT_API_SECRET=info["secret"], BOT_API_PASSPHRASE=info["passphrase"])
         python = bot_repo / ".venv" / "bin" / "python"
         log = tmp / "bot.log"
-        bot = subprocess.Popen([str(python), "-m", "bot.cli", "run", "--config", str(cfg), "--duration", str(seconds)],
+        env["BENCH_BOOK_CAUSED"] = str(tmp / "caused.json")
+        bot = subprocess.Popen([str(python), "-c", BOT_NOTING_CAUSES, "run", "--config", str(cfg), "--duration", str(seconds)],
                                preexec_fn=_on_core(pinned_cores()[0]) if pin else None,
                                cwd=bot_repo, env=env, stdout=subprocess.PIPE, stderr=log.open("w"), text=True)
         url = f"http://127.0.0.1:{port}/metrics"
@@ -256,6 +391,13 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
         ex.wait(timeout=60)
     stamped = json.loads(stamps_out.read_text()) if stamps_out.exists() else {}
     wire, write_lag = stamped.get("wire", []), stamped.get("write_lag", [])
+    caused_file = tmp / "caused.json"
+    caused = {n[0]: (n[1], n[2]) for n in json.loads(caused_file.read_text())} if caused_file.exists() else {}
+    booked, way_in, way_out = book_caused_latencies(stamped.get("book_frames", []),
+                                                    stamped.get("order_requests", []), caused)
+    matched = wire  # every request matched to its token's latest unanswered frame (fills and timers too)
+    if booked:
+        wire = booked
     if first is None or last is None:
         raise RuntimeError(f"bot run gave no metrics (see {tmp})")
     halts = sum(1 for line in log.read_text().splitlines() if '"risk_halt"' in line)
@@ -267,7 +409,7 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
         + total(first, "bot_orders_rejected_total", reason="venue"))
     drift = sum(1 for (n, _), v in last.items() if n == "bot_position_drift_shares" and v != 0)
     return {
-        "markets": markets, "load": os.getloadavg(), "cpu": 100 * (cpu1 - cpu0) / wall,
+        "markets": markets, "event_loop": event_loop, "load": os.getloadavg(), "cpu": 100 * (cpu1 - cpu0) / wall,
         "runnable": 100 * (run1 - run0) / wall,
         "lag_p50": quantile(first, last, "bot_stream_message_lag_seconds", 0.5, stream="market"),
         "lag_p99": quantile(first, last, "bot_stream_message_lag_seconds", 0.99, stream="market"),
@@ -276,7 +418,10 @@ def run_row(markets: int, seconds: float = SECONDS, bot_repo: Path = REPO, workd
         "orphans_unknown": total(last, "bot_orphan_orders_total", kind="unknown"), "drift": drift,
         "t2o_p50": quantile(first, last, "bot_tick_to_order_seconds", 0.5),
         "t2o_p99": quantile(first, last, "bot_tick_to_order_seconds", 0.99),
-        "w2w_p50": pct(wire, 0.5), "w2w_p99": pct(wire, 0.99), "w2w_n": len(wire),
+        "w2w_p50": pct(wire, 0.5), "w2w_p99": pct(wire, 0.99), "w2w_n": len(wire), "w2w_caused": bool(booked),
+        "matched_p50": pct(matched, 0.5), "matched_p99": pct(matched, 0.99),
+        "way_in_p50": pct(way_in, 0.5), "way_in_p99": pct(way_in, 0.99),
+        "way_out_p50": pct(way_out, 0.5), "way_out_p99": pct(way_out, 0.99),
         "xlag_p50": pct(write_lag, 0.5), "xlag_p99": pct(write_lag, 0.99),
         "rate_limited": total(last, "bot_errors_total", kind="rate_limited"), "lowest_tokens": lowest_tokens,
         "stages": {st: (quantile(first, last, "bot_live_stage_seconds", 0.5, stage=st),
@@ -394,6 +539,14 @@ def _counts(text: str) -> tuple[int, ...]:
     return counts
 
 
+def _loops(text: str) -> tuple[str, ...]:
+    loops = tuple(x.strip() for x in text.split(","))
+    bad = [x for x in loops if x not in ("auto", "asyncio", "uvloop")]
+    if bad or not loops:
+        raise argparse.ArgumentTypeError(f"event loops are auto, asyncio or uvloop, got {text!r}")
+    return loops
+
+
 def in_process_tick_to_order(runs: int = 5, updates: int = 1000) -> tuple[float, float]:
     """Median over ``runs`` of the in-process median and p99 (``bench_tick_to_order``), seconds."""
     from bench.bench_tick_to_order import p99, tick_to_order
@@ -414,12 +567,17 @@ def _ms(x: float | None) -> str:
     return f"{x * 1e3:.2f}" if x < 1e-3 else (f"{x * 1e3:.1f}" if x < 10 else f"{x:.0f} s")
 
 
+def _label(r: dict) -> str:
+    """A row's market count, with its event loop when the run chose one."""
+    return f"{r['markets']}" + (f" ({r['event_loop']})" if r.get("event_loop") else "")
+
+
 def format_row(r: dict) -> str:
     sent = r["sent"]
     cross = f"{100 * r['crosses'] / sent:.1f}%" if sent else "-"
     halts = f"{r['halts']}" + (f" (at {r['halted_at']:.0f} s)" if r["halted_at"] is not None else "")
     tokens = "-" if r["lowest_tokens"] is None else f"{r['lowest_tokens']:.0f}"
-    return (f"| {r['markets']} | {r['load'][0]:.1f} | {r['cpu']:.0f} | {r['runnable']:.0f} | "
+    return (f"| {_label(r)} | {r['load'][0]:.1f} | {r['cpu']:.0f} | {r['runnable']:.0f} | "
             f"{_ms(r['lag_p50'])} / {_ms(r['lag_p99'])} | {_ms(r['xlag_p50'])} / {_ms(r['xlag_p99'])} | {sent:.0f} | {cross} | {halts} | {r['orphans']:.0f} | "
             f"{r['drift']} | {_ms(r['t2o_p50'])} / {_ms(r['t2o_p99'])} | {_ms(r['w2w_p50'])} / {_ms(r['w2w_p99'])} | "
             f"{r['rate_limited']:.0f}; {tokens} |")
@@ -433,10 +591,17 @@ def format_stages(r: dict) -> str:
     (venue timestamp to frame written), then the bot's stages (``bot_live_stage_seconds``), the
     bot's whole tick-to-order and the exchange-stamped wire-to-wire."""
     parts = [f"exchange write {_ms(r['xlag_p50'])} / {_ms(r['xlag_p99'])}"]
+    if r.get("w2w_caused"):
+        parts.append(f"frame written to read by the bot {_ms(r['way_in_p50'])} / {_ms(r['way_in_p99'])}")
     parts += [f"{st} {_ms(p50)} / {_ms(p99)}" for st, (p50, p99) in r["stages"].items()]
     parts += [f"tick-to-order {_ms(r['t2o_p50'])} / {_ms(r['t2o_p99'])}",
               f"wire-to-wire {_ms(r['w2w_p50'])} / {_ms(r['w2w_p99'])}"]
-    return f"  {r['markets']} markets (p50 / p99 ms): " + ", ".join(parts)
+    if r.get("w2w_caused"):
+        parts.insert(len(parts) - 1, f"request written to received by the exchange "
+                     f"{_ms(r['way_out_p50'])} / {_ms(r['way_out_p99'])}")  # the older matching, for comparison with earlier tables
+        parts.append(f"every request matched to its token's last frame {_ms(r['matched_p50'])} / "
+                     f"{_ms(r['matched_p99'])}")
+    return f"  {_label(r)} markets (p50 / p99 ms): " + ", ".join(parts)
 
 
 HEADER = ("| markets | load (1 min) | bot CPU % | main thread runnable % | lag p50 / p99 ms | "
@@ -458,6 +623,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="multiply the exchange's and the bot's rate limits (e.g. 100: the write budget never binds)")
     parser.add_argument("--pin", action="store_true",
                         help="the exchange and the bot each on a core of its own (needs 2 cores)")
+    parser.add_argument("--event-loop", type=_loops, default=(None,), metavar="LOOPS",
+                        help="the bot's event loop ([shell] event_loop), or several to alternate per market count, "
+                             "e.g. asyncio,uvloop (default: the config's)")
     parser.add_argument("--floor-seconds", type=float, default=FLOOR_SECONDS,
                         help="seconds of the bare client's run per row (0: no floor)")
     parser.add_argument("--serve-exchange", nargs=2, metavar=("MARKETS", "OUT"), help=argparse.SUPPRESS)
@@ -481,12 +649,14 @@ def main(argv: list[str] | None = None) -> None:
     print(HEADER, flush=True)
     rows = []
     for n in markets:
-        r = run_row(n, seconds, bot_repo, extra_config=args.config.replace("\\n", "\n") + "\n" if args.config else "",
-                    limits_scale=args.limits_scale, pin=args.pin)
-        if args.floor_seconds > 0:
-            r["floor"] = floor(n, args.floor_seconds, pin=args.pin)
-        rows.append(r)
-        print(format_row(r), flush=True)
+        for loop in args.event_loop:  # alternated per market count: each loop's row beside the other's
+            r = run_row(n, seconds, bot_repo,
+                        extra_config=args.config.replace("\\n", "\n") + "\n" if args.config else "",
+                        limits_scale=args.limits_scale, pin=args.pin, event_loop=loop)
+            if args.floor_seconds > 0:
+                r["floor"] = floor(n, args.floor_seconds, pin=args.pin)
+            rows.append(r)
+            print(format_row(r), flush=True)
     med, tail = in_process_tick_to_order()
     print(f"in-process tick-to-order (this build, median of 5 runs): median {med * 1e6:.0f} µs, p99 {tail * 1e6:.0f} µs;"
           f" load {os.getloadavg()[0]:.1f}")
@@ -494,14 +664,14 @@ def main(argv: list[str] | None = None) -> None:
         print(format_stages(r))
     for r in rows:
         if r["w2w_p50"] is not None:
-            print(f"  {r['markets']} markets: wire-to-wire / in-process = {r['w2w_p50'] / med:.0f}x median, "
+            print(f"  {_label(r)} markets: wire-to-wire / in-process = {r['w2w_p50'] / med:.0f}x median, "
                   f"{r['w2w_p99'] / tail:.0f}x p99 ({r['w2w_n']} samples)")
         f = r.get("floor")
         if f is not None and f["p50"] is not None:
             mine = "" if r["w2w_p50"] is None else (
                 f"; the bot's wire-to-wire / the floor = {r['w2w_p50'] / f['p50']:.1f}x median, "
                 f"{r['w2w_p99'] / f['p99']:.1f}x p99")
-            print(f"  {r['markets']} markets: floor (a bare client, same exchange) {_ms(f['p50'])} / {_ms(f['p99'])} ms"
+            print(f"  {_label(r)} markets: floor (a bare client, same exchange) {_ms(f['p50'])} / {_ms(f['p99'])} ms"
                   f" = {f['p50'] / med:.0f}x / {f['p99'] / tail:.0f}x the in-process median / p99{mine}"
                   f" ({f['n']} samples, load {f['load'][0]:.1f}; the bare client's own share"
                   f" {_ms(f['client_p50'])} ms median, the rest is the exchange and the kernel)")

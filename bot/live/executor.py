@@ -71,6 +71,7 @@ class LiveExecutor:
         self._held: list[tuple[Any, set[tuple[str, str]]]] = []  # writes, the answers they wait for
         self._cancelling: dict[str, Any] = {}  # order id -> our order, its cancel on the wire or held
         self._placing: dict[str, None] = {}  # order ids whose POST is on the wire
+        self._later: list[Any] | None = None  # tasks to start at the end of ``execute``
         engine.stamp_sends = True  # tick-to-order ends where the request is written (``_written``)
 
     # --- the executor's interface ------------------------------------------------------------
@@ -96,24 +97,40 @@ class LiveExecutor:
 
     def execute(self, actions: list[Any], now: float) -> None:
         """Each action to its request (trading writes at once, in order; reads in tasks of their
-        own); ``now`` is not needed: the venue stamps what it gets."""
-        for a in actions:
-            if isinstance(a, (SendPlaces, SendCancels)):
-                self._write(a)
-            elif isinstance(a, (TradeUnbooked, TradeBooked)):
-                report_unbooked(a)
-            elif isinstance(a, VenueCancelAll):
-                self._spawn(self._cancel_all, a.reason)
-            elif isinstance(a, SyncOrders):
-                self._spawn(self._sync_orders)
-            elif isinstance(a, LookupOrder):
-                self._spawn(self._lookup, a.order_id)
-            elif isinstance(a, ResendOrder):
-                self._spawn(self._resend, a)
-            elif isinstance(a, FetchTrades):
-                self._spawn(self._fetch_trades)
-            elif isinstance(a, CheckPositions):
-                self._spawn(self._check_positions, a.delay_s)
+        own); ``now`` is not needed: the venue stamps what it gets. The tasks the actions need
+        are started after the last POST of the turn is written: a task starts no sooner for being
+        made first, and making it costs the POSTs behind it time."""
+        self._later = later = []
+        try:
+            for a in actions:
+                if isinstance(a, (SendPlaces, SendCancels)):
+                    self._write(a)
+                elif isinstance(a, (TradeUnbooked, TradeBooked)):
+                    report_unbooked(a)
+                elif isinstance(a, VenueCancelAll):
+                    self._spawn(self._cancel_all, a.reason)
+                elif isinstance(a, SyncOrders):
+                    self._spawn(self._sync_orders)
+                elif isinstance(a, LookupOrder):
+                    self._spawn(self._lookup, a.order_id)
+                elif isinstance(a, ResendOrder):
+                    self._spawn(self._resend, a)
+                elif isinstance(a, FetchTrades):
+                    self._spawn(self._fetch_trades)
+                elif isinstance(a, CheckPositions):
+                    self._spawn(self._check_positions, a.delay_s)
+        finally:
+            self._later = None
+            for start, fn, args in later:
+                start(fn, *args)
+
+    def _start(self, group: Any, fn: Callable[..., Any], *args: Any) -> None:
+        """``fn(*args)`` in a task of ``group``: at the end of ``execute`` when called from it."""
+        later = self._later
+        if later is not None:
+            later.append((group.start_soon, fn, args))
+        else:
+            group.start_soon(fn, *args)
 
     def next_due(self) -> float | None:
         """Nothing is scheduled: answers are posted as the venue gives them."""
@@ -203,7 +220,7 @@ class LiveExecutor:
     # --- writes ------------------------------------------------------------------------------
     def _spawn(self, fn: Callable[..., Any], *args: Any) -> None:
         if self._tasks is not None:
-            self._tasks.start_soon(fn, *args)
+            self._start(self._tasks, fn, *args)
 
     def _write(self, action: Any) -> None:
         """Send a trading write in its own task; it runs to its answer even through a stop.
@@ -248,7 +265,7 @@ class LiveExecutor:
         for action, waits in self._held:
             if type(action) is SendPlaces and gone.issuperset(action.batch.order_ids):
                 self._in_flight -= 1
-                self._writes.start_soon(self._post, PlacesFailed(action.batch, WITHDRAWN, False, "not sent: cancelled first"))
+                self._start(self._writes, self._post, PlacesFailed(action.batch, WITHDRAWN, False, "not sent: cancelled first"))
             else:
                 kept.append((action, waits))
         self._held = kept
@@ -260,11 +277,11 @@ class LiveExecutor:
             return
         ids = action.batch.order_ids
         if type(action) is SendCancels:
-            self._writes.start_soon(self._run_write, action, 0.0, None)
+            self._start(self._writes, self._run_write, action, 0.0, None)
             return
         self._placing.update(dict.fromkeys(ids))
         started = time.perf_counter()
-        self._writes.start_soon(self._run_write, action, started, self._start_place(action, started))
+        self._start(self._writes, self._run_write, action, started, self._start_place(action, started))
 
     def _release_held(self, answered: set[tuple[str, str]]) -> None:
         """Writes answered: send the held writes that no longer wait for any."""

@@ -37,6 +37,7 @@ async def _run(config: Any, args: Any) -> int:
     from bot.execution.journal import Journal
     from bot.live.markets import load_markets
     from bot.live.positions import seed_positions
+    from bot.live.event_loop import say_loop
     from bot.live.shell import LiveShell
     from bot.live.view import ending
     from bot.ops.metrics import Metrics
@@ -85,6 +86,7 @@ async def _run(config: Any, args: Any) -> int:
         duration = getattr(args, "duration", None)
         console = Console(file=sys.stdout)
         on_timer, shown = watch(engine, console, duration, args)
+        say_loop(config.shell.event_loop)
         shell = LiveShell(engine, venue, config=config.shell, on_timer=on_timer, journal=journal)
         with shown:
             await shell.run(duration=duration)
@@ -188,6 +190,7 @@ async def _paper(config: Any, args: Any) -> int:
     from bot.engine.assembly import Signing, build_engine, simulated_throttles
     from bot.strategy_set import configured_strategy
     from bot.execution.journal import Journal, JournalConfig
+    from bot.live.event_loop import say_loop
     from bot.live.markets import load_markets
     from bot.live.shell import LiveShell
     from bot.live.venue import Venue
@@ -226,6 +229,7 @@ async def _paper(config: Any, args: Any) -> int:
         duration = getattr(args, "duration", None)
         console = Console(file=sys.stdout)
         on_timer, shown = watch(engine, console, duration, args)
+        say_loop(config.shell.event_loop)
         shell = LiveShell(engine, venue, config=config.shell, journal=journal, executor=sim, market_tap=sim.on_market,
                           on_timer=on_timer)
         with shown:
@@ -293,7 +297,11 @@ def watch(engine: Any, console: Any, duration: float | None, args: Any) -> tuple
 
 def run(config: Any, args: Any = None) -> int:
     """Entry point of ``bot run``: returns the exit code."""
+    from bot.live.event_loop import backend_options
+
+    options = backend_options(config.shell.event_loop)  # a loop named but not installed: refused here
     try:
-        return anyio.run(_paper if getattr(args, "paper", False) else _run, config, args)
+        return anyio.run(_paper if getattr(args, "paper", False) else _run, config, args, backend="asyncio",
+                         backend_options=options)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

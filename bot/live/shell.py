@@ -8,8 +8,10 @@ Invariants:
 
 - the engine is touched only by the core loop task: the executor's answers and news and the
   pollers' results go into one inbox (an anyio memory stream), the market channel appends its
-  events (with the time each frame came off the socket) to a market buffer, and the core loop
-  feeds them to the engine, so the core stays single-threaded and deterministic;
+  events (with the time each frame came off the socket) to a market buffer as the frame comes off
+  the socket, and the core loop feeds them to the engine, so the core stays single-threaded and
+  deterministic; whatever fills the inbox or the buffer rings the core's bell (a future the idle
+  core awaits), so a frame is one hop of the event loop from the engine;
 - under load the bot sheds work instead of queueing it: each turn of the core loop takes the
   whole market buffer as one batch (``Engine.on_market``: every update applied, the
   strategy run once per changed token), after at most ``MAX_INBOX_PER_TURN`` inbox messages, so
@@ -34,6 +36,7 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import time
 from typing import Any, Callable
@@ -47,7 +50,7 @@ from bot.engine.engine import Engine
 from bot.execution.executor import Executor
 from bot.execution.protocol import FetchTrades, PlacesFailed, SendPlaces, SyncOrders
 from bot.live.gauges import StreamGauges
-from bot.live.inbox import MARKET, STOP, Msg
+from bot.live.inbox import STOP, Msg
 from bot.live.venue import Venue
 from bot.ops.config import ShellConfig
 from bot.venue.errors import VenueError
@@ -88,7 +91,9 @@ class LiveShell:
         # the market buffer: events in arrival order, each with its frame's socket receipt time
         self._events: list[Any] = []
         self._received: list[float | None] = []
-        self._drained: anyio.Event | None = None  # set when the core takes a buffer that was full
+        self._drained: Any = None  # set when the core takes a buffer that was full (made in ``run``)
+        self._full = False  # the buffer reached MAX_MARKET_PENDING: the socket's reading waits for ``_drained``
+        self._bell: asyncio.Future[None] | None = None  # what the idle core awaits (``_ring``)
         self._market: MarketStream | None = None
         self.stop_reason = ""
         self.cancelled_all = False  # the stop's cancel of everything was answered (``_shutdown``)
@@ -106,11 +111,35 @@ class LiveShell:
                 self._send.send_nowait(STOP)
             except anyio.WouldBlock:
                 pass  # the loop is busy with a full inbox; it sees the event next turn
+            self._ring()
 
     def submit(self, kind: str, a: Any = None) -> None:
         """Queue a control message for the core loop (``halt``, ``reduce``, ``resume``, ``sync``,
         ``trades``)."""
         self._send.send_nowait(Msg(kind, a))
+        self._ring()
+
+    def _ring(self) -> None:
+        """Wake the core if it waits: the inbox or the market buffer has something."""
+        bell = self._bell
+        if bell is not None and not bell.done():
+            bell.set_result(None)
+
+    async def _post(self, msg: Any) -> None:
+        """Into the inbox (waiting while it is full), and the core woken."""
+        await self._send.send(msg)
+        self._ring()
+
+    async def _idle(self, timeout: float) -> None:
+        """Until the bell rings or ``timeout`` seconds pass."""
+        loop = asyncio.get_running_loop()
+        bell = self._bell = loop.create_future()
+        timer = loop.call_later(timeout, self._ring)
+        try:
+            await bell
+        finally:
+            timer.cancel()
+            self._bell = None
 
     # --- run -----------------------------------------------------------------------------
     async def run(self, duration: float | None = None) -> None:
@@ -118,20 +147,18 @@ class LiveShell:
         eng = self.engine
         tokens = [t for m in eng.markets for t in m.tokens]
         scfg = msgspec.structs.replace(self.config.stream, url=self.venue.ws_url)
-        send = self._send
+        ring = self._ring
+        self._drained = anyio.Event()
 
         def market_sink(ev: Any) -> Any:
+            """Called as the frame comes off the socket (``MarketStream``: a plain callable)."""
             events = self._events
             if not events:
-                try:
-                    send.send_nowait(MARKET)
-                except anyio.WouldBlock:
-                    pass  # the core is behind on the inbox; it takes the buffer every turn
+                ring()
             events.append(ev)
             self._received.append(None if type(ev) is ConnectionEvent else market.rx_at)
             if len(events) >= MAX_MARKET_PENDING:
-                if self._drained is None:
-                    self._drained = anyio.Event()
+                self._full = True
                 return self._drained.wait()  # the reader waits for the core to take the batch
             return None
 
@@ -140,7 +167,7 @@ class LiveShell:
             try:
                 async with anyio.create_task_group() as tg:
                     self._tg = tg
-                    self.executor.open(tg, writes, send.send)
+                    self.executor.open(tg, writes, self._post)
                     tg.start_soon(market.run)
                     tg.start_soon(self._signals)
                     tg.start_soon(self._every, self.config.book_poll_s, "books")
@@ -203,7 +230,7 @@ class LiveShell:
             return
         while True:
             await anyio.sleep(interval)
-            await self._send.send(Msg(kind))
+            await self._post(Msg(kind))
 
 
     # --- the core loop -------------------------------------------------------------------
@@ -231,8 +258,11 @@ class LiveShell:
             timeout = max(0.0, wake - now)
             msg = None
             if not self._events:
-                with anyio.move_on_after(timeout):
-                    msg = await inbox.receive()
+                try:
+                    msg = inbox.receive_nowait()
+                except anyio.WouldBlock:
+                    if timeout > 0:
+                        await self._idle(timeout)  # rung by the market buffer's first event or the inbox
             if journal is not None:
                 journal.hold()
             actions: list[Any] = []
@@ -306,9 +336,10 @@ class LiveShell:
         if not events:
             return []
         self._events, self._received = [], []
-        if self._drained is not None:
+        if self._full:
+            self._full = False
             self._drained.set()
-            self._drained = None
+            self._drained = anyio.Event()  # made here, in a task (the sink runs in a socket's callback)
         eng = self.engine
         tap = self.market_tap
         begun = time.perf_counter()
@@ -431,7 +462,7 @@ class LiveShell:
         except VenueError as exc:
             log.warning("rest_books_failed", tokens=len(batch), error=str(exc)[:200])
             return
-        await self._send.send(Msg("rest_books", books))
+        await self._post(Msg("rest_books", books))
 
     # --- stop ----------------------------------------------------------------------------
     async def _shutdown(self) -> None:

@@ -333,6 +333,8 @@ class ShellConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     book_poll_s: float = 1.0
     stop_timeout_s: float = 5.0
     stream: StreamConfig = LIVE_STREAM
+    # the run's event loop (bot.live.event_loop): uvloop when installed, else asyncio; or either by name
+    event_loop: Literal["auto", "asyncio", "uvloop"] = "auto"
 
     def __post_init__(self) -> None:
         for name in ("timer_interval_s", "heartbeat_interval_s", "stop_timeout_s") + _OPTIONAL:

@@ -22,10 +22,18 @@ Invariants:
   ``data_received``), not when the reader got to it: ``rx_at`` (perf counter) and ``rx_wall``
   (unix seconds) hold it while the frame's events are delivered, so time spent queued in the
   client counts in the message lag and in tick-to-order.
+- A consumer that is a plain callable gets a frame's events as its bytes come off the socket, in
+  the connection's ``data_received`` (no hop through the WebSocket library's queue and the
+  reader task); frames already queued for the reader go first, so events arrive in the order
+  the venue sent them, and the connection events of a (re)connect before any of its frames. A
+  consumer that asks to be waited for (returns an awaitable) holds the socket's reading until it
+  is done: the frame's remaining events are delivered first.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import random
 import time
 from collections import deque
@@ -38,7 +46,7 @@ import structlog
 from anyio.abc import ObjectSendStream, TaskGroup
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
-from websockets.frames import DATA_OPCODES, Frame
+from websockets.frames import DATA_OPCODES, Frame, Opcode
 
 from bot.venue.models.bodies import ApiCreds
 from bot.venue.models.decoding import DecodeError
@@ -140,6 +148,15 @@ Sink = Callable[[Any], "Awaitable[None] | None"] | ObjectSendStream
 Tap = Callable[[int, bytes, int], None]  # (shard, frame bytes as received, receive time in ns)
 
 
+def _deliver_now(sink: Sink) -> Callable[[Any], Any] | None:
+    """The sink called as it is, when it is a plain callable (not a stream, not a coroutine
+    function): what may take a frame's events in ``data_received``."""
+    if isinstance(sink, ObjectSendStream) or inspect.iscoroutinefunction(sink) \
+            or inspect.iscoroutinefunction(getattr(sink, "__call__", None)):
+        return None
+    return sink
+
+
 def _make_deliver(sink: Sink) -> Callable[[Any], Awaitable[None]]:
     if isinstance(sink, ObjectSendStream):
         return sink.send
@@ -158,12 +175,16 @@ _encoder = msgspec.json.Encoder()
 class StampedConnection(ClientConnection):
     """A client connection that notes when each message's last bytes came off the socket:
     ``rx_stamps`` holds one perf-counter time per complete data message, in the order ``recv``
-    returns them (the reader pops one per message)."""
+    returns them (the reader pops one per message). With ``direct`` set, an unfragmented message
+    that finds nothing queued for the reader is handed to ``direct(bytes, receive time)`` at once
+    instead; an awaitable it returns pauses the socket's reading until it is done."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.rx_stamps: deque[float] = deque()
         self._rx_now = 0.0
+        self.direct: Callable[[bytes, float], Any] | None = None
+        self._held: asyncio.Future[Any] | None = None
 
     def data_received(self, data: bytes) -> None:
         self._rx_now = time.perf_counter()
@@ -171,14 +192,43 @@ class StampedConnection(ClientConnection):
 
     def process_event(self, event: Any) -> None:
         if type(event) is Frame and event.fin and event.opcode in DATA_OPCODES:
+            direct = self.direct
+            if direct is not None and event.opcode is not Opcode.CONT and not len(self.recv_messages.frames):
+                held = direct(bytes(event.data), self._rx_now)
+                if held is not None:
+                    self._hold(held)
+                return
             self.rx_stamps.append(self._rx_now)
         super().process_event(event)
+
+    def _hold(self, held: Awaitable[Any]) -> None:
+        """No more bytes read until the consumer's ``held`` is done (the frames of the bytes
+        already read are still handed on)."""
+        if self._held is not None:
+            if hasattr(held, "close"):
+                held.close()  # type: ignore[union-attr]  # one wait at a time: the first one holds
+            return
+        self.transport.pause_reading()
+        self._held = asyncio.ensure_future(held)
+        self._held.add_done_callback(self._release)
+
+    def _release(self, done: asyncio.Future[Any]) -> None:
+        self._held = None
+        if not done.cancelled():
+            done.exception()  # retrieved: a wait that failed holds nothing more
+        if not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._held is not None:
+            self._held.cancel()
+        super().connection_lost(exc)
 
 
 class _Link:
     """One WebSocket connection with its subscriptions, keepalive and reconnect loop."""
 
-    __slots__ = ("stream", "shard", "subs", "ws", "attempt", "scope", "last_rx", "ever_up")
+    __slots__ = ("stream", "shard", "subs", "ws", "attempt", "scope", "last_rx", "ever_up", "failed")
 
     def __init__(self, stream: "_Stream", shard: int, subs: Iterable[str]) -> None:
         self.stream = stream
@@ -189,6 +239,7 @@ class _Link:
         self.scope: anyio.CancelScope | None = None
         self.last_rx = 0.0
         self.ever_up = False
+        self.failed: BaseException | None = None  # the consumer's failure in ``data_received``
 
     async def run(self) -> None:
         st = self.stream
@@ -264,6 +315,8 @@ class _Link:
             stamps: deque[float] | None = getattr(ws, "rx_stamps", None)
             perf = time.perf_counter
             wall = time.time() - perf()  # perf counter -> unix seconds, fixed per connection (monotone)
+            if isinstance(ws, StampedConnection):  # from now on a frame needs no reader to reach the consumer
+                ws.direct = st._direct(self, wall)
             try:
                 while True:
                     frame = await ws.recv(decode=False)
@@ -271,6 +324,9 @@ class _Link:
                     at = stamps.popleft() if stamps else perf()
                     await st._on_frame(self, frame, at, at + wall)
             except ConnectionClosed as exc:
+                failed, self.failed = self.failed, None
+                if failed is not None:
+                    raise failed
                 outcome[0] = f"closed: {exc}"
             tg.cancel_scope.cancel()
         return outcome[0]
@@ -302,6 +358,7 @@ class _Stream:
         self.rnd = rnd
         self.tap = tap
         self._deliver = _make_deliver(sink)
+        self._deliver_now = _deliver_now(sink)
         self._links: dict[int, _Link] = {}
         self._next_shard = 0
         self._tg: TaskGroup | None = None
@@ -358,6 +415,29 @@ class _Stream:
                  attempt=link.attempt, subscriptions=len(link.subs), reason=reason)
         await self._deliver(ev)
 
+    def _direct(self, link: _Link, wall: float) -> Callable[[bytes, float], Any] | None:
+        """What a connection of ``link`` hands a frame to in ``data_received`` (``wall``: its
+        perf counter -> unix seconds offset); None when the consumer must be awaited (a stream,
+        a coroutine function): the reader task delivers then."""
+        if self._deliver_now is None:
+            return None
+        take = self._take_frame
+        monotonic = time.monotonic
+
+        def direct(frame: bytes, rx_at: float) -> Any:
+            link.last_rx = monotonic()
+            try:
+                return take(link, frame, rx_at, rx_at + wall)
+            except Exception as exc:  # the consumer failed: the reader raises it, as its own failure
+                link.failed = exc
+                ws = link.ws
+                if ws is not None:
+                    ws.direct = None
+                    ws.transport.close()  # wakes the reader
+                return None
+
+        return direct
+
     async def _on_frame(self, link: _Link, frame: bytes, rx_at: float | None = None,
                         rx_wall: float | None = None) -> None:
         """One frame received at ``rx_at`` (perf counter) = ``rx_wall`` (unix seconds); both
@@ -366,6 +446,39 @@ class _Stream:
             rx_at = time.perf_counter()
         if rx_wall is None:
             rx_wall = time.time()
+        if self._deliver_now is not None:
+            held = self._take_frame(link, frame, rx_at, rx_wall)
+            if held is not None:
+                await held
+            return
+        events = self._events_of(link, frame, rx_at, rx_wall)
+        if events:
+            deliver = self._deliver
+            for ev in events:
+                await deliver(ev)
+            self.counters.events += len(events)
+
+    def _take_frame(self, link: _Link, frame: bytes, rx_at: float, rx_wall: float) -> Any:
+        """A frame's events to a plain callable consumer, all of them; the first awaitable it
+        returns (it asks the reader to wait), else None."""
+        events = self._events_of(link, frame, rx_at, rx_wall)
+        if not events:
+            return None
+        deliver = self._deliver_now
+        held = None
+        for ev in events:
+            out = deliver(ev)  # type: ignore[misc]
+            if out is not None and hasattr(out, "__await__"):
+                if held is None:
+                    held = out
+                elif hasattr(out, "close"):
+                    out.close()  # the same wait asked again: one is enough
+        self.counters.events += len(events)
+        return held
+
+    def _events_of(self, link: _Link, frame: bytes, rx_at: float, rx_wall: float) -> list | None:
+        """A frame counted, tapped and decoded: its events to deliver (``rx_at``/``rx_wall`` set
+        to its receipt), or None (a ``PONG``, a bad frame, nothing known in it)."""
         tap = self.tap
         if tap is not None:
             tap(link.shard, frame, int(rx_wall * 1e9))
@@ -374,7 +487,7 @@ class _Stream:
         c.last_message_at = now = rx_wall
         if frame == b"PONG":
             c.pongs += 1
-            return
+            return None
         link.attempt = 0  # the connection proved healthy: the backoff starts over
         try:
             events = self._decode(frame)
@@ -382,24 +495,21 @@ class _Stream:
             c.decode_errors += 1
             log.warning("ws_decode_error", channel=self.channel, shard=link.shard,
                         error=str(exc)[:300], frame=frame[:200])
-            return
+            return None
         except Exception as exc:  # noqa: BLE001 - bad input must never end the stream
             c.decode_errors += 1
             log.warning("ws_decode_error", channel=self.channel, shard=link.shard,
                         error=f"{type(exc).__name__}: {exc}"[:300], frame=frame[:200])
-            return
+            return None
         if not events:
             c.ignored_frames += 1
-            return
+            return None
         c.messages += 1
         ts = getattr(events[-1], "timestamp", None)
         if isinstance(ts, str) and ts.isdigit():
             c.last_lag_s = now - int(ts) / 1000.0
         self.rx_at, self.rx_wall = rx_at, rx_wall
-        deliver = self._deliver
-        for ev in events:
-            await deliver(ev)
-        c.events += len(events)
+        return events
 
 
 class MarketStream(_Stream):

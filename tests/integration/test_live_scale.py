@@ -35,6 +35,8 @@ def test_thirty_two_markets_for_twenty_seconds_keep_up(tmp_path: Path):
     # quoting around its own orders sent a stream of post-only orders into them (8-14% rejected)
     assert r["sent"] > 0 and r["crosses"] / r["sent"] < MAX_CROSSES, r
     assert r["sent"] > 0 and "open orders at the exchange: 0" in r["summary"], r
+    # wire-to-wire is over the orders a book update caused, as the bot noted them (not every request)
+    assert r["w2w_caused"] and 0 < r["w2w_n"] and 0 < r["w2w_p50"] <= r["w2w_p99"], r
 
 
 @pytest.mark.parametrize("pin", [False, True], ids=["shared-cores", "pinned"])

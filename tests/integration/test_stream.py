@@ -516,3 +516,105 @@ async def test_a_frame_is_stamped_when_it_came_off_the_socket_not_when_the_reade
     assert delivered - rx_change >= 0.25  # it waited in the client, and its stamp says so
     assert rx_change - rx_book < 0.25  # both came off the socket together
     assert abs((time.time() - time.perf_counter()) - (wall_change - rx_change)) < 0.05
+
+
+def price_change(i: int, asset: str = "A") -> str:
+    return json.dumps({"event_type": "price_change", "market": "m", "timestamp": str(i), "price_changes": [
+        {"asset_id": asset, "price": f"0.{i % 9 + 1}", "size": str(i), "side": "BUY", "hash": f"h{i}"}]})
+
+
+async def test_a_plain_callable_gets_each_frame_in_the_socket_callback_in_the_order_sent() -> None:
+    """No reader task between the socket and the consumer: the events of a frame reach a plain
+    callable from the connection's ``data_received`` (no task is running), after the connection
+    event, every frame in the order the venue sent it, the snapshot sent with the subscription's
+    answer included (it may reach the client before the reader starts: it goes through the
+    reader, still first)."""
+    n = 200
+
+    async def burst(venue: Venue, conn: Conn) -> None:
+        await conn.ws.send(book_frame(["A"]))
+        for i in range(1, n + 1):
+            await conn.ws.send(price_change(i))
+        await answer(venue, conn)
+
+    import asyncio
+
+    got: list[Any] = []
+    in_task: list[bool] = []
+
+    def on_event(e: Any) -> None:
+        got.append(e)
+        if isinstance(e, PriceChangeEvent):
+            in_task.append(asyncio.current_task() is not None)
+
+    async with running_venue(Venue(burst)) as venue:
+        stream = MarketStream(on_event, ["A"], fast_config(venue.url))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stream.run)
+            await wait_for(lambda: sum(isinstance(e, PriceChangeEvent) for e in got) == n)
+            tg.cancel_scope.cancel()
+    assert isinstance(got[0], ConnectionEvent) and got[0].kind == "connected"
+    assert isinstance(got[1], BookEvent)
+    assert [int(e.timestamp) for e in got if isinstance(e, PriceChangeEvent)] == list(range(1, n + 1))
+    assert not all(in_task), "every frame went through the reader task"
+
+
+async def test_a_callable_that_asks_to_wait_holds_the_socket_until_it_is_done() -> None:
+    """The consumer returns an awaitable (its buffer is full): the connection reads no more until
+    it is done, then every frame arrives, in order."""
+    n = 50
+
+    async def burst(venue: Venue, conn: Conn) -> None:
+        for i in range(1, n + 1):
+            await conn.ws.send(price_change(i))
+        await answer(venue, conn)
+
+    got: list[int] = []
+    full = anyio.Event()
+    drained = anyio.Event()
+
+    def on_event(e: Any) -> Any:
+        if not isinstance(e, PriceChangeEvent):
+            return None
+        got.append(int(e.timestamp))
+        if len(got) == 5:
+            full.set()
+            return drained.wait()
+        return None
+
+    async with running_venue(Venue(burst)) as venue:
+        stream = MarketStream(on_event, ["A"], fast_config(venue.url))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stream.run)
+            with anyio.fail_after(10):
+                await full.wait()
+            ws = stream._links[0].ws
+            assert ws is not None and not ws.transport.is_reading()  # held: nothing more is read
+            drained.set()
+            await wait_for(lambda: len(got) == n)
+            assert ws.transport.is_reading()
+            tg.cancel_scope.cancel()
+    assert got == list(range(1, n + 1))
+
+
+async def test_a_callable_that_fails_in_the_socket_callback_ends_the_stream_with_its_error() -> None:
+    class Broken(Exception):
+        pass
+
+    def on_event(e: Any) -> None:
+        if isinstance(e, PriceChangeEvent) and e.timestamp == "3":
+            raise Broken("the consumer failed")
+
+    async def burst(venue: Venue, conn: Conn) -> None:
+        await conn.ws.send(book_frame(["A"]))
+        for i in range(1, 6):
+            await conn.ws.send(price_change(i))
+        await answer(venue, conn)
+
+    async with running_venue(Venue(burst)) as venue:
+        stream = MarketStream(on_event, ["A"], fast_config(venue.url))
+        with pytest.raises(BaseExceptionGroup) as info:
+            with anyio.fail_after(10):
+                await stream.run()
+    assert info.group_contains(Broken)
+    assert len(venue.conns) == 1  # ended, not reconnected

@@ -130,6 +130,7 @@ def test_sections_decode_into_their_structs():
         ("[router]\nmax_batch = 16", "max_batch"),
         ("[metrics]\nport = 70000", "$.metrics.port"),
         ("[log]\nlevel = 'loud'", "$.log.level"),
+        ("[shell]\nevent_loop = 'trio'", "Invalid enum value 'trio' - at `$.shell.event_loop`"),
         ("[venue\n", "not valid TOML"),
         ("[risk]\nmax_daily_loss = 'of'", '`risk.max_daily_loss`: expected USDC as a number (10, 10.5 or "10.5") or "off", '
                                             "got 'of'"),

@@ -167,3 +167,25 @@ def test_a_held_batch_goes_out_whole_when_only_some_of_its_orders_are_cancelled(
     ex._placing.clear()
     ex._release_held({("place", "b1"), ("place", "b2")})  # the POST answered: now b1's cancel
     assert [a[0].batch.order_ids for a in writes.started][-1] == ("b1",) and type(writes.started[-1][0]) is SendCancels
+
+
+def test_the_live_executor_writes_every_post_of_a_turn_before_it_makes_any_task():
+    """Making a task (a cancel's, a read's, a POST's answer) costs time; none is made before the
+    turn's last POST is written, whatever the actions' order."""
+    log: list[str] = []
+    ex, writes = live_executor()
+    ex.venue.writes.start_post_orders = lambda orders, **k: log.append("POST")
+    start_soon = writes.start_soon
+
+    def noting(fn: Any, *args: Any) -> None:
+        log.append("task")
+        start_soon(fn, *args)
+
+    writes.start_soon = noting
+    first = PlaceBatch((limit("p1", BUY, 40 * C, 5 * S),))
+    second = PlaceBatch((limit("p2", SELL, 60 * C, 5 * S),))
+    ex.execute([SendCancels(CancelBatch(("old1",))), SendPlaces(first), SendCancels(CancelBatch(("old2",))),
+                SendPlaces(second)], 1.0)
+    assert log == ["POST", "POST", "task", "task", "task", "task"], log
+    kinds = [type(args[0]).__name__ for args in writes.started]
+    assert kinds == ["SendCancels", "SendPlaces", "SendCancels", "SendPlaces"]  # the actions' order kept
