@@ -38,7 +38,7 @@ def test_the_inventory_strategy_ends_with_less_spread_of_inventory_and_profit_th
 
 def test_where_the_setting_is_the_papers_the_mean_profit_is_near_its_figure(results):
     """At gamma 0.1 the strategy quotes the paper's spread: its mean profit is near the paper's
-    62.94 (10 paths here; 1,000 give 64.77, the page's table)."""
+    62.94 (10 paths here; 10,000 give 64.97, the page's table)."""
     assert results[0.1]["inventory"].profit_mean == pytest.approx(62.94, rel=0.1)
 
 
