@@ -47,6 +47,7 @@ if __package__ in (None, ""):
 
 import msgspec
 
+from bench.naive_frames import Book, Frame, PriceChange
 from bot.backtest.runner import Backtest
 from bot.core.book import price_levels_of
 from bot.core.clock import SimClock
@@ -157,45 +158,7 @@ def decoded(frames: list[bytes]) -> list[tuple[int, object]]:
 # --- baseline (b): the naive market-making loop --------------------------------------------------
 
 
-class _Change(msgspec.Struct):
-    asset_id: str
-    price: str
-    size: str
-    side: str
-    hash: str = ""
-
-
-class _PriceChange(msgspec.Struct, tag="price_change", tag_field="event_type"):
-    market: str
-    timestamp: str
-    price_changes: list[_Change]
-
-
-class _Level(msgspec.Struct):
-    price: str
-    size: str
-
-
-class _Book(msgspec.Struct, tag="book", tag_field="event_type"):
-    market: str
-    asset_id: str
-    timestamp: str
-    hash: str
-    bids: list[_Level]
-    asks: list[_Level]
-
-
-class _Print(msgspec.Struct, tag="last_trade_price", tag_field="event_type"):
-    market: str
-    asset_id: str
-    price: str
-    side: str
-    size: str
-    fee_rate_bps: str
-    timestamp: str
-
-
-_decoder = msgspec.json.Decoder(_PriceChange | _Book | _Print)
+_decoder = msgspec.json.Decoder(Frame)
 
 
 def _units(text: str) -> int:
@@ -211,9 +174,9 @@ def baseline_events(frames: list[bytes]) -> list[tuple]:
     for frame in frames:
         ev = _decoder.decode(frame)
         kind = type(ev)
-        if kind is _PriceChange:
+        if kind is PriceChange:
             out.append((0, [(c.asset_id, c.side == "BUY", _units(c.price), _units(c.size)) for c in ev.price_changes]))
-        elif kind is _Book:
+        elif kind is Book:
             out.append((1, ev.asset_id, [(_units(lv.price), _units(lv.size)) for lv in ev.bids],
                         [(_units(lv.price), _units(lv.size)) for lv in ev.asks]))
         else:

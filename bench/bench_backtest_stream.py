@@ -48,54 +48,17 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.naive_frames import LTP, Frame, PriceChange  # noqa: E402
+
 CONFIG = REPO / "config" / "bot.example.toml"
 TARGET = 0.5
 
 
-# the plain loop's frames, as naive_mm.py types them, in the recording's lines
-class Lvl(msgspec.Struct):
-    price: str
-    size: str
-
-
-class PC(msgspec.Struct):
-    asset_id: str
-    price: str
-    size: str
-    side: str
-    hash: str = ""
-    best_bid: str = ""
-    best_ask: str = ""
-
-
-class Book(msgspec.Struct, tag_field="event_type", tag="book"):
-    asset_id: str
-    market: str
-    bids: list[Lvl]
-    asks: list[Lvl]
-    timestamp: str
-    hash: str = ""
-
-
-class PriceChange(msgspec.Struct, tag_field="event_type", tag="price_change"):
-    market: str
-    timestamp: str
-    price_changes: list[PC]
-
-
-class LTP(msgspec.Struct, tag_field="event_type", tag="last_trade_price"):
-    asset_id: str
-    market: str
-    price: str
-    side: str
-    size: str
-    timestamp: str
-
-
+# a recording's line: its header (the tokens) or a frame
 class Line(msgspec.Struct):
     t: int
     k: str
-    f: Union[Book, PriceChange, LTP, None] = None
+    f: Union[Frame, None] = None
     tokens: list[str] = []
 
 

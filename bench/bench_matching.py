@@ -109,14 +109,16 @@ def engine_fills(eng: MatchingEngine, n: int) -> list[Fill]:
 
 class NaiveBook:
     """Baseline: a sorted list of (key, seq, [remaining], id) per side, matching from the front;
-    every order in YES terms. Counts its fills and their total size."""
+    every order in YES terms. Counts its fills and their total size; with a ``log``, also writes
+    each fill down as (maker id, size, price) (the untimed check pass; the timed runs keep none)."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: list[Fill] | None = None) -> None:
         self.bids: list = []  # key = -price (best first)
         self.asks: list = []  # key = price
         self.seq = 0
         self.fills = 0
         self.filled = 0
+        self.log = log
 
     def place(self, oid: str, side: Side, price: int, size: int) -> None:
         if side is Side.BUY:
@@ -125,6 +127,7 @@ class NaiveBook:
         else:
             book, opp, crosses = self.asks, self.bids, lambda p: -p >= price
             key = price
+        log = self.log
         while size and opp and crosses(opp[0][0]):
             entry = opp[0]
             x = min(size, entry[2][0])
@@ -132,33 +135,8 @@ class NaiveBook:
             size -= x
             self.fills += 1
             self.filled += x
-            if not entry[2][0]:
-                opp.pop(0)
-        if size:
-            self.seq += 1
-            bisect.insort(book, (key, self.seq, [size], oid))
-
-
-class LoggedBook(NaiveBook):
-    """The baseline writing each fill down as (maker id, size, price): the untimed check pass."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.log: list[Fill] = []
-
-    def place(self, oid: str, side: Side, price: int, size: int) -> None:
-        if side is Side.BUY:
-            book, opp, crosses = self.bids, self.asks, lambda p: p <= price
-            key = -price
-        else:
-            book, opp, crosses = self.asks, self.bids, lambda p: -p >= price
-            key = price
-        while size and opp and crosses(opp[0][0]):
-            entry = opp[0]
-            x = min(size, entry[2][0])
-            entry[2][0] -= x
-            size -= x
-            self.log.append((entry[3], x, abs(entry[0])))
+            if log is not None:
+                log.append((entry[3], x, abs(entry[0])))
             if not entry[2][0]:
                 opp.pop(0)
         if size:
@@ -212,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     # the check, untimed, doubling as the warm-up: the same work as a timed run
     _, eng = run_engine(orders, events=False)
     fills = engine_fills(eng, n)
-    logged = LoggedBook()
+    logged = NaiveBook(log=[])
     run_baseline(simple, logged)
     check_same_fills(fills, logged.log)
     trades, filled = len(eng.trades), sum(f[1] for f in fills)

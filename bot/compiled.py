@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 # Everything a book update runs through until the signed orders are ready, in that order; then
 # what a backtest adds: the throttles the router spends and the simulated venue's matching; then
@@ -64,6 +65,18 @@ def runs_compiled(module: str) -> bool:
     """True when importing ``module`` loads its compiled extension rather than its source."""
     spec = importlib.util.find_spec(module)
     return spec is not None and str(spec.origin).endswith(_EXTENSION_SUFFIXES)
+
+
+def interpreted(module: str) -> ModuleType:
+    """``module`` run from its source even where its compiled extension shadows it, as a module of
+    its own (``<package>._<name>_interpreted``): what tests compare the compiled build with."""
+    package, _, name = module.rpartition(".")
+    spec = importlib.util.find_spec(module)
+    source = Path(str(spec.origin)).with_name(name + ".py")
+    loaded = importlib.util.spec_from_file_location(f"{package}._{name}_interpreted", source)
+    out = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(out)
+    return out
 
 
 def summary() -> str:

@@ -652,30 +652,11 @@ class Engine:
                         self.metrics.risk_rejections.labels(r.reason.value).inc()
             submit = self.router.submit
             broken = _broken_sets(decision.rejections) if decision.rejections else None
-            refused = self._refused(decision.accepted)
             for intent, reducing in zip(decision.accepted, decision.reducing):
-                if type(intent) is Take and (broken and intent.group in broken
-                                             or refused and (intent.group or intent) in refused):
-                    continue  # a set one leg of which risk (or the order's grid) refused goes not at all
+                if broken and type(intent) is Take and intent.group in broken:
+                    continue  # a set one leg of which risk refused goes not at all
                 submit(intent, now, reducing)  # risk-reducing orders go first under pressure
         return self._poll()
-
-    def _refused(self, intents: list[Intent]) -> set | None:
-        """The takes no order can carry (``Router.refusal``: too small an amount at their price),
-        each logged and counted: their sets (``Take.group``), or the take itself outside a set."""
-        refused = None
-        for intent in intents:
-            if type(intent) is Take:
-                why = self.router.refusal(intent)
-                if why is not None:
-                    if refused is None:
-                        refused = set()
-                    refused.add(intent.group or intent)
-                    self.ctx.log.warning("take_refused", token=intent.token_id, side=intent.side.value,
-                                         amount=intent.amount, price=intent.price, set=intent.group, reason=why)
-                    if self.metrics is not None:
-                        self.metrics.orders_rejected.labels("amount_too_small").inc()
-        return refused
 
     def _poll(self) -> list[Action]:
         if self.verifying and self.risk.state is not TradingState.HALTED:

@@ -47,7 +47,6 @@ from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget,
 from bot.core.quantities import Price, Shares
 from bot.execution.diff import diff, on_tick
 from bot.execution.orders import OrderState, OwnOrder
-from bot.venue.amounts import AmountError, market_amounts
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import LOT, MAX_BATCH, UNIT  # MAX_BATCH: POST /orders carries 1 to 15 orders
 
@@ -311,20 +310,6 @@ class Router:
                 return
         self._takes.append((take, reducing, now))
         self._memo.work = None
-
-    def refusal(self, take: Take) -> str | None:
-        """Why ``take`` cannot go out as an order, or ``None``: its amounts cannot keep the order's
-        price within a tick of its limit on the token's grid (``bot.venue.amounts.market_amounts``:
-        too small an amount at that price), which the venue refuses and signing cannot build."""
-        if take.side is _SELL:
-            take = whole_lots(take)
-            if not take.amount:
-                return None  # under a lot: ``take`` drops it
-        try:
-            market_amounts(take.side, take.amount, take.price, self._tick_of(take.token_id))
-        except AmountError as exc:
-            return str(exc)
-        return None
 
     def cancel(self, order_id: str) -> None:
         self._cancels[order_id] = None

@@ -31,6 +31,7 @@ import msgspec
 
 from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take, whole_lots
 from bot.core.markets import MarketIndex, MarketInfo
+from bot.venue.amounts import AmountError, market_amounts
 from bot.venue.enums import Side
 from bot.venue.units import LOT, UNIT
 
@@ -47,6 +48,7 @@ class Reason(str, enum.Enum):
     PRICE_OFF_GRID = "price_off_grid"
     PRICE_OUT_OF_RANGE = "price_out_of_range"
     SIZE_OFF_GRID = "size_off_grid"
+    AMOUNT_TOO_SMALL = "amount_too_small"
     BELOW_MIN_SIZE = "below_min_size"
     ORDER_SIZE = "order_size"
     STALE_BOOK = "stale_book"
@@ -421,6 +423,11 @@ class _Checker:
         amount = shares if resting else order.amount
         if amount <= 0 or amount % LOT:
             return self._reject(order, Reason.SIZE_OFF_GRID, f"{amount} not a positive multiple of {LOT}")
+        if not resting:  # a take's amounts must keep its price within a tick of its limit (venue.md 3.5)
+            try:
+                market_amounts(side, amount, price, tick)
+            except AmountError as exc:
+                return self._reject(order, Reason.AMOUNT_TOO_SMALL, str(exc))
         if resting:
             min_size = max(market.min_size, getattr(book, "min_size", 0) or 0)
             if shares < min_size:

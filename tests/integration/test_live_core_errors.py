@@ -5,18 +5,12 @@ cleanly, with nothing left resting."""
 from __future__ import annotations
 
 import pytest
-from anyio.from_thread import start_blocking_portal
 from structlog.testing import capture_logs
 
-from bot.live.assembly import make_engine
-from bot.live.markets import load_markets
-from bot.live.positions import seed_positions
-from bot.live.shell import LiveShell
-from bot.ops.config import ShellConfig
 from bot.ops.metrics import Metrics
 from strategies.market_maker import MarketMaker, Params
 from tests.integration.exchange_fixture import start_exchange, wait_for
-from tests.integration.test_live_trading import _venue, open_orders
+from tests.integration.test_live_trading import open_orders, running_bot
 
 pytestmark = pytest.mark.integration
 
@@ -36,22 +30,11 @@ class FailsOnce(MarketMaker):
 def test_a_core_error_in_a_timer_turn_is_logged_and_counted_and_the_run_goes_on():
     ex = start_exchange()
     try:
-        with capture_logs() as logs, start_blocking_portal() as portal:
-            metrics = Metrics()
-            venue = portal.call(lambda: _venue(ex))
-            markets = portal.call(load_markets, venue.clob, (), 1)
-            engine = make_engine(FailsOnce(Params(half_spread_ticks=1, order_size=10_000_000)), markets,
-                                 venue, private_key=ex.demo_account.private_key, metrics=metrics)
-            portal.call(seed_positions, engine, venue)
-            shell = LiveShell(engine, venue, config=ShellConfig(timer_interval_s=0.2))
-            future = portal.start_task_soon(shell.run, None)
-            try:
-                wait_for(lambda: FailsOnce.timers >= 3 or None, 15.0, "later timers")
-                wait_for(lambda: open_orders(ex, ex.demo_account), 15.0, "quotes resting")
-            finally:
-                portal.call(shell.request_stop, "test")
-                future.result(timeout=15)
-                portal.call(venue.aclose)
+        metrics = Metrics()
+        strategy = FailsOnce(Params(half_spread_ticks=1, order_size=10_000_000))
+        with capture_logs() as logs, running_bot(ex, strategy=strategy, metrics=metrics, timer_interval_s=0.2):
+            wait_for(lambda: FailsOnce.timers >= 3 or None, 15.0, "later timers")
+            wait_for(lambda: open_orders(ex, ex.demo_account), 15.0, "quotes resting")
         errors = [e for e in logs if e["event"] == "core_error"]
         assert [(e["kind"], e["error"]) for e in errors] == [("timer", "RuntimeError: strategy timer failed")]
         assert metrics.registry.get_sample_value("bot_errors_total", {"kind": "core"}) == 1

@@ -16,21 +16,12 @@ import pytest
 
 from bench.chaos import bot_env
 from bot.live.event_loop import uvloop_installed
-from tests.integration.exchange_fixture import start_exchange
+from tests.integration.exchange_fixture import exchange  # noqa: F401 - the module's exchange
 from tests.integration.test_live_restart import config_text
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def ex():
-    e = start_exchange()
-    try:
-        yield e
-    finally:
-        e.stop()
 
 
 def run_on(ex, tmp_path: Path, loop: str, duration: float = 4.0) -> subprocess.CompletedProcess:
@@ -54,7 +45,8 @@ def loops_logged(stderr: str) -> list[str]:
 
 
 @pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
-def test_a_run_on_the_named_loop_quotes_and_stops_cleanly(ex, tmp_path, loop):
+def test_a_run_on_the_named_loop_quotes_and_stops_cleanly(exchange, tmp_path, loop):
+    ex = exchange
     if loop == "uvloop" and not uvloop_installed():
         pytest.skip("uvloop is not installed")
     p = run_on(ex, tmp_path, loop)
@@ -66,7 +58,8 @@ def test_a_run_on_the_named_loop_quotes_and_stops_cleanly(ex, tmp_path, loop):
     assert "open orders at the exchange: 0" in p.stdout, p.stdout
 
 
-def test_a_loop_the_config_cannot_name_is_one_line_and_exit_2(ex, tmp_path):
+def test_a_loop_the_config_cannot_name_is_one_line_and_exit_2(exchange, tmp_path):
+    ex = exchange
     before = len(ex.call(lambda: list(ex.exchange.state.engine.orders)))
     p = run_on(ex, tmp_path, "trio")
     assert p.returncode == 2, p.stdout + p.stderr

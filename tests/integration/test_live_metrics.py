@@ -6,17 +6,10 @@ import re
 import urllib.request
 
 import pytest
-from anyio.from_thread import start_blocking_portal
 
-from bot.ops.config import ShellConfig
-from bot.live.assembly import make_engine
-from bot.live.markets import load_markets
-from bot.live.positions import seed_positions
-from bot.live.shell import LiveShell
 from bot.ops.metrics import Metrics
-from strategies.market_maker import MarketMaker, Params
 from tests.integration.exchange_fixture import start_exchange, wait_for
-from tests.integration.test_live_trading import _venue
+from tests.integration.test_live_trading import running_bot
 
 pytestmark = pytest.mark.integration
 
@@ -34,15 +27,8 @@ def sample(body: str, name: str, **labels: str) -> float | None:
 def test_live_bot_exports_trading_transport_stream_and_throttle_metrics():
     ex = start_exchange()
     try:
-        with start_blocking_portal() as portal:
-            metrics = Metrics()
-            venue = portal.call(lambda: _venue(ex))
-            markets = portal.call(load_markets, venue.clob, (), 1)
-            engine = make_engine(MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000)), markets,
-                                 venue, private_key=ex.demo_account.private_key, metrics=metrics)
-            portal.call(seed_positions, engine, venue)
-            shell = LiveShell(engine, venue, config=ShellConfig())
-            future = portal.start_task_soon(shell.run, None)
+        metrics = Metrics()
+        with running_bot(ex, metrics=metrics):
             server, _thread = metrics.serve(port=0)
             url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
 
@@ -67,9 +53,6 @@ def test_live_bot_exports_trading_transport_stream_and_throttle_metrics():
             try:
                 body = wait_for(ready, 15.0, "live metrics")
             finally:
-                portal.call(shell.request_stop, "test")
-                future.result(timeout=15)
-                portal.call(venue.aclose)
                 server.shutdown()
         assert sample(body, "bot_orders_submitted_total") is not None
         # every POST carried 1 to 15 orders, and at most the orders sent

@@ -45,14 +45,15 @@ def open_orders(ex, acct) -> list[dict]:
 class Bot:
     """A LiveShell running the market maker in a background event loop."""
 
-    def __init__(self, ex, portal, markets: int = 1, strategy=None, journal=None, **shell_kw) -> None:
+    def __init__(self, ex, portal, markets: int = 1, strategy=None, journal=None, metrics=None, **shell_kw) -> None:
         self.ex = ex
         self.portal = portal
         acct = ex.demo_account
         self.venue = portal.call(lambda: _venue(ex))
         self.markets = portal.call(load_markets, self.venue.clob, (), markets)
         strategy = strategy or MarketMaker(Params(half_spread_ticks=1, order_size=10_000_000))
-        self.engine = make_engine(strategy, self.markets, self.venue, private_key=acct.private_key, journal=journal)
+        self.engine = make_engine(strategy, self.markets, self.venue, private_key=acct.private_key, journal=journal,
+                                  metrics=metrics)
         portal.call(seed_positions, self.engine, self.venue)
         self.shell = LiveShell(self.engine, self.venue, config=ShellConfig(**shell_kw), journal=journal)
         self.future = portal.start_task_soon(self.shell.run, None)

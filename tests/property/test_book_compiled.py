@@ -6,28 +6,17 @@ here a second time, interpreted, and both are fed identical streams, good and ba
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.compiled import interpreted as source_build
 from bot.core import book as active
 from bot.venue.units import UNIT, format_units, parse_units
 
-SOURCE = Path(active.__file__).with_name("book.py")
-
-
-def _interpreted():
-    spec = importlib.util.spec_from_file_location("bot.core._book_interpreted", SOURCE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-interpreted = _interpreted()
+interpreted = source_build("bot.core.book")
 IMPLS = [pytest.param(active, id="active"), pytest.param(interpreted, id="interpreted")]
 
 

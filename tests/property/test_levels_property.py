@@ -3,28 +3,19 @@ builds, in the compiled book module and in its interpreted source alike."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.compiled import interpreted
 from bot.core.book import price_levels_of
 from bot.core import book as active
 from bot.core.levels import PriceLevels, pack_levels
 from bot.venue.models.ws import LevelChange, PriceChangeEvent
 
 
-def _interpreted():
-    spec = importlib.util.spec_from_file_location("bot.core._book_levels_interpreted",
-                                                  Path(active.__file__).with_name("book.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-IMPLS = [pytest.param(active, id="active"), pytest.param(_interpreted(), id="interpreted")]
+IMPLS = [pytest.param(active, id="active"), pytest.param(interpreted("bot.core.book"), id="interpreted")]
 
 TOKENS = ["A", "B", "C"]
 PRICE_TEXT = st.one_of(

@@ -11,13 +11,12 @@ are checked, so speed work on the compiled engine cannot change what it matches.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.compiled import interpreted
 from bot.core.markets import MarketInfo
 from bot.sim import matching as active
 from bot.sim.orders import NewOrder
@@ -26,16 +25,7 @@ from bot.venue.enums import Side
 from bot.venue.units import UNIT
 
 
-def _interpreted():
-    source = Path(active.__file__).with_name("matching.py")
-    spec = importlib.util.spec_from_file_location("bot.sim._matching_interpreted", source)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-interpreted = _interpreted()
-IMPLS = [pytest.param(active, id="active"), pytest.param(interpreted, id="interpreted")]
+IMPLS = [pytest.param(active, id="active"), pytest.param(interpreted("bot.sim.matching"), id="interpreted")]
 
 M = MarketInfo("0xref", ("YES", "NO"), tick=10_000, min_size=1_000_000)
 ACCOUNTS = ("a", "b", "c", "d")

@@ -153,7 +153,8 @@ def book_event(token: str, bid: int, ask: int, size: int = 100 * SH) -> BookEven
                      asks=[Level(price=format_units(ask), size=format_units(size))])
 
 
-def test_the_strategy_waits_for_the_legs_then_repairs_what_one_leg_left():
+def one_set() -> tuple[ComplementArbitrage, StrategyContext, Portfolio, SimClock]:
+    """The strategy on one binary market whose asks sum to 0.98: a set to buy at once."""
     market = MarketInfo("0xm", ("Y", "N"))
     books = Books()
     for t in market.tokens:
@@ -163,7 +164,11 @@ def test_the_strategy_waits_for_the_legs_then_repairs_what_one_leg_left():
     pf, clock = Portfolio(), SimClock(1000.0)
     ctx = StrategyContext(books=books, portfolio=pf, clock=clock, markets=MarketIndex([market]),
                           params=P, name="arb")
-    strategy = ComplementArbitrage(P)
+    return ComplementArbitrage(P), ctx, pf, clock
+
+
+def test_the_strategy_waits_for_the_legs_then_repairs_what_one_leg_left():
+    strategy, ctx, pf, clock = one_set()
     sent = strategy.on_start(ctx)
     assert [(t.token_id, t.side) for t in sent] == [("Y", Side.BUY), ("N", Side.BUY)]
     pf.apply(Fill("t1", "o1", "Y", Side.BUY, 450_000, 50 * SH, is_maker=False))  # only YES filled
@@ -315,17 +320,8 @@ def test_a_set_nothing_evens_out_is_left_as_it_is_after_the_timeout_and_trades_a
 
     from strategies.complement_arb import MAX_REPAIRS
 
-    market = MarketInfo("0xm", ("Y", "N"))
-    books = Books()
-    for t in market.tokens:
-        books.add(t, tick=10_000, market="0xm")
-    books.apply_event(book_event("Y", 400_000, 450_000))
-    books.apply_event(book_event("N", 500_000, 530_000))
-    pf, clock = Portfolio(), SimClock(1000.0)
-    with capture_logs() as logs:
-        ctx = StrategyContext(books=books, portfolio=pf, clock=clock, markets=MarketIndex([market]),
-                              params=P, name="arb")
-        strategy = ComplementArbitrage(P)
+    with capture_logs() as logs:  # the strategy's logger is bound inside (structlog caches it on first use)
+        strategy, ctx, pf, clock = one_set()
         assert len(strategy.on_start(ctx)) == 2
         pf.apply(Fill("t1", "o1", "Y", Side.BUY, 450_000, 50 * SH, is_maker=False))  # only YES filled
         repairs = 0

@@ -381,9 +381,8 @@ def test_a_place_withdrawn_before_it_went_out_is_no_error_and_its_orders_end_wit
 
 
 def test_a_take_no_order_can_carry_is_refused_with_its_set_said_and_counted_and_the_rest_goes():
-    """A repair that sells 0.02 share at 0.067 cannot keep its price within a tick: it is refused
-    before the router (it would otherwise fail at signing on every poll), and a set with such a leg
-    goes not at all; other takes go."""
+    """A repair that sells 0.02 share at 0.067 cannot keep its price within a tick: risk refuses it
+    (it would otherwise fail at signing), and a set with such a leg goes not at all; other takes go."""
     from structlog.testing import capture_logs
 
     from bot.core.intents import Take
@@ -400,8 +399,8 @@ def test_a_take_no_order_can_carry_is_refused_with_its_set_said_and_counted_and_
         out = eng._run(takes)
     sent = [o for o in places(out) if o.order_type.is_market]
     assert [(o.token_id, o.order_type) for o in sent] == [(NO, OrderType.FAK)]
-    refused = [e for e in logs if e["event"] == "take_refused"]
-    assert [(e["token"], e["set"]) for e in refused] == [(YES, ""), (YES, "set#1")]
-    assert all("too small to" in e["reason"] for e in refused)
-    assert metrics.registry.get_sample_value("bot_orders_rejected_total", {"reason": "amount_too_small"}) == 2
+    refused = [e for e in logs if e["event"] == "risk_reject" and e["reason"] == "amount_too_small"]
+    assert [(e["token_id"], e["size"]) for e in refused] == [(YES, 20_000), (YES, 20_000)]
+    assert all("too small to" in e["detail"] for e in refused)
+    assert metrics.registry.get_sample_value("bot_risk_rejections_total", {"reason": "amount_too_small"}) == 2
     assert places(eng.poll()) == []  # nothing of them waits in the router

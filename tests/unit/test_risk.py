@@ -823,3 +823,34 @@ def test_a_pause_of_the_source_counts_towards_no_staleness_or_disconnection_halt
     assert {t.reason for t in ks.triggers(10_141.0)} == {HaltReason.STALE_DATA, HaltReason.DISCONNECTED}
     ks.pause(5.0, 1.0)  # nothing for an empty pause
     assert {t.reason for t in ks.triggers(10_141.0)} == {HaltReason.STALE_DATA, HaltReason.DISCONNECTED}
+
+
+def test_a_take_too_small_to_keep_its_price_within_a_tick_is_refused_and_a_good_one_is_not():
+    """0.02 share sold at 0.067 on a 0.001 grid pays 0.0013 USDC, an implied price two ticks under
+    the limit: no order can carry it (the venue refuses it; signing cannot build it)."""
+    from bot.venue.enums import OrderType
+
+    fine = {t: Book(t, tick=1_000) for t in ("Y1", "N1")}
+    held = Positions({"Y1": 100 * SH})
+    cases = [(Take("Y1", Side.SELL, 67_000, 20_000, OrderType.FAK), "too small to sell"),
+             (Take("Y1", Side.SELL, 67_000, 10 * SH, OrderType.FAK), None),
+             (Take("Y1", Side.BUY, 67_000, 10 * SH, OrderType.FAK), None),
+             (Take("Y1", Side.BUY, 670_000, 10_000, OrderType.FAK), "too small to buy")]
+    for take, why in cases:
+        d = check(gate(), [take], positions=held, books=fine)
+        if why is None:
+            assert d.accepted == [take] and d.rejections == [], take
+        else:
+            [r] = d.rejections
+            assert r.reason is Reason.AMOUNT_TOO_SMALL and why in r.detail and d.accepted == [], take
+
+
+def test_a_takes_amounts_are_judged_on_its_own_tokens_grid():
+    """The same 0.02 share: too small at 0.066 on a 0.001 grid, carried at 0.06 on a 0.01 grid."""
+    from bot.venue.enums import OrderType
+
+    books = {"Y1": Book("Y1", tick=1_000), "N1": Book("N1", tick=10_000)}
+    held = Positions({"Y1": 100 * SH, "N1": 100 * SH})
+    d = check(gate(), [Take("Y1", Side.SELL, 66_000, 20_000, OrderType.FAK),
+                       Take("N1", Side.SELL, 60_000, 20_000, OrderType.FAK)], positions=held, books=books)
+    assert reasons(d) == [Reason.AMOUNT_TOO_SMALL] and [t.token_id for t in d.accepted] == ["N1"]

@@ -1346,18 +1346,6 @@ def test_a_reducing_set_goes_ahead_of_what_does_not_reduce():
     assert [[o.token_id for o in b.orders] for b in out] == [["e0", "e1"]]
 
 
-def test_a_take_too_small_to_keep_its_price_within_a_tick_is_named_and_a_good_one_is_not():
-    """0.02 share sold at 0.067 on a 0.001 grid pays 0.0013 USDC, an implied price two ticks
-    under the limit: no order can carry it (the venue refuses it; signing cannot build it)."""
-    h = Harness(config=RouterConfig(default_tick=1_000))
-    why = h.router.refusal(Take("t", Side.SELL, 67_000, 20_000, OrderType.FAK))
-    assert why is not None and "too small to sell" in why
-    assert h.router.refusal(Take("t", Side.SELL, 67_000, 10 * U, OrderType.FAK)) is None
-    assert h.router.refusal(Take("t", Side.BUY, 67_000, 10 * U, OrderType.FAK)) is None
-    assert "too small to buy" in h.router.refusal(Take("t", Side.BUY, 670_000, 10_000, OrderType.FAK))
-    assert h.router.refusal(Take("t", Side.SELL, 67_000, 5_000, OrderType.FAK)) is None  # under a lot: dropped anyway
-
-
 def test_a_take_signing_refuses_is_gone_after_the_one_poll_that_tried_it():
     h = Harness()
 
@@ -1374,12 +1362,3 @@ def test_a_take_signing_refuses_is_gone_after_the_one_poll_that_tried_it():
     assert [[o.token_id for o in b.orders] for b in h.step(1.0)] == [["good"]]  # not blocked behind it
     assert h.step(2.0) == []
 
-
-def test_a_takes_refusal_reads_its_own_tokens_grid():
-    """The same 0.02 share at 0.06: too small on a 0.001 grid (0.0012 USDC, more than a tick
-    under the limit), carried on a 0.01 grid."""
-    ticks = {"fine": 1_000, "coarse": 10_000}
-    router = Router(Reconciler().orders, lambda req: None, place_throttle=Throttle([RateWindow(10, 1.0)]),
-                    cancel_throttle=Throttle([RateWindow(10, 1.0)]), tick_of=ticks.get)
-    assert router.refusal(Take("fine", Side.SELL, 66_000, 20_000, OrderType.FAK)) is not None
-    assert router.refusal(Take("coarse", Side.SELL, 60_000, 20_000, OrderType.FAK)) is None
