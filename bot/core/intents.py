@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
+from bot.venue.amounts import AmountError, market_amounts
 from bot.venue.enums import OrderType, Side
 from bot.venue.units import UNIT, lot_floor
 
@@ -72,6 +73,17 @@ class CancelAll(msgspec.Struct, frozen=True):
 
 
 Intent = QuoteTarget | Take | CancelOrder | CancelAll
+
+
+def unsendable(take: Take, tick: int) -> str | None:
+    """Why no order can carry ``take`` on a ``tick`` grid, or ``None``: its amounts cannot keep
+    its price within a tick of its limit (``bot.venue.amounts.market_amounts``: too small an
+    amount at that price), which the venue refuses and signing cannot build."""
+    try:
+        market_amounts(take.side, take.amount, take.price, tick)
+    except AmountError as exc:
+        return str(exc)
+    return None
 
 
 def buy_at_least(token_id: str, price: int, shares: int) -> Take:

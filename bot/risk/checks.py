@@ -29,9 +29,8 @@ from typing import Any, Iterable, Mapping, Protocol
 
 import msgspec
 
-from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take, whole_lots
+from bot.core.intents import CancelAll, CancelOrder, Intent, Quote, QuoteTarget, Take, unsendable, whole_lots
 from bot.core.markets import MarketIndex, MarketInfo
-from bot.venue.amounts import AmountError, market_amounts
 from bot.venue.enums import Side
 from bot.venue.units import LOT, UNIT
 
@@ -424,10 +423,9 @@ class _Checker:
         if amount <= 0 or amount % LOT:
             return self._reject(order, Reason.SIZE_OFF_GRID, f"{amount} not a positive multiple of {LOT}")
         if not resting:  # a take's amounts must keep its price within a tick of its limit (venue.md 3.5)
-            try:
-                market_amounts(side, amount, price, tick)
-            except AmountError as exc:
-                return self._reject(order, Reason.AMOUNT_TOO_SMALL, str(exc))
+            why = unsendable(order, tick)
+            if why is not None:
+                return self._reject(order, Reason.AMOUNT_TOO_SMALL, why)
         if resting:
             min_size = max(market.min_size, getattr(book, "min_size", 0) or 0)
             if shares < min_size:
