@@ -209,12 +209,9 @@ class Engine:
                          self.own_orders_shown)
 
     def next_wakeup(self) -> float | None:
-        """Clock time when the router could next send (``None``: nothing waiting)."""
-        router = self.router
-        now = self.clock.now()
-        if router.idle(now):  # settled, or nothing to plan yet: no plan is made
-            return None
-        return router.next_ready(now)
+        """Clock time when the router could next send, or a cancel it paces comes due (``None``:
+        nothing waiting)."""
+        return self.router.wakeup(self.clock.now())
 
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> list[Action]:

@@ -49,12 +49,15 @@ cdef class Router:
     cpdef void _settle_drained(self) except *
     @cython.locals(memo=_PlanMemo)
     cpdef list poll(self, double now)
-    @cython.locals(o=OwnOrder, memo=_PlanMemo)
+    @cython.locals(o=OwnOrder, memo=_PlanMemo, until=cython.double)
     cpdef tuple _plan(self, double now)
     cpdef long long _grant(self, object throttle, long long want, double now) except -1
     cpdef object _build(self, object req, double now)
+    @cython.locals(until=cython.double)
+    cpdef object wakeup(self, double now)
     @cython.locals(t_cancel=cython.double, t_place=cython.double, ready=cython.double, t=cython.double)
     cpdef object next_ready(self, double now)
+    cpdef double _paced_until(self, object oid, double now) except? -1.0
     @cython.locals(wait=cython.double, d=cython.double)
     cpdef double _wait(self, object throttle, double now) except? -1.0
 

@@ -390,8 +390,11 @@ class Router:
                 if o.state.terminal:
                     done.append(oid)
                 continue
-            if self._recently_cancelled(oid, now):
-                continue  # paced (no wake-up needed: a plan is never skipped while it is pending)
+            until = self._paced_until(oid, now)
+            if until > now:  # paced: the plan wakes when it comes due
+                if until < wake:
+                    wake = until
+                continue
             cancels[oid] = None
         for oid in done:
             del self._cancels[oid]
@@ -419,7 +422,7 @@ class Router:
         tokens = list(self._targets)
         tokens.reverse()  # newest target first
         targets, tick_of, tolerance = self._targets, self._tick_of, self.config.size_tolerance
-        emitted, retry_after = self._emitted_cancels, self.config.cancel_retry_after
+        retry_after = self.config.cancel_retry_after
         pending_cancel = _PENDING_CANCEL
         versions = self._versions
         held = False  # a diff cancel held back: the plan read the clock
@@ -436,11 +439,12 @@ class Router:
                 memo.settle(token, tgt, version, tick)
                 continue
             for oid in to_cancel:
-                t = emitted.get(oid)
-                if t is not None and now - t < retry_after and self._held_back(oid, t, now):
-                    wake = min(wake, self._retry_at(oid, t))
+                until = self._paced_until(oid, now)
+                if until > now:  # paced: the plan wakes when it comes due
+                    if until < wake:
+                        wake = until
                     held = True
-                    continue  # ``_recently_cancelled``
+                    continue
                 cancels[oid] = None
                 cancel_tokens[oid] = token
             if not to_place:
@@ -467,11 +471,15 @@ class Router:
         memo.found_empty(self._targets_rev, orders, wake)
         return list(cancels), places, cancel_tokens
 
-    def _recently_cancelled(self, oid: str, now: float) -> bool:
-        """A cancel of ``oid`` went out less than ``cancel_retry_after`` ago and nothing since
-        calls for another one at once."""
+    def _paced_until(self, oid: str, now: float) -> float:
+        """When a cancel of ``oid`` may go: ``now``, or later when one went out less than
+        ``cancel_retry_after`` ago and nothing since calls for another at once (paced). A paced
+        cancel's time is always after ``now`` (the comparisons read the one sum ``_retry_at``
+        reads), so a plan woken at it finds the cancel free to go."""
         t = self._emitted_cancels.get(oid)
-        return t is not None and now - t < self.config.cancel_retry_after and self._held_back(oid, t, now)
+        if t is None or now >= t + self.config.cancel_retry_after or not self._held_back(oid, t, now):
+            return now
+        return self._retry_at(oid, t)
 
     def _held_back(self, oid: str, emitted_at: float, now: float) -> bool:
         """False when the venue answered ``oid``'s submit after its cancel left at ``emitted_at``
@@ -603,6 +611,19 @@ class Router:
                     settled[token] = (tgt, versions.get(token, 0), tick_of(token))
         memo.found_empty(rev, orders, _NEVER)
 
+    def wakeup(self, now: float) -> float | None:
+        """When to poll next: when a batch could be sent (``now`` if at once), else when the first
+        paced cancel of a plan that found nothing to send comes due (a cancel the venue left
+        standing goes again on time, not at the next event or timer); ``None``: nothing waits."""
+        if self.settled():
+            return None
+        if not self._quiet(now):
+            ready = self.next_ready(now)
+            if ready is not None:
+                return ready
+        until = self._memo.empty_until  # the plan just made, or the quiet one, found nothing to send
+        return until if now < until < _NEVER else None
+
     def next_ready(self, now: float) -> float | None:
         """When the next batch could be sent (``now`` if at once), or ``None`` with no work."""
         cancels, places, cancel_tokens = self._plan(now)
@@ -670,7 +691,7 @@ class Router:
                 return
 
     def _forget_old_cancels(self, now: float) -> None:
-        # Entries past the retry horizon no longer matter to ``_recently_cancelled``; sweeping them
+        # Entries past the retry horizon no longer matter to ``_paced_until``; sweeping them
         # is only a memory bound. The threshold doubles with what survives a sweep, so a burst of
         # still-recent cancels is not rescanned on every poll (amortised O(1) per emitted cancel).
         if len(self._emitted_cancels) > self._prune_at:

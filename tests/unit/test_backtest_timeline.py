@@ -13,13 +13,17 @@ from hypothesis import strategies as st
 
 from bot.backtest.recording import Gap
 from bot.backtest.timeline import Backtest, divided, exchange_time
+from bot.compiled import interpreted
 from bot.core.book import price_levels_of
 from bot.core.clock import SimClock
 from bot.core.levels import PriceLevels
 from bot.core.markets import MarketInfo
+from bot.core.intents import Quote, QuoteTarget
 from bot.engine.assembly import Signing, build_engine, simulated_throttles
 from bot.risk import RiskLimits
 from bot.sim.venue import SimVenue, SimVenueConfig
+from bot.strategy import Strategy
+from bot.venue.enums import Side
 from bot.venue.limits import LimitsConfig
 from bot.venue.models.ws import LastTradePriceEvent, decode_market_frame
 from strategies.market_maker import MarketMaker, Params
@@ -211,3 +215,71 @@ def test_skipped_timers_resume_on_their_grid_after_the_silence() -> None:
     assert all(round(t * 2) == t * 2 for t in samples)  # on the 0.5 s grid throughout
     run.skip_timers(0.0)  # a time already past: nothing moves
     assert run._next_timer > late[-1][0] / 1e9
+
+
+class _FirstCancelUnanswered:
+    """The simulated venue, except that the answer to the first cancel request of orders placed
+    and answered before it left, all cancelled, names none of them (the engine reverts them to working and the
+    router paces their next cancel); every cancel request is noted with the time it was sent."""
+
+    def __init__(self, venue: SimVenue) -> None:
+        self._venue = venue
+        self.unanswered: tuple[str, ...] = ()
+        self.cancels: list[tuple[float, tuple[str, ...]]] = []
+        self._placed: dict[str, float] = {}  # order id -> when its place was answered
+
+    def __getattr__(self, name: str):
+        return getattr(self._venue, name)
+
+    def due(self, now: float) -> list:
+        from bot.execution.protocol import CancelsAnswered, PlacesAnswered
+        from bot.execution.records import CancelResult
+
+        out = []
+        for r in self._venue.due(now):
+            if type(r) is PlacesAnswered:
+                self._placed.update(dict.fromkeys(r.batch.order_ids, now))
+            elif type(r) is CancelsAnswered and not self.unanswered and r.batch.order_ids:
+                sent = next(t for t, ids in self.cancels if ids == r.batch.order_ids)
+                if all(self._placed.get(oid, sent) < sent for oid in r.batch.order_ids) \
+                        and set(r.result.canceled) == set(r.batch.order_ids):
+                    self.unanswered = r.batch.order_ids
+                    r = CancelsAnswered(r.batch, CancelResult())
+            out.append(r)
+        return out
+
+    def execute(self, actions: list, now: float) -> None:
+        from bot.execution.protocol import SendCancels
+
+        self.cancels += [(now, a.batch.order_ids) for a in actions if type(a) is SendCancels]
+        self._venue.execute(actions, now)
+
+
+class _BidThenNothing(Strategy):
+    """One bid on YES from its first book; from the first book change 0.2 s later, no quotes."""
+
+    t0 = None
+
+    def on_book(self, ctx, token_id):
+        if self.t0 is None:
+            self.t0 = ctx.clock.now()
+            return [QuoteTarget(YES, (Quote(YES, Side.BUY, 400_000, 10_000_000),))]
+        return [QuoteTarget(YES)] if ctx.clock.now() > self.t0 + 0.2 else []
+
+
+def test_a_paced_cancel_goes_again_when_it_comes_due_even_with_no_event_or_timer_left() -> None:
+    # the cancel of the bid is answered naming nothing (the bid back to working, its next cancel
+    # paced), the stream ends well before the retry is due, and the drain after it runs no timer:
+    # only the router's own wake-up sends the cancel again, at the time it said
+    clock = SimClock(0.0)
+    engine = build_engine(_BidThenNothing(), [MARKET], clock=clock, signing=Signing(None, 1),
+                          throttles=simulated_throttles(LimitsConfig(), clock), risk=RiskLimits())
+    venue = _FirstCancelUnanswered(SimVenue([MARKET], SimVenueConfig(seed=1, collateral=10**12)))
+    events = _stream(random.Random(6), 200, [], set())  # one second of events
+    # the loop as written (a compiled build types its venue, which this wrapper is not)
+    interpreted("bot.backtest.timeline").Backtest(engine, venue, clock, timer_s=0.5, feed_delay=True).run(events)
+    ((first, ids), (again, same)) = venue.cancels
+    retry = engine.router.config.cancel_retry_after
+    assert venue.unanswered == ids == same and first + retry > events[-1][0] / 1e9  # due after the last event
+    assert again == first + retry
+    assert not engine.orders.working(YES)  # the venue's answer ("not open") closed it

@@ -249,6 +249,59 @@ def test_a_paced_cancel_beside_a_throttled_place_goes_when_it_comes_due():
     assert cancel_emitted(h.router.poll(1.0 + retry), oid)
 
 
+def test_the_router_wakes_when_a_paced_cancel_comes_due_not_at_the_next_event():
+    # a plan that finds nothing to send but a paced cancel says when to poll again: the cancel
+    # goes on time even if no event or timer comes first (a backtest's drain has no timer)
+    h, oid = _a_cancel_sent_at_1_failed_at_1_1()
+    retry = h.router.config.cancel_retry_after
+    assert h.router.poll(1.2) == [] and h.router.next_ready(1.2) is None  # nothing to send now
+    assert h.router.wakeup(1.2) == 1.0 + retry
+    assert h.router.wakeup(1.3) == 1.0 + retry  # the quiet plan's wake, no plan made again
+    assert h.router.wakeup(1.0 + retry) == 1.0 + retry  # due: the batch is ready at once
+    assert cancel_emitted(h.router.poll(1.0 + retry), oid)
+    h.rec.on_cancels_sent([oid], 1.0 + retry)
+    h.rec.on_cancel_result({"canceled": [oid], "not_canceled": {}}, 1.1 + retry, [oid])
+    assert h.router.wakeup(1.2 + retry) is None and h.router.settled()  # nothing waits
+
+
+def test_the_router_wakes_for_a_failed_request_soon_and_for_a_paced_explicit_cancel():
+    h, oid = _a_cancel_sent_at_1_failed_at_1_1()
+    h.router.cancels_failed([oid], 1.1)
+    soon = h.router.config.failed_cancel_retry_after
+    assert h.router.wakeup(1.2) == 1.1 + soon
+    h = Harness()
+    h.router.set_target(quotes("a", (Side.BUY, 100_000, U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("a")]
+    h.router.cancel(oid)  # the target wants it kept: an explicit cancel alone
+    assert cancel_emitted(h.router.poll(1.0), oid)
+    h.rec.on_cancels_sent([oid], 1.0)
+    h.rec.on_cancel_failed([oid], 1.1)
+    h.router.cancel(oid)
+    retry = h.router.config.cancel_retry_after
+    assert not h.router.idle(1.2) and h.router.wakeup(1.2) == 1.0 + retry
+    assert cancel_emitted(h.router.poll(h.router.wakeup(1.2)), oid)
+
+
+def test_a_paced_cancel_is_due_exactly_at_the_time_the_router_gave():
+    # the wake and the pacing read one sum: a plan woken at it never finds the cancel still held
+    # back (at stamps where ``t + retry - t < retry`` in floats, an endless wake at one instant)
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    h.step(0.0)
+    (oid,) = [o.order_id for o in h.rec.orders.working("t")]
+    h.router.set_target(quotes("t"))
+    t = 3.2
+    retry = h.router.config.cancel_retry_after
+    assert (t + retry) - t < retry  # such a stamp
+    assert cancel_emitted(h.router.poll(t), oid)
+    h.rec.on_cancels_sent([oid], t)
+    h.rec.on_cancel_failed([oid], t + 0.1)
+    wake = h.router.wakeup(t + 0.2)
+    assert wake == t + retry
+    assert cancel_emitted(h.router.poll(wake), oid)
+
+
 def test_a_cancel_request_that_failed_as_a_whole_goes_again_soon():
     # (a 5xx, a 425 or a 429 refused nothing: the order the router means to cancel must not rest
     # the full cancel_retry_after, e.g. beside its replacement at the same price)
