@@ -5,7 +5,7 @@ cimport cython
 from bot.execution.diff cimport on_tick
 from bot.execution.orders cimport OrderStore, OwnOrder
 
-cdef double _NEVER
+cdef double _NEVER, _FREE
 
 
 @cython.final
@@ -57,7 +57,8 @@ cdef class Router:
     cpdef object wakeup(self, double now)
     @cython.locals(t_cancel=cython.double, t_place=cython.double, ready=cython.double, t=cython.double)
     cpdef object next_ready(self, double now)
-    cpdef double _paced_until(self, object oid, double now) except? -1.0
+    @cython.locals(until=cython.double)
+    cpdef double _paced_until(self, object oid) except? -1.0
     @cython.locals(wait=cython.double, d=cython.double)
     cpdef double _wait(self, object throttle, double now) except? -1.0
 

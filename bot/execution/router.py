@@ -54,6 +54,7 @@ _PENDING_CANCEL = OrderState.PENDING_CANCEL
 _SELL = Side.SELL
 _GTC, _GTD = OrderType.GTC, OrderType.GTD
 _NEVER = float("inf")
+_FREE = float("-inf")  # a cancel no pacing holds back
 _NOTHING: tuple[list, list, dict] = ([], [], {})  # a plan with no work (never mutated)
 MAX_CANCEL_IDS = 3000  # DELETE /orders
 _PRUNE_MIN = 4096  # emitted-cancel memory swept once it grows past this
@@ -390,10 +391,9 @@ class Router:
                 if o.state.terminal:
                     done.append(oid)
                 continue
-            until = self._paced_until(oid, now)
+            until = self._paced_until(oid)
             if until > now:  # paced: the plan wakes when it comes due
-                if until < wake:
-                    wake = until
+                wake = min(wake, until)
                 continue
             cancels[oid] = None
         for oid in done:
@@ -439,10 +439,9 @@ class Router:
                 memo.settle(token, tgt, version, tick)
                 continue
             for oid in to_cancel:
-                until = self._paced_until(oid, now)
+                until = self._paced_until(oid)
                 if until > now:  # paced: the plan wakes when it comes due
-                    if until < wake:
-                        wake = until
+                    wake = min(wake, until)
                     held = True
                     continue
                 cancels[oid] = None
@@ -471,33 +470,21 @@ class Router:
         memo.found_empty(self._targets_rev, orders, wake)
         return list(cancels), places, cancel_tokens
 
-    def _paced_until(self, oid: str, now: float) -> float:
-        """When a cancel of ``oid`` may go: ``now``, or later when one went out less than
-        ``cancel_retry_after`` ago and nothing since calls for another at once (paced). A paced
-        cancel's time is always after ``now`` (the comparisons read the one sum ``_retry_at``
-        reads), so a plan woken at it finds the cancel free to go."""
+    def _paced_until(self, oid: str) -> float:
+        """When a cancel of ``oid`` may go: ``cancel_retry_after`` after the last one went out
+        (``failed_cancel_retry_after`` after its request failed as a whole, when sooner), or at
+        any time (``_FREE``) when none went out or the venue answered the order's place after it
+        left (that cancel may have overtaken the place). A plan sends it when this is not after its
+        ``now``, and wakes at it when it is."""
         t = self._emitted_cancels.get(oid)
-        if t is None or now >= t + self.config.cancel_retry_after or not self._held_back(oid, t, now):
-            return now
-        return self._retry_at(oid, t)
-
-    def _held_back(self, oid: str, emitted_at: float, now: float) -> bool:
-        """False when the venue answered ``oid``'s submit after its cancel left at ``emitted_at``
-        (that cancel may have overtaken the place, so it may go again at once), or when the
-        cancel's request failed as a whole and ``failed_cancel_retry_after`` has passed."""
+        if t is None:
+            return _FREE
         o = self._orders.get(oid)
-        if o is not None and o.answered_at > emitted_at:
-            return False
-        if self._retry_soon:
-            soon = self._retry_soon.get(oid)
-            if soon is not None and now >= soon:
-                return False
-        return True
-
-    def _retry_at(self, oid: str, emitted_at: float) -> float:
-        """When a cancel emitted at ``emitted_at`` may go again (unless its place is answered)."""
-        soon = self._retry_soon.get(oid) if self._retry_soon else None
-        return soon if soon is not None else emitted_at + self.config.cancel_retry_after
+        if o is not None and o.answered_at > t:
+            return _FREE
+        soon = self._retry_soon.get(oid)
+        until = t + self.config.cancel_retry_after
+        return until if soon is None else min(until, soon)
 
     # --- emission --------------------------------------------------------------------------
     def poll(self, now: float) -> list[Batch]:
@@ -621,8 +608,9 @@ class Router:
             ready = self.next_ready(now)
             if ready is not None:
                 return ready
-        until = self._memo.empty_until  # the plan just made, or the quiet one, found nothing to send
-        return until if now < until < _NEVER else None
+        # the plan just made, or the quiet one, found nothing to send: its wake is after ``now``
+        until = self._memo.empty_until
+        return until if until < _NEVER else None
 
     def next_ready(self, now: float) -> float | None:
         """When the next batch could be sent (``now`` if at once), or ``None`` with no work."""

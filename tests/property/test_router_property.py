@@ -43,6 +43,7 @@ step_st = st.tuples(
     st.floats(0.0, 1.5),  # time advance
     st.lists(st.sampled_from(TOKENS).flatmap(target_st), max_size=4),
     st.lists(st.tuples(st.sampled_from(TOKENS), st.booleans()), max_size=2),  # takes
+    st.booleans(),  # the venue's answer to the step's cancels names none of them (left standing: paced)
 )
 
 
@@ -85,7 +86,8 @@ def test_router_converges_and_never_exceeds_limits(steps, per_order):
                 assert 1 <= len(b.order_ids) <= 3000
                 cancel_log.append((now, len(b.order_ids) if per_order else 1))
                 rec.on_cancels_sent(b.order_ids, now)
-                rec.on_cancel_result({"canceled": list(b.order_ids)}, now)
+                answer = [] if standing else list(b.order_ids)
+                rec.on_cancel_result({"canceled": answer, "not_canceled": {}}, now, b.order_ids)
             else:
                 seen_place = True
                 assert isinstance(b, PlaceBatch) and 1 <= len(b.orders) <= 15
@@ -109,7 +111,8 @@ def test_router_converges_and_never_exceeds_limits(steps, per_order):
                 )
 
     now = 0.0
-    for dt, targets, takes in steps:
+    standing = False
+    for dt, targets, takes, standing in steps:
         now += dt
         for tgt, red in targets:
             router.set_target(tgt, red)
@@ -117,14 +120,22 @@ def test_router_converges_and_never_exceeds_limits(steps, per_order):
             router.take(Take(tok, Side.BUY, 500_000, U), now, red)
         run(now)
     # drain: the router reports when it can go on; follow it until nothing is left
+    standing = False
     for _ in range(500):
         t = router.next_ready(now)
+        wake = router.wakeup(now)
         if t is None:
-            break
-        assert t >= now
+            # nothing to send now: a wake-up, if any, is a paced cancel's, strictly later
+            assert wake is None or wake > now
+            if wake is None:
+                break
+            now = wake
+            run(now)
+            continue
+        assert t >= now and wake == t
         now = max(now, t)
         run(now)
-    assert router.next_ready(now) is None
+    assert router.next_ready(now) is None and router.wakeup(now) is None
     for tok, tgt in router.targets().items():
         want = Counter((q.side, q.price, q.size) for q in tgt.quotes if q.size > 0)
         have = Counter((o.side, o.price, o.remaining) for o in rec.orders.working(tok))
