@@ -89,9 +89,10 @@ def claim(folder: Path, command: str, *, force: bool, names: tuple[str, ...] = R
 
 
 class _Table:
-    """One Parquet table written in row groups of ``rows`` rows. Rows gather as Python values
-    ``CHUNK`` at a time, then as Arrow columns (a few bytes a value, not an object each) until a
-    row group is whole; the file is byte for byte the one a group gathered as Python values makes."""
+    """One Parquet table written in row groups of ``rows`` rows. Rows gather as Python tuples
+    ``CHUNK`` at a time (one append a row; turned into columns in one pass), then as Arrow columns
+    (a few bytes a value, not an object each) until a row group is whole; the file is byte for
+    byte the one a group gathered as Python values makes."""
 
     def __init__(self, path: Path, columns: tuple[tuple[str, str], ...], rows: int) -> None:
         import pyarrow as pa
@@ -99,7 +100,7 @@ class _Table:
 
         self.pa = pa
         self.schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
-        self.columns: list[list[Any]] = [[] for _ in columns]
+        self.pending: list[tuple] = []  # rows not yet Arrow columns
         self.rows = rows
         self.chunk = min(CHUNK, rows)
         self.batches: list[Any] = []  # the row group's rows made Arrow columns, in order
@@ -107,24 +108,23 @@ class _Table:
         self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
 
     def add(self, row: tuple) -> None:
-        columns = self.columns
-        for col, value in zip(columns, row):
-            col.append(value)
-        n = len(columns[0])
+        pending = self.pending
+        pending.append(row)
+        n = len(pending)
         if n >= self.chunk or self.held + n >= self.rows:
             self._to_arrow()
             if self.held >= self.rows:
                 self.flush()
 
     def _to_arrow(self) -> None:
-        if not self.columns[0]:
+        pending = self.pending
+        if not pending:
             return
         pa = self.pa
-        arrays = [pa.array(col, type=field.type) for col, field in zip(self.columns, self.schema)]
+        arrays = [pa.array(col, type=field.type) for col, field in zip(zip(*pending), self.schema)]
         self.batches.append(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
-        self.held += len(self.columns[0])
-        for col in self.columns:
-            col.clear()
+        self.held += len(pending)
+        self.pending = []
 
     def flush(self) -> None:
         """What the table holds goes out as one row group."""
@@ -222,16 +222,19 @@ class ResultsSink:
 
     # --- JournalSink ----------------------------------------------------------------------
     def order(self, o: OwnOrder) -> None:
-        self._count(o.order_id, _ACCEPTED if o.answered_at else 0, o.state.terminal)
+        state = o.state
+        self._count(o.order_id, _ACCEPTED if o.answered_at else 0, state.terminal)
         if self._columnar:
-            self._tables["orders"].add((o.order_id, o.token_id, o.side.value, o.price, o.size, o.state.value, o.filled,
-                                        o.sent_at, o.updated_at, o.reason))
+            # an enum member's ``_value_`` is its value, read without ``Enum.value``'s descriptor
+            # (the run's most frequent row: a few orders' changes per book event)
+            self._tables["orders"].add((o.order_id, o.token_id, o.side._value_, o.price, o.size, state._value_,
+                                        o.filled, o.sent_at, o.updated_at, o.reason))
             return
         if not self._files:  # counting only: no row is built
             return
         self._write("orders", {
             "order_id": o.order_id, "token_id": o.token_id, "side": o.side.value, "price": o.price, "size": o.size,
-            "state": o.state.value, "filled": o.filled, "sent_at": o.sent_at, "updated_at": o.updated_at,
+            "state": state.value, "filled": o.filled, "sent_at": o.sent_at, "updated_at": o.updated_at,
             "reason": o.reason,
         })
 

@@ -72,7 +72,6 @@ def test_router_converges_and_never_exceeds_limits(steps, per_order):
     place_log: list[tuple[float, int]] = []
     cancel_log: list[tuple[float, int]] = []
     route_log: list[tuple[float, int]] = []
-    reducing_of: dict[tuple[str, Side, int, int], bool] = {}
 
     def run(now: float) -> None:
         batches = router.poll(now)
