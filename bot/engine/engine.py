@@ -48,7 +48,7 @@ from bot.portfolio import DailyPnl, Portfolio, marks_from_books, set_groups
 from bot.risk import Connectivity, HaltReason, RiskGate, TradingState, VenueAccept, VenueFailure, VenueReject
 from bot.strategy import Strategy, StrategyContext, intents_of, overrides
 from bot.venue.enums import TradeStatus
-from bot.venue.errors import classify_rejection
+from bot.venue.errors import RejectReason, classify_rejection
 
 _STATE_GAUGE = {TradingState.ACTIVE: 0, TradingState.REDUCING: 1, TradingState.HALTED: 2}
 _ACCEPT = VenueAccept()  # the kill switch's accept event (no fields: one serves every ack)
@@ -444,8 +444,11 @@ class Engine:
                 halt += self.risk.on_event(_ACCEPT, now)
             else:
                 self.stats.orders_rejected += 1
+                reason = classify_rejection(res.error_msg)
+                if reason is RejectReason.POST_ONLY_CROSSES:  # its target's book is gone: not sent again
+                    self.router.refused(o.token_id, o.side, o.price)
                 if self.metrics is not None:
-                    self.metrics.orders_rejected.labels(classify_rejection(res.error_msg).value).inc()
+                    self.metrics.orders_rejected.labels(reason.value).inc()
                 halt += self.risk.on_event(VenueReject((res.error_msg or "rejected")[:60]), now)
         return self._apply_halt(halt, "venue rejects") + self._outputs(outputs)
 

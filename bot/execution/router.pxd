@@ -10,7 +10,7 @@ cdef double _NEVER, _FREE
 
 @cython.final
 cdef class _Target:
-    cdef public object target, reducing, _flags
+    cdef public object target, reducing, _flags, refused
     cdef public bint any_reducing
 
 

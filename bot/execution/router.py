@@ -147,13 +147,14 @@ Batch = CancelBatch | PlaceBatch
 
 
 class _Target:
-    __slots__ = ("target", "reducing", "any_reducing", "_flags")
+    __slots__ = ("target", "reducing", "any_reducing", "_flags", "refused")
 
     def __init__(self, target: QuoteTarget, reducing: tuple[bool, ...]) -> None:
         self.target = target
         self.reducing = reducing
         self.any_reducing = True in reducing
         self._flags: dict[int, bool] | None = None
+        self.refused: set[tuple[Side, int]] | None = None  # (side, price) the venue refused as crossing
 
     def flags(self) -> dict[int, bool]:
         """The reducing flag of each quote of the target, by quote identity (built once)."""
@@ -304,6 +305,19 @@ class Router:
         targets[target.token_id] = _Target(target, flags)
         self._targets_rev += 1
 
+    def refused(self, token_id: str, side: Side, price: int) -> None:
+        """A post-only order of ``token_id`` at ``side`` / ``price`` was refused for crossing the
+        book: the current target's quote there is not placed again (the book it was quoted from
+        is gone; placed again, it would be refused again, a streak that halts). The token's next
+        target places what it asks for."""
+        tgt = self._targets.get(token_id)
+        if tgt is None:
+            return
+        if tgt.refused is None:
+            tgt.refused = set()
+        tgt.refused.add((side, price))
+        self._memo.forget()
+
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
         if take.side is _SELL:  # a 6-decimal holding: its whole lots (none under a lot)
             take = whole_lots(take)
@@ -435,6 +449,8 @@ class Router:
             working = orders.working(token)
             live = [o for o in working if o.state is not pending_cancel and not o.order_type.is_market]
             to_cancel, to_place = diff(tgt.target, live, tick, tolerance)
+            if to_place and tgt.refused is not None:
+                to_place = [q for q in to_place if (q.side, q.price) not in tgt.refused]
             if not to_cancel and not to_place:
                 memo.settle(token, tgt, version, tick)
                 continue

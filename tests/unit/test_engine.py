@@ -404,3 +404,31 @@ def test_a_take_no_order_can_carry_is_refused_with_its_set_said_and_counted_and_
     assert all("too small to" in e["detail"] for e in refused)
     assert metrics.registry.get_sample_value("bot_risk_rejections_total", {"reason": "amount_too_small"}) == 2
     assert places(eng.poll()) == []  # nothing of them waits in the router
+
+
+def test_a_quote_refused_for_crossing_is_not_sent_again_until_its_token_is_quoted_afresh():
+    # placed again from the same target it would cross again: ten in a row halt the bot
+    from bot.execution.protocol import PlacesAnswered
+    from bot.execution.records import OrderResult
+
+    clock = SimClock(1_000.0)
+    metrics = Metrics()
+    eng, out = start(clock, seed_yes=50_000_000, metrics=metrics)
+    batch = next(a.batch for a in out if isinstance(a, SendPlaces) and a.batch.orders[0].token_id == YES)
+    bid = next(o for o in batch.orders if o.side is Side.BUY)
+    clock.advance(0.1)
+    refused = "invalid post-only order: order crosses book"
+    answer = PlacesAnswered(batch, tuple(
+        OrderResult(False, error_msg=refused, order_id=o.order_id) if o is bid
+        else OrderResult(True, order_id=o.order_id, status="live") for o in batch.orders))
+    again = places(eng.on_result(answer))
+    for _ in range(3):  # the timer and polls while the book stands still
+        clock.advance(0.5)
+        again += places(eng.on_timer()) + places(eng.poll())
+    assert not [o for o in again if o.token_id == YES and o.side is Side.BUY]
+    assert eng.orders.get(bid.order_id).state is OrderState.REJECTED
+    assert metrics.registry.get_sample_value("bot_orders_rejected_total", {"reason": "post_only_crosses"}) == 1
+    # the touch moves: the strategy quotes the token afresh, and its bid goes
+    clock.advance(0.1)
+    moved = places(eng.on_market([book(YES, [("0.46", "100")], [("0.50", "100")], ts=2)]))
+    assert [(o.side, o.price) for o in moved if o.token_id == YES and o.side is Side.BUY] == [(Side.BUY, 460_000)]

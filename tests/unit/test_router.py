@@ -302,6 +302,27 @@ def test_a_paced_cancel_is_due_exactly_at_the_time_the_router_gave():
     assert cancel_emitted(h.router.poll(wake), oid)
 
 
+def test_a_quote_the_venue_refused_as_crossing_waits_for_its_tokens_next_target():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    bid, ask = place.orders
+    h.rec.on_acks([bid.order_id, ask.order_id], [
+        {"success": False, "errorMsg": "invalid post-only order: order crosses book", "orderID": bid.order_id},
+        {"success": True, "errorMsg": "", "orderID": ask.order_id, "status": "live"}], 0.1)
+    h.router.refused("t", Side.BUY, 400_000)
+    h.router.refused("u", Side.BUY, 400_000)  # a token without a target: nothing to hold
+    assert h.router.poll(0.2) == [] and h.router.wakeup(0.2) is None  # not sent again, nothing waits
+    assert h.live("t") == [(Side.SELL, 600_000, 10 * U)]
+    h.router.set_target(quotes("u", (Side.BUY, 400_000, 10 * U)))  # another token's quote goes
+    (other,) = h.step(0.3)
+    assert [(o.token_id, o.price) for o in other.orders] == [("u", 400_000)]
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 600_000, 10 * U)))
+    (again,) = h.step(0.4)  # quoted afresh: the same bid is the strategy's new word
+    assert [(o.side, o.price) for o in again.orders] == [(Side.BUY, 400_000)]
+
+
 def test_a_cancel_request_that_failed_as_a_whole_goes_again_soon():
     # (a 5xx, a 425 or a 429 refused nothing: the order the router means to cancel must not rest
     # the full cancel_retry_after, e.g. beside its replacement at the same price)
