@@ -310,10 +310,12 @@ def test_a_quote_the_venue_refused_as_crossing_waits_for_its_tokens_next_target(
     bid, ask = place.orders
     h.rec.on_acks([bid.order_id, ask.order_id], [
         {"success": False, "errorMsg": "invalid post-only order: order crosses book", "orderID": bid.order_id},
-        {"success": True, "errorMsg": "", "orderID": ask.order_id, "status": "live"}], 0.1)
+        {"success": False, "errorMsg": "not enough balance / allowance", "orderID": ask.order_id}], 0.1)
     h.router.refused("t", Side.BUY, 400_000)
     h.router.refused("u", Side.BUY, 400_000)  # a token without a target: nothing to hold
-    assert h.router.poll(0.2) == [] and h.router.wakeup(0.2) is None  # not sent again, nothing waits
+    (ask_again,) = h.step(0.2)  # the ask, refused for another reason, goes again; the bid does not
+    assert [(o.side, o.price) for o in ask_again.orders] == [(Side.SELL, 600_000)]
+    assert h.router.poll(0.25) == [] and h.router.wakeup(0.25) is None  # nothing waits
     assert h.live("t") == [(Side.SELL, 600_000, 10 * U)]
     h.router.set_target(quotes("u", (Side.BUY, 400_000, 10 * U)))  # another token's quote goes
     (other,) = h.step(0.3)
