@@ -22,10 +22,12 @@ quotes, exact micro-unit money (it uses floats), fees, the results folder, confi
 Timing: the CPU time (user + system) of each child process, interpreter start and imports
 included for both; the runs alternate ours and the plain loop; figures are medians over
 ``--runs`` with their range, and each ratio is the median of per-run ratios (our events per CPU
-second / the plain loop's). Per-event counts of the engine's calls are printed for one run when
-``--counts`` is given (an interpreted profile of the same backtest, so not timed).
+second / the plain loop's). ``--counts N`` also prints how often the engine's per-event calls
+run over the first N events of the same backtest (engine polls, ``next_wakeup``, ``Router.settled``
+and ``idle``, book applications), per event: a profile of the sources run interpreted in a copy
+of the tree as git sees it (no compiled module), so not timed.
 
-Run: ``.venv/bin/python bench/bench_backtest_stream.py [--frames 300000] [--runs 3] [--dir DIR]``.
+Run: ``.venv/bin/python bench/bench_backtest_stream.py [--frames 300000] [--runs 3] [--dir DIR] [--counts 100000]``.
 """
 
 from __future__ import annotations
@@ -157,6 +159,53 @@ def run_ours(recording: Path, out: Path, first: bool) -> tuple[float, dict]:
     return cpu, json.loads(stdout)
 
 
+# the calls counted per event: (label, source file, function)
+COUNTED = (("engine polls", "bot/engine/engine.py", "_poll"),
+           ("next_wakeup", "bot/engine/engine.py", "next_wakeup"),
+           ("Router.settled", "bot/execution/router.py", "settled"),
+           ("Router.idle", "bot/execution/router.py", "idle"),
+           ("book applications", "bot/core/book.py", "apply_levels"))
+
+# run in the interpreted copy: the example config's backtest of the first N events, profiled
+_COUNTING = """
+import cProfile, itertools, json, pstats, sys
+from bot.backtest.replay import markets, replay
+from bot.backtest.runner import run_backtest
+from bot.ops.config import BotConfig, load_config
+from bot.ops.logging import configure
+configure(level="error", json=True)
+recording, n = sys.argv[1], int(sys.argv[2])
+metas, stream = markets([recording]), replay([recording], cache=True)
+prof = cProfile.Profile()
+prof.enable()
+summary = run_backtest(load_config(sys.argv[3], BotConfig), [recording], events=(metas, itertools.islice(stream, n)))
+prof.disable()
+calls = {}
+for (path, _, name), (_, ncalls, *_rest) in pstats.Stats(prof).stats.items():
+    key = path.replace(chr(92), "/").rsplit("/", 3)[-3:]
+    calls["/".join(key) + ":" + name] = calls.get("/".join(key) + ":" + name, 0) + ncalls
+print(json.dumps({"events": summary.events, "calls": calls}))
+"""
+
+
+def counts(recording: Path, n: int) -> dict:
+    """``COUNTED``'s calls per event over the first ``n`` events, the sources interpreted."""
+    from bench.mutation import scratch_copy
+
+    with tempfile.TemporaryDirectory(prefix="bench-counts-") as tmp:
+        scratch_copy(Path(tmp))
+        done = subprocess.run([sys.executable, "-c", _COUNTING, str(recording), str(n), str(CONFIG)],
+                              capture_output=True, text=True, cwd=tmp)
+    if done.returncode != 0:
+        raise SystemExit(f"the counting run failed (exit {done.returncode}): {done.stderr.strip()[-400:]}")
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    per = {}
+    for label, path, name in COUNTED:
+        per[label] = sum(v for k, v in got["calls"].items()
+                         if k.rsplit(":", 1)[1] == name and path.endswith(k.rsplit(":", 1)[0])) / got["events"]
+    return {"events": got["events"], "per_event": per}
+
+
 def run_plain(recording: Path) -> tuple[float, dict]:
     cpu, stdout = _child_cpu([sys.executable, __file__, "--plain", str(recording)])
     return cpu, json.loads(stdout.strip().splitlines()[-1])
@@ -171,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frames", type=int, default=300_000, help="generated events of the stream")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", default=os.environ.get("BENCH_STREAMS", str(Path(tempfile.gettempdir()) / "bench-streams")))
+    ap.add_argument("--counts", type=int, default=0, metavar="N",
+                    help="also print the engine's calls per event over the first N events (interpreted, untimed)")
     ap.add_argument("--plain", help=argparse.SUPPRESS)
     if argv is None:  # command-line arguments only when run as a script, not via ``-m bench``
         argv = sys.argv[1:] if __name__ == "__main__" else []
@@ -211,6 +262,10 @@ def main(argv: list[str] | None = None) -> int:
         r = ratios[case]
         print(f"ratio, {case} replay: {statistics.median(r):.3f}x the plain loop "
               f"({min(r):.3f}..{max(r):.3f}; target >= {TARGET}x), load {os.getloadavg()[0]:.1f}")
+    if args.counts:
+        c = counts(recording, args.counts)
+        print(f"per event over the first {c['events']:,} events: "
+              + ", ".join(f"{label} {v:.2f}" for label, v in c["per_event"].items()))
     return 0
 
 

@@ -48,3 +48,16 @@ def test_the_bench_refuses_a_stream_too_short_to_time():
     done = subprocess.run([sys.executable, "bench/bench_backtest_stream.py", "--frames", "10"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "--frames" in done.stderr
+
+
+def test_the_counts_are_the_engines_calls_per_event_of_the_interpreted_backtest(stream):
+    from bench.bench_backtest_stream import COUNTED, counts
+
+    _, recording = stream
+    got = counts(recording, 2_000)
+    assert got["events"] == 2_000
+    per = got["per_event"]
+    assert list(per) == [label for label, _, _ in COUNTED]
+    # every event is a poll's chance at least once and each frame touches both tokens' books
+    assert per["engine polls"] >= 1 and per["next_wakeup"] >= 1 and per["book applications"] > 1
+    assert per["Router.settled"] >= per["Router.idle"] == per["engine polls"]  # each poll asks idle once
