@@ -14,6 +14,7 @@ cdef class Book:
 
     cpdef void set_level(self, bint is_bid, long long price, object size) except *
     cpdef tuple top(self)
+    cpdef bint crosses(self, bint is_buy, long long price) except -1
     cpdef Py_ssize_t _bid(self) except? -2
     cpdef Py_ssize_t _ask(self) except? -2
 

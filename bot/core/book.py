@@ -289,6 +289,13 @@ class Book:
             ba = self._ba = min(self.asks) if self.asks else _HIGH
         return ba
 
+    def crosses(self, is_buy: bool, price: int) -> bool:
+        """True when a post-only order at ``price`` would meet this book: a buy at or above the
+        best ask, a sell at or below the best bid; a stale book crosses (nothing says it would not)."""
+        if self.stale:
+            return True
+        return price >= self._ask() if is_buy else price <= self._bid()
+
     @property
     def best_bid_size(self) -> int:
         bb = self.best_bid

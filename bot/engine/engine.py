@@ -320,6 +320,11 @@ class Engine:
             self._publish(now)
         if n > 1 or len(changed) > 2:  # one event's two tokens, never the same twice in a row, are distinct
             changed = list(dict.fromkeys(changed))
+        refusing = self.router.refusing
+        if refusing:  # quotes refused for crossing go again once their book has moved off them
+            for t in changed:
+                if t in refusing:
+                    self.router.recheck(t, tracked[t])
         oldest = perf() - self.config.max_book_age_s if perf is not None and ticks else None
         runs = 0
         for t in changed:

@@ -37,6 +37,7 @@ cdef class Router:
     cdef public object config, _sign, _place, _cancel, _tick_of
     cdef public tuple _routes
     cdef public dict _targets, _versions, _cancels, _emitted_cancels, _retry_soon
+    cdef public set refusing
     cdef public list _takes
     cdef public long long _targets_rev, _prune_at
     cdef public _PlanMemo _memo

@@ -52,6 +52,7 @@ from bot.venue.units import LOT, MAX_BATCH, UNIT  # MAX_BATCH: POST /orders carr
 
 _PENDING_CANCEL = OrderState.PENDING_CANCEL
 _SELL = Side.SELL
+_BUY = Side.BUY
 _GTC, _GTD = OrderType.GTC, OrderType.GTD
 _NEVER = float("inf")
 _FREE = float("-inf")  # a cancel no pacing holds back
@@ -269,6 +270,7 @@ class Router:
         self._targets: dict[str, _Target] = {}
         self._versions = orders.quoting_versions
         self._targets_rev = 0
+        self.refusing: set[str] = set()  # tokens whose target holds quotes refused for crossing (``refused``)
         self._memo = _PlanMemo()  # what past plans found (``_PlanMemo``)
         self._cancels: dict[str, None] = {}  # explicit cancels, insertion ordered
         self._takes: list[tuple[Take, bool, float]] = []
@@ -302,21 +304,39 @@ class Router:
             target, flags = _whole_lots(target, flags)
         targets = self._targets
         targets.pop(target.token_id, None)  # the newest target is the last (``_plan`` reads them newest first)
+        self.refusing.discard(target.token_id)
         targets[target.token_id] = _Target(target, flags)
         self._targets_rev += 1
 
     def refused(self, token_id: str, side: Side, price: int) -> None:
         """A post-only order of ``token_id`` at ``side`` / ``price`` was refused for crossing the
-        book: the current target's quote there is not placed again (the book it was quoted from
-        is gone; placed again, it would be refused again, a streak that halts). The token's next
-        target places what it asks for."""
+        book: the current target's quote there is not placed again while the book still crosses
+        it (placed again, it would be refused again, a streak that halts). ``recheck`` lets it go
+        once the book has moved off it; the token's next target places what it asks for."""
         tgt = self._targets.get(token_id)
         if tgt is None:
             return
         if tgt.refused is None:
             tgt.refused = set()
         tgt.refused.add((side, price))
+        self.refusing.add(token_id)
         self._memo.forget()
+
+    def recheck(self, token_id: str, book: Any) -> None:
+        """``token_id``'s book changed: its refused quotes the book no longer crosses
+        (``book.crosses(is_buy, price)``) may be placed again (``refusing``: the tokens that hold any)."""
+        tgt = self._targets.get(token_id)
+        held = tgt.refused if tgt is not None else None
+        if not held:
+            self.refusing.discard(token_id)
+            return
+        still = {(side, price) for side, price in held if book.crosses(side is _BUY, price)}
+        if len(still) < len(held):
+            tgt.refused = still
+            self._memo.forget()
+            self._memo.settled.pop(token_id, None)  # its diff found nothing to place: it may now
+        if not still:
+            self.refusing.discard(token_id)
 
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
         if take.side is _SELL:  # a 6-decimal holding: its whole lots (none under a lot)

@@ -84,3 +84,18 @@ def test_an_event_naming_no_token_after_a_book_came_touches_no_book() -> None:
     books.add("b")
     books.apply_levels(PriceLevels("m", 7, (), b"", ()))
     assert books["a"].timestamp_ms == 0 and books["b"].timestamp_ms == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_level, _snapshot, _tick), max_size=30), st.booleans(), st.integers(1, 12),
+       st.booleans())
+def test_a_post_only_order_crosses_the_book_iff_it_meets_the_other_sides_best(ops, is_buy, ticks, stale) -> None:
+    book = Book("t")
+    book.stale = False
+    for op in ops:
+        _apply(book, op)
+    book.stale = stale
+    price = ticks * TICK
+    other = book.best_ask if is_buy else book.best_bid
+    meets = other is not None and (price >= other if is_buy else price <= other)
+    assert book.crosses(is_buy, price) is (stale or meets)

@@ -430,5 +430,7 @@ def test_a_quote_refused_for_crossing_is_not_sent_again_until_its_token_is_quote
     assert metrics.registry.get_sample_value("bot_orders_rejected_total", {"reason": "post_only_crosses"}) == 1
     # the touch moves: the strategy quotes the token afresh, and its bid goes
     clock.advance(0.1)
+    assert eng.router.refusing == {YES}
     moved = places(eng.on_market([book(YES, [("0.46", "100")], [("0.50", "100")], ts=2)]))
     assert [(o.side, o.price) for o in moved if o.token_id == YES and o.side is Side.BUY] == [(Side.BUY, 460_000)]
+    assert eng.router.refusing == set()

@@ -325,6 +325,44 @@ def test_a_quote_the_venue_refused_as_crossing_waits_for_its_tokens_next_target(
     assert [(o.side, o.price) for o in again.orders] == [(Side.BUY, 400_000)]
 
 
+class _Touch:
+    """A book as ``Router.recheck`` reads it: whether a post-only order at a price would meet it."""
+
+    def __init__(self, bid: int, ask: int) -> None:
+        self.bid, self.ask = bid, ask
+
+    def crosses(self, is_buy: bool, price: int) -> bool:
+        return price >= self.ask if is_buy else price <= self.bid
+
+
+def test_a_refused_quote_goes_again_from_the_same_target_once_the_book_moves_off_it():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U)))
+    (place,) = h.router.poll(0.0)
+    h.rec.on_places_sent(place.orders, 0.0)
+    h.rec.on_acks(place.order_ids, [{"success": False, "errorMsg": "invalid post-only order: order crosses book",
+                                     "orderID": place.order_ids[0]}], 0.1)
+    h.router.refused("t", Side.BUY, 400_000)
+    assert h.router.refusing == {"t"}
+    h.router.recheck("t", _Touch(380_000, 400_000))  # the ask still at the bid's price
+    assert h.router.poll(0.2) == [] and h.router.refusing == {"t"}
+    h.router.recheck("t", _Touch(380_000, 410_000))  # moved off it
+    assert h.router.refusing == set()
+    (again,) = h.step(0.3)
+    assert [(o.side, o.price) for o in again.orders] == [(Side.BUY, 400_000)]
+    h.router.recheck("t", _Touch(380_000, 410_000))  # nothing held: nothing to do
+    assert h.router.refusing == set() and h.router.poll(0.4) == []
+
+
+def test_a_new_target_of_the_token_clears_what_was_refused():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.SELL, 600_000, 10 * U)))
+    h.router.refused("t", Side.SELL, 600_000)
+    assert h.router.refusing == {"t"}
+    h.router.set_target(quotes("t", (Side.SELL, 610_000, 10 * U)))
+    assert h.router.refusing == set()
+
+
 def test_a_cancel_request_that_failed_as_a_whole_goes_again_soon():
     # (a 5xx, a 425 or a 429 refused nothing: the order the router means to cancel must not rest
     # the full cancel_retry_after, e.g. beside its replacement at the same price)
