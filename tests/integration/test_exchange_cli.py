@@ -225,15 +225,26 @@ def test_the_env_file_holds_the_banners_export_lines_owner_only_and_goes_with_th
     import stat
 
     env = tmp_path / "exchange.env"
-    proc = subprocess.Popen([sys.executable, "-m", "bot.exchange.cli", "--flow", "off", "--free-ports",
-                             "--env-file", str(env)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    # started as from a terminal: Ctrl-C (SIGINT) at its default, whatever this test process was
+    # left with (an ignored SIGINT is inherited across exec, and the exchange would never see it)
+    proc = subprocess.Popen([sys.executable, "-X", "faulthandler", "-m", "bot.exchange.cli", "--flow", "off",
+                             "--free-ports", "--env-file", str(env)], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         lines = _banner_lines(proc)
         assert env.read_text().splitlines() == [line for line in lines if line.startswith("export BOT_")]
         assert stat.S_IMODE(env.stat().st_mode) == 0o600
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
+        try:
+            code = proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:  # say where it hangs: its signal mask and every thread's stack
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            masks = [line for line in status.splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt"))]
+            proc.send_signal(signal.SIGABRT)  # faulthandler prints the threads' tracebacks
+            pytest.fail(f"bot exchange did not stop within 20 s of SIGINT ({masks}):\n"
+                        f"{proc.communicate(timeout=20)[1][-6000:]}")
+        assert code == 0
         assert not env.exists()
     finally:
         if proc.poll() is None:
