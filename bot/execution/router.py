@@ -327,16 +327,17 @@ class Router:
         (``book.crosses(is_buy, price)``) may be placed again (``refusing``: the tokens that hold any)."""
         tgt = self._targets.get(token_id)
         held = tgt.refused if tgt is not None else None
-        if not held:
-            self.refusing.discard(token_id)
-            return
-        still = {(side, price) for side, price in held if book.crosses(side is _BUY, price)}
-        if len(still) < len(held):
+        if held:
+            still = {(side, price) for side, price in held if book.crosses(side is _BUY, price)}
+            if still == held:
+                return
             tgt.refused = still
-            self._memo.forget()
-            self._memo.settled.pop(token_id, None)  # its diff found nothing to place: it may now
-        if not still:
-            self.refusing.discard(token_id)
+            memo = self._memo
+            memo.forget()
+            memo.settled.pop(token_id, None)  # its diff found nothing to place: it may now
+            if still:
+                return
+        self.refusing.discard(token_id)
 
     def take(self, take: Take, now: float, reducing: bool = False) -> None:
         if take.side is _SELL:  # a 6-decimal holding: its whole lots (none under a lot)

@@ -352,6 +352,21 @@ def test_a_refused_quote_goes_again_from_the_same_target_once_the_book_moves_off
     assert [(o.side, o.price) for o in again.orders] == [(Side.BUY, 400_000)]
     h.router.recheck("t", _Touch(380_000, 410_000))  # nothing held: nothing to do
     assert h.router.refusing == set() and h.router.poll(0.4) == []
+    h.router.recheck("nothing", _Touch(380_000, 410_000))  # a token without a target: nothing held
+
+
+def test_of_two_refused_quotes_only_the_one_the_book_moved_off_goes_and_at_once():
+    h = Harness()
+    h.router.set_target(quotes("t", (Side.BUY, 400_000, 10 * U), (Side.SELL, 420_000, 10 * U)))
+    h.router.refused("t", Side.BUY, 400_000)
+    h.router.refused("t", Side.SELL, 420_000)
+    h.router.recheck("t", _Touch(430_000, 440_000))  # before any plan: the bid is off the book, the ask not
+    assert h.router.refusing == {"t"}
+    (place,) = h.step(0.1)
+    assert [(o.side, o.price) for o in place.orders] == [(Side.BUY, 400_000)]
+    h.router.cancel_all("t")  # the target (and what it refused) forgotten
+    h.router.recheck("t", _Touch(380_000, 410_000))
+    assert h.router.refusing == set()
 
 
 def test_a_new_target_of_the_token_clears_what_was_refused():
