@@ -171,7 +171,10 @@ def test_an_interrupted_sweep_keeps_every_finished_run_and_marks_its_results_par
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "sweep", "--config", str(CONFIG), "--no-progress",
                              "--grid", str(grid), "--data", str(SAMPLE), "--out", str(out), "--workers", "1",
-                             "--keep-runs"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--keep-runs"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # Ctrl-C at its default, as from a terminal: an ignored SIGINT left in
+                            # this test process would be inherited, and the sweep never interrupted
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         runs = out / "runs"
         import time
