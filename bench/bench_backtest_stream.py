@@ -180,10 +180,9 @@ prof = cProfile.Profile()
 prof.enable()
 summary = run_backtest(load_config(sys.argv[3], BotConfig), [recording], events=(metas, itertools.islice(stream, n)))
 prof.disable()
-calls = {}
-for (path, _, name), (_, ncalls, *_rest) in pstats.Stats(prof).stats.items():
-    key = path.replace(chr(92), "/").rsplit("/", 3)[-3:]
-    calls["/".join(key) + ":" + name] = calls.get("/".join(key) + ":" + name, 0) + ncalls
+stats = pstats.Stats(prof).stats  # (file, line, function) -> (primitive calls, calls, ...)
+calls = {label: sum(s[1] for (f, _, fn), s in stats.items() if fn == name and f.endswith(path))
+         for label, path, name in json.loads(sys.argv[4])}
 print(json.dumps({"events": summary.events, "calls": calls}))
 """
 
@@ -194,16 +193,12 @@ def counts(recording: Path, n: int) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="bench-counts-") as tmp:
         scratch_copy(Path(tmp))
-        done = subprocess.run([sys.executable, "-c", _COUNTING, str(recording), str(n), str(CONFIG)],
-                              capture_output=True, text=True, cwd=tmp)
+        done = subprocess.run([sys.executable, "-c", _COUNTING, str(recording), str(n), str(CONFIG),
+                               json.dumps(COUNTED)], capture_output=True, text=True, cwd=tmp)
     if done.returncode != 0:
         raise SystemExit(f"the counting run failed (exit {done.returncode}): {done.stderr.strip()[-400:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    per = {}
-    for label, path, name in COUNTED:
-        per[label] = sum(v for k, v in got["calls"].items()
-                         if k.rsplit(":", 1)[1] == name and path.endswith(k.rsplit(":", 1)[0])) / got["events"]
-    return {"events": got["events"], "per_event": per}
+    return {"events": got["events"], "per_event": {label: n / got["events"] for label, n in got["calls"].items()}}
 
 
 def run_plain(recording: Path) -> tuple[float, dict]:
